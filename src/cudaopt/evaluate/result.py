@@ -1,0 +1,151 @@
+"""What one evaluation returns, and the options that drive it.
+
+Results are frozen dataclasses with derived numbers as properties, in the manner of
+torch.utils.benchmark's Measurement, and they round-trip through JSON (`to_dict` / `from_dict`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+from cudaopt.guards.findings import Finding
+
+# The statuses a candidate can end in, in pipeline order. `ok` means correct and timed.
+STATUSES = ("compile_error", "runtime_error", "timeout", "incorrect", "rejected", "ok")
+# The stages an evaluation walks through; `stage_reached` names the last one entered.
+STAGES = ("load", "static_guards", "compile", "executable", "correct", "timed")
+BASELINES = ("eager", "compile", "compile-reduce-overhead", "cuda-graph")
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    device: str = "cpu"  # "cpu", "cuda" or "cuda:N"
+    trials: int = 100  # correctness trials (the seeds use 1000)
+    baseline: str = "eager"  # what the speedup is measured against (BASELINES)
+    budget_s: float = 10.0  # timing budget in seconds (adaptive stop inside it)
+    target_rel_ci: float = 0.01  # stop timing once the 95% interval is within +-1% of the estimate
+    min_rounds: int = 70  # at least 10 paired rounds per bucket
+    variance_gate: float = 0.005  # inter-bucket variance above this: re-measure, then mark unstable
+    compile_timeout_s: float = 300.0
+    exec_floor_s: float = 10.0  # executable = first call within max(1000 x reference, this floor)
+    size: str = "full"  # "full" or "small" (the task's small sizes, for CPU tests)
+    atol: float | None = None  # override the per-dtype default tolerances
+    rtol: float | None = None
+    seed: int = 0
+    strict: bool = False  # reject on every finding category
+    allow_tf32: bool = False  # the harness fixes TF32 for both sides; off unless asked
+    previous_best: float | None = None  # for the verification rule (>3x or >2x previous best)
+    verify: bool = True  # re-measure suspicious speedups in a fresh process
+    timing: bool = True  # False: stop after correctness (self-supervised stage, tests)
+    profile: bool = False
+
+    def __post_init__(self) -> None:
+        if self.baseline not in BASELINES:
+            raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
+        if self.trials < 1:
+            raise ValueError("trials must be at least 1")
+        if self.size not in ("full", "small"):
+            raise ValueError("size must be 'full' or 'small'")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EvalOptions":
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown evaluation options: {', '.join(sorted(unknown))}")
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The paired-round timing summary (see cudaopt.evaluate.stats)."""
+
+    speedup_raw: float  # median of the seven bucket means, before rounding
+    speedup: float  # rounded toward 1.00 at two decimals
+    ci_low: float
+    ci_high: float
+    bucket_means: tuple[float, ...]
+    bucket_variance: float
+    stable: bool
+    rounds: int
+    ref_time_us: float  # median per-call time of the baseline
+    cand_time_us: float
+    seconds: float  # wall seconds spent timing
+    verified: bool | None = None  # None: no verification needed; True/False: its outcome
+    verify_speedup: float | None = None
+    window: str = "events"  # "events" (stream events) or "device" (device-wide synchronisation)
+
+    @property
+    def rel_ci(self) -> float:
+        return (self.ci_high - self.ci_low) / 2 / self.speedup_raw if self.speedup_raw else float("inf")
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    status: str
+    stage_reached: str
+    message: str = ""  # one line: why it ended where it did
+    error: str = ""  # the compiler output or traceback, trimmed
+    correct: bool = False
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    trials_passed: int = 0
+    trials: int = 0
+    timing: Timing | None = None
+    findings: tuple[Finding, ...] = ()
+    baseline: str = "eager"
+    device: str = "cpu"
+    device_name: str = ""
+    precision: dict = field(default_factory=dict)  # the global flags the harness fixed, reported
+    seconds: float = 0.0  # wall time of the whole evaluation
+    gpu_seconds: float = 0.0  # device-held time (worker lifetime on a GPU)
+    compile_seconds: float = 0.0
+    compile_cached: bool = False
+    task: str = ""
+
+    @property
+    def speedup(self) -> float | None:
+        return self.timing.speedup if (self.timing and self.status == "ok") else None
+
+    @property
+    def speedup_ci(self) -> list[float] | None:
+        return [self.timing.ci_low, self.timing.ci_high] if (self.timing and self.status == "ok") else None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["findings"] = [f.to_dict() for f in self.findings]
+        d["speedup"] = self.speedup
+        d["speedup_ci"] = self.speedup_ci
+        return d
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EvalResult":
+        d = dict(d)
+        d.pop("speedup", None)
+        d.pop("speedup_ci", None)
+        t = d.get("timing")
+        if t is not None:
+            t = dict(t)
+            t["bucket_means"] = tuple(t["bucket_means"])
+            d["timing"] = Timing(**t)
+        d["findings"] = tuple(Finding.from_dict(f) for f in d.get("findings", ()))
+        return cls(**d)
+
+    def __repr__(self) -> str:  # readable in a REPL, like torch.utils.benchmark.Measurement
+        s = f"EvalResult({self.task or '?'}: {self.status} at {self.stage_reached}"
+        if self.speedup is not None:
+            s += f", speedup {self.speedup:.2f}x [{self.timing.ci_low:.3f}, {self.timing.ci_high:.3f}]"
+        if self.findings:
+            s += f", findings: {', '.join(sorted({f.category for f in self.findings}))}"
+        return s + ")"
