@@ -1,0 +1,27 @@
+"""Index of the maximum along the last dimension (torch.argmax over dim -1), int64 output."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.argmax(x, dim=-1)
+
+
+# Full size estimate: memory-bound, 537 MB read, 128 KB written -> ~140 us eager; memory ~540 MB.
+rows = 16384
+cols = 8192
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+
+
+SMALL = {"rows": 64, "cols": 40}
