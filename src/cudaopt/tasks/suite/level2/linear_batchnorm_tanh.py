@@ -1,0 +1,31 @@
+"""Linear -> BatchNorm1d in training mode (batch statistics) -> Tanh, fp32."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.bn = nn.BatchNorm1d(out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.bn(self.linear(x)))
+
+
+# Full size estimate: GEMM 17.2 GFLOP (~350 us fp32) + column statistics and tanh over 34 MB (~40 us)
+# -> ~400 us eager; memory 17 MB in + 8 MB weight + 3 x 34 MB = ~130 MB.
+batch_size = 4096
+in_features = 1024
+out_features = 2048
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+
+
+SMALL = {"batch_size": 16, "in_features": 24, "out_features": 40}
