@@ -1,0 +1,233 @@
+"""ExemplarDB: every evaluated candidate, committed one at a time so a crash loses nothing evaluated.
+
+SQLite (a file in the run folder) by default; any SQLAlchemy URL otherwise, e.g.
+`postgresql+psycopg://user@host/db` when several machines share one search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import create_engine, event, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from cudaopt.db.models import Base, CandidateRow, RunRow, TaskRow, utcnow
+from cudaopt.db.sampling import Exemplar
+from cudaopt.tasks.loader import Task
+
+if TYPE_CHECKING:  # importing cudaopt.evaluate pulls in torch; the DB itself does not need it
+    from cudaopt.evaluate.result import EvalResult
+
+
+def source_hash(source: str) -> str:
+    """Hash of the candidate text with trailing whitespace normalised, so re-indented copies still match."""
+    normalised = "\n".join(line.rstrip() for line in source.strip().splitlines())
+    return hashlib.sha256(normalised.encode()).hexdigest()
+
+
+def database_url(url_or_path: str | Path) -> str:
+    """A SQLAlchemy URL as given, or a file path turned into a SQLite URL."""
+    s = str(url_or_path)
+    if "://" in s:
+        return s
+    p = Path(s).expanduser().resolve()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{p}"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: int
+    name: str
+    kind: str
+    config: dict
+    status: str
+    created: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CandidateRecord:
+    """A candidate as stored. `id` is None until it is written."""
+
+    task_id: int
+    run_id: int
+    source: str
+    status: str
+    result: dict | None = None
+    parent_ids: tuple[int, ...] = ()
+    origin: str = "llm"
+    model: str = ""
+    prompt: str = ""
+    response: str = ""
+    stage_reached: str = ""
+    speedup: float | None = None
+    gpu_name: str = ""
+    gpu_seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    round: int = 0
+    island: int = 0
+    id: int | None = None
+    created: datetime | None = None
+    source_hash: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.source_hash:
+            object.__setattr__(self, "source_hash", source_hash(self.source))
+
+    @classmethod
+    def from_result(cls, result: "EvalResult", **kw) -> "CandidateRecord":
+        return cls(
+            status=result.status,
+            result=result.to_dict(),
+            stage_reached=result.stage_reached,
+            speedup=result.speedup,
+            gpu_name=result.device_name,
+            gpu_seconds=result.gpu_seconds,
+            **kw,
+        )
+
+    @property
+    def eval_result(self) -> "EvalResult | None":
+        from cudaopt.evaluate.result import EvalResult
+
+        return EvalResult.from_dict(self.result) if self.result else None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+_RECORD_FIELDS = (
+    "task_id", "run_id", "source", "source_hash", "origin", "model", "prompt", "response", "result", "status",
+    "stage_reached", "speedup", "gpu_name", "gpu_seconds", "prompt_tokens", "completion_tokens", "round", "island",
+)
+
+
+def _record(row: CandidateRow) -> CandidateRecord:
+    return CandidateRecord(
+        id=row.id, created=row.created, parent_ids=tuple(row.parent_ids or ()), **{k: getattr(row, k) for k in _RECORD_FIELDS}
+    )
+
+
+class ExemplarDB:
+    """Storage for runs, tasks and candidates. Each write is its own committed transaction."""
+
+    def __init__(self, url: str | Path):
+        self.url = database_url(url)
+        kw = {"connect_args": {"timeout": 30}} if self.url.startswith("sqlite") else {"pool_pre_ping": True}
+        self.engine = create_engine(self.url, **kw)
+        if self.url.startswith("sqlite"):
+            # WAL lets a reader (a report, a second process) look while the search writes.
+            @event.listens_for(self.engine, "connect")
+            def _sqlite_pragmas(conn, _record):  # noqa: ANN001
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+
+        Base.metadata.create_all(self.engine)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "ExemplarDB":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def session(self) -> Session:
+        return self._sessions()
+
+    # -- runs -----------------------------------------------------------------------------------------
+    def start_run(self, name: str, config: dict | None = None, kind: str = "task") -> RunInfo:
+        with self.session() as s, s.begin():
+            row = RunRow(name=name, kind=kind, config=config or {}, status="running", created=utcnow())
+            s.add(row)
+            s.flush()
+            return RunInfo(row.id, row.name, row.kind, dict(row.config), row.status, row.created)
+
+    def latest_run(self, name: str, kind: str | None = None) -> RunInfo | None:
+        with self.session() as s:
+            q = select(RunRow).where(RunRow.name == name)
+            if kind:
+                q = q.where(RunRow.kind == kind)
+            row = s.scalars(q.order_by(RunRow.id.desc()).limit(1)).first()
+            return None if row is None else RunInfo(row.id, row.name, row.kind, dict(row.config or {}), row.status, row.created)
+
+    def finish_run(self, run_id: int) -> None:
+        with self.session() as s, s.begin():
+            row = s.get(RunRow, run_id)
+            if row is not None:
+                row.status, row.finished = "finished", utcnow()
+
+    def reopen_run(self, run_id: int) -> None:
+        with self.session() as s, s.begin():
+            row = s.get(RunRow, run_id)
+            if row is not None:
+                row.status, row.finished = "running", None
+
+    # -- tasks ----------------------------------------------------------------------------------------
+    def ensure_task(self, task: Task) -> int:
+        with self.session() as s, s.begin():
+            row = s.scalars(select(TaskRow).where(TaskRow.name == task.name, TaskRow.digest == task.digest)).first()
+            if row is None:
+                row = TaskRow(name=task.name, level=task.level, digest=task.digest, source=task.source)
+                s.add(row)
+                s.flush()
+            return row.id
+
+    def task_info(self, task_id: int) -> dict:
+        with self.session() as s:
+            row = s.get(TaskRow, task_id)
+            return {"id": row.id, "name": row.name, "level": row.level, "digest": row.digest}
+
+    # -- candidates -----------------------------------------------------------------------------------
+    def add_candidate(self, record: CandidateRecord) -> CandidateRecord:
+        """Write one candidate and commit at once; returns it with its id."""
+        with self.session() as s, s.begin():
+            row = CandidateRow(parent_ids=list(record.parent_ids), created=utcnow(), **{k: getattr(record, k) for k in _RECORD_FIELDS})
+            s.add(row)
+            s.flush()
+            return _record(row)
+
+    def has_source(self, task_id: int, source: str, run_id: int | None = None) -> bool:
+        with self.session() as s:
+            q = select(CandidateRow.id).where(CandidateRow.task_id == task_id, CandidateRow.source_hash == source_hash(source))
+            if run_id is not None:
+                q = q.where(CandidateRow.run_id == run_id)
+            return s.scalars(q.limit(1)).first() is not None
+
+    def candidates(self, task_id: int | None = None, run_id: int | None = None, status: str | None = None) -> list[CandidateRecord]:
+        with self.session() as s:
+            q = select(CandidateRow)
+            if task_id is not None:
+                q = q.where(CandidateRow.task_id == task_id)
+            if run_id is not None:
+                q = q.where(CandidateRow.run_id == run_id)
+            if status is not None:
+                q = q.where(CandidateRow.status == status)
+            return [_record(r) for r in s.scalars(q.order_by(CandidateRow.id))]
+
+    def count(self, task_id: int | None = None, run_id: int | None = None) -> int:
+        with self.session() as s:
+            q = select(func.count(CandidateRow.id))
+            if task_id is not None:
+                q = q.where(CandidateRow.task_id == task_id)
+            if run_id is not None:
+                q = q.where(CandidateRow.run_id == run_id)
+            return int(s.scalar(q) or 0)
+
+    def exemplars(self, task_id: int) -> list[Exemplar]:
+        """Successful (correct and timed) candidates of a task across all runs: what prompts draw from."""
+        with self.session() as s:
+            q = (
+                select(CandidateRow.id, CandidateRow.source, CandidateRow.speedup, CandidateRow.island, CandidateRow.round)
+                .where(CandidateRow.task_id == task_id, CandidateRow.status == "ok", CandidateRow.speedup.is_not(None))
+                .order_by(CandidateRow.id)
+            )
+            return [Exemplar(id=i, source=src, speedup=sp, island=isl, round=rnd) for i, src, sp, isl, rnd in s.execute(q)]

@@ -1,0 +1,95 @@
+"""The exemplar database on SQLite (always) and PostgreSQL (when CUDAOPT_TEST_PG_URL is set)."""
+
+import os
+import uuid
+
+import pytest
+
+from cudaopt.db import CandidateRecord, ExemplarDB, database_url, source_hash
+from cudaopt.db.models import Base
+from cudaopt.evaluate.result import EvalResult, Timing
+from cudaopt.tasks.loader import Task
+
+PG_URL = os.environ.get("CUDAOPT_TEST_PG_URL")
+TASK = Task(name="tiny_add", level=1, source="import torch\nclass Model: ...\n")
+
+
+def ok_result(speedup: float) -> EvalResult:
+    t = Timing(speedup_raw=speedup, speedup=speedup, ci_low=speedup * 0.99, ci_high=speedup * 1.01,
+               bucket_means=(speedup,) * 7, bucket_variance=0.0, stable=True, rounds=70,
+               ref_time_us=10.0, cand_time_us=10.0 / speedup, seconds=1.0)
+    return EvalResult(status="ok", stage_reached="timed", correct=True, timing=t, device_name="FakeGPU",
+                      gpu_seconds=2.5, task="tiny_add")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path):
+    if request.param == "sqlite":
+        d = ExemplarDB(tmp_path / "ex.db")
+    else:
+        if not PG_URL:
+            pytest.skip("PostgreSQL not tested: set CUDAOPT_TEST_PG_URL=postgresql+psycopg://user:pw@host/db")
+        d = ExemplarDB(PG_URL)
+        Base.metadata.drop_all(d.engine)  # a clean schema for each test
+        Base.metadata.create_all(d.engine)
+    yield d
+    d.close()
+
+
+def test_round_trip_of_a_candidate_with_its_full_result(db):
+    run = db.start_run("r1", {"budget": 4})
+    tid = db.ensure_task(TASK)
+    assert db.ensure_task(TASK) == tid  # idempotent
+    res = ok_result(1.7)
+    rec = db.add_candidate(CandidateRecord.from_result(
+        res, task_id=tid, run_id=run.id, source="class ModelNew: pass\n", parent_ids=(3, 4), origin="llm",
+        model="m", prompt="p", response="r", prompt_tokens=10, completion_tokens=20, round=2, island=1))
+    assert rec.id is not None and rec.created is not None
+    [back] = db.candidates(task_id=tid)
+    assert back.eval_result == res  # the full EvalResult survives the JSON round trip
+    assert back.speedup == 1.7 and back.gpu_name == "FakeGPU" and back.gpu_seconds == 2.5
+    assert back.parent_ids == (3, 4) and back.tokens == 30 and back.round == 2 and back.island == 1
+    assert back.source_hash == source_hash("class ModelNew: pass")
+
+
+def test_every_write_is_committed_at_once(db):
+    run = db.start_run("r", {})
+    tid = db.ensure_task(TASK)
+    db.add_candidate(CandidateRecord(task_id=tid, run_id=run.id, source="x = 1\n", status="parse_error"))
+    other = ExemplarDB(db.url)  # a second connection, as another process would have
+    try:
+        assert other.count(task_id=tid) == 1
+        assert other.has_source(tid, "x = 1   \n")  # trailing whitespace does not make new work
+        assert not other.has_source(tid, "x = 2\n")
+    finally:
+        other.close()
+
+
+def test_exemplars_are_the_successful_candidates(db):
+    run = db.start_run("r", {})
+    tid = db.ensure_task(TASK)
+    for i, s in enumerate([1.2, 2.0]):
+        db.add_candidate(CandidateRecord.from_result(ok_result(s), task_id=tid, run_id=run.id, source=f"v{i}", island=i))
+    bad = EvalResult(status="incorrect", stage_reached="correct", message="max abs error 3.0")
+    db.add_candidate(CandidateRecord.from_result(bad, task_id=tid, run_id=run.id, source="bad"))
+    ex = db.exemplars(tid)
+    assert [e.speedup for e in ex] == [1.2, 2.0] and [e.island for e in ex] == [0, 1]
+    assert [c.status for c in db.candidates(task_id=tid, status="incorrect")] == ["incorrect"]
+
+
+def test_runs_are_found_again_for_resume(db):
+    name = f"run-{uuid.uuid4().hex[:6]}"
+    first = db.start_run(name, {"a": 1})
+    second = db.start_run(name, {"a": 2})
+    assert db.latest_run(name).id == second.id != first.id
+    db.finish_run(second.id)
+    assert db.latest_run(name).status == "finished"
+    db.reopen_run(second.id)
+    assert db.latest_run(name).config == {"a": 2} and db.latest_run(name).status == "running"
+    assert db.latest_run("nothing-here") is None
+
+
+def test_database_url_accepts_paths_and_urls(tmp_path):
+    assert database_url(tmp_path / "a" / "x.db").startswith("sqlite:///")
+    assert (tmp_path / "a").is_dir()
+    assert database_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
