@@ -179,6 +179,7 @@ class EvaluatorPool:
                 "busy": sum(1 for s in self._slots if s.current is not None),
                 "submitted": self._counts["submitted"],
                 "finished": self._counts["finished"],
+                "cancelled": self._counts["cancelled"],
                 "retried": self._counts["retried"],
                 "verified": self._counts["verified"],
                 "evaluator_failures": self._counts["evaluator_failures"],
@@ -194,6 +195,7 @@ class EvaluatorPool:
                 for item in self._pending:
                     if item.kind == "eval" and item.failures == 0 and item.job.cancel():
                         item.job.state = "cancelled"
+                        self._counts["cancelled"] += 1
                     else:
                         kept.append(item)
                 self._pending = kept
@@ -245,7 +247,10 @@ class EvaluatorPool:
     def _run(self, slot: _Slot, item: _Item) -> None:
         job = item.job
         if item.kind == "eval" and item.failures == 0 and not job.set_running_or_notify_cancel():
-            return  # cancelled while queued
+            with self._cond:  # cancelled while queued
+                job.state = "cancelled"
+                self._counts["cancelled"] += 1
+            return
         with self._cond:
             slot.current = job
             job.attempts += 1
