@@ -1,0 +1,99 @@
+"""ctypes bindings to the compiled kernel family and the cuBLAS baselines (built by `build`).
+
+Libraries are loaded lazily on first use, after torch (so torch's CUDA runtime and cuBLAS are the
+ones our libraries bind to). Every entry point returns a status; a non-zero status raises GemmError.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+from cudaopt.gemm import build as _build
+from cudaopt.gemm.configs import KERNEL_CONFIGS
+
+_p, _i, _sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+
+
+class GemmError(RuntimeError):
+    """A kernel or baseline call failed; the message names the call and the status."""
+
+
+def _check(name: str, status: int) -> None:
+    if status != 0:
+        raise GemmError(f"{name} failed with status {status} (cudaError/cublasStatus value; -1: bad arguments)")
+
+
+@functools.lru_cache(maxsize=1)
+def kernels() -> ctypes.CDLL:
+    import torch  # noqa: F401  (loads the CUDA runtime our library links against)
+
+    result = _build.build(with_blas=False)
+    lib = ctypes.CDLL(str(result.kernel_lib))
+    lib.cudaopt_hgemm.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _i, _p, _sz, _p]
+    lib.cudaopt_hgemm.restype = _i
+    lib.cudaopt_hgemm_config_info.argtypes = [_i, ctypes.POINTER(_i)]
+    lib.cudaopt_hgemm_workspace_bytes.argtypes = [_i, _i, _i]
+    lib.cudaopt_hgemm_workspace_bytes.restype = _sz
+    n = lib.cudaopt_hgemm_num_configs()
+    if n != len(KERNEL_CONFIGS):
+        raise GemmError(f"library has {n} configs, configs.py {len(KERNEL_CONFIGS)}: rebuild (python -m cudaopt.gemm.build --force)")
+    buf = (_i * 7)()
+    for cfg in KERNEL_CONFIGS:
+        lib.cudaopt_hgemm_config_info(cfg.id, buf)
+        if tuple(buf[:6]) != (cfg.bm, cfg.bn, cfg.bk, cfg.warps_m, cfg.warps_n, cfg.stages):
+            raise GemmError(f"config {cfg.id} differs between library and configs.py: rebuild")
+    _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
+    return lib
+
+
+@functools.lru_cache(maxsize=1)
+def blas() -> ctypes.CDLL:
+    import torch  # noqa: F401
+
+    result = _build.build(with_blas=True)
+    if result.blas_lib is None:
+        raise GemmError(f"cuBLAS baseline library unavailable: {result.blas_error}")
+    lib = ctypes.CDLL(str(result.blas_lib))
+    lib.cudaopt_cublas_gemm.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _p]
+    lib.cudaopt_lt_plan_create.argtypes = [_i, _i, _i, _i, _sz, _i, ctypes.POINTER(_i)]
+    lib.cudaopt_lt_plan_create.restype = _p
+    lib.cudaopt_lt_plan_destroy.argtypes = [_p]
+    lib.cudaopt_lt_run.argtypes = [_p, _i, _p, _p, _p, _p, _sz, _p]
+    _check("cudaopt_blas_init", lib.cudaopt_blas_init())
+    return lib
+
+
+def workspace_bytes(m: int, n: int, splits: int) -> int:
+    return splits * m * n * 4 if splits > 1 else 0
+
+
+def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, splits: int,
+                ws_ptr: int, ws_bytes: int, stream: int) -> None:
+    """Row-major contiguous C = A @ B with our kernel `config`; all pointers are device addresses."""
+    status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, config, splits,
+                                     ws_ptr or None, ws_bytes, stream or None)
+    if status != 0:
+        _check(f"cudaopt_hgemm(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
+
+
+class LtPlan:
+    """A cuBLASLt plan for one shape and layout (0: NN, 1: TN) with its heuristic's algorithms."""
+
+    def __init__(self, m: int, n: int, k: int, layout: int, workspace_bytes: int, max_algos: int = 16):
+        count = _i(0)
+        self._lib = blas()
+        self.handle = self._lib.cudaopt_lt_plan_create(m, n, k, layout, workspace_bytes, max_algos,
+                                                       ctypes.byref(count))
+        if not self.handle:
+            raise GemmError(f"cuBLASLt found no algorithm for M={m} N={n} K={k} layout={layout} (status {-count.value})")
+        self.count = count.value
+
+    def run(self, algo: int, a_ptr: int, b_ptr: int, c_ptr: int, ws_ptr: int, ws_bytes: int, stream: int) -> None:
+        _check("cublasLtMatmul", self._lib.cudaopt_lt_run(self.handle, algo, a_ptr, b_ptr, c_ptr,
+                                                          ws_ptr, ws_bytes, stream or None))
+
+    def close(self) -> None:
+        if self.handle:
+            self._lib.cudaopt_lt_plan_destroy(self.handle)
+            self.handle = None

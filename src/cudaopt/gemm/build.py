@@ -1,0 +1,115 @@
+"""Build the HGEMM kernel family and the cuBLAS baselines into two shared libraries with nvcc.
+
+One nvcc call per library (the whole kernel family is one translation unit, a few seconds), into
+`src/cudaopt/gemm/_build/` (gitignored). The kernel library needs only the CUDA runtime; the
+baseline library also needs cuBLAS headers and libraries, looked up in the CUDA toolkit and in the
+`nvidia-cublas` wheel that PyTorch installs. `python -m cudaopt.gemm.build` builds both.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CSRC = HERE / "csrc"
+BUILD_DIR = HERE / "_build"
+KERNEL_LIB = "libcudaopt_hgemm.so"
+BLAS_LIB = "libcudaopt_blas.so"
+ARCH_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"]
+COMMON_FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-shared", "-cudart", "shared"]
+
+
+class BuildError(RuntimeError):
+    """nvcc is missing or failed; the message carries the compiler's last lines."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    kernel_lib: Path
+    blas_lib: Path | None  # None when cuBLAS headers or libraries were not found
+    blas_error: str | None
+
+
+def find_nvcc() -> str:
+    for cand in (shutil.which("nvcc"), os.environ.get("CUDA_HOME", "") + "/bin/nvcc",
+                 "/usr/local/cuda/bin/nvcc"):
+        if cand and Path(cand).is_file():
+            return cand
+    raise BuildError("nvcc not found: install the CUDA toolkit or set CUDA_HOME")
+
+
+def _cuda_roots(nvcc: str) -> list[Path]:
+    roots = [Path(nvcc).resolve().parent.parent, Path("/usr/local/cuda")]
+    if os.environ.get("CUDA_HOME"):
+        roots.insert(0, Path(os.environ["CUDA_HOME"]))
+    roots += [Path(p) for p in sorted(glob.glob("/usr/local/cuda-*"))]
+    # pip's nvidia-* wheels (as installed with PyTorch) carry cuBLAS headers and libraries too.
+    for site in sys.path:
+        roots += [Path(p) for p in sorted(glob.glob(os.path.join(site, "nvidia", "*")))]
+    return roots
+
+
+def find_cublas(nvcc: str) -> tuple[Path, Path, str, str] | None:
+    """(include dir, lib dir, libcublas file name, libcublasLt file name), or None."""
+    include = lib_dir = None
+    for root in _cuda_roots(nvcc):
+        for inc in (root / "include", root / "targets/x86_64-linux/include"):
+            if include is None and (inc / "cublasLt.h").is_file():
+                include = inc
+        for lib in (root / "lib64", root / "lib", root / "targets/x86_64-linux/lib"):
+            if lib_dir is None and glob.glob(str(lib / "libcublasLt.so*")):
+                lib_dir = lib
+    if include is None or lib_dir is None:
+        return None
+
+    def pick(prefix: str) -> str:
+        names = sorted(Path(p).name for p in glob.glob(str(lib_dir / f"{prefix}.so*")))
+        return names[0]  # "libcublas.so" sorts before "libcublas.so.13"
+
+    return include, lib_dir, pick("libcublas"), pick("libcublasLt")
+
+
+def _nvcc(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
+        raise BuildError(f"nvcc failed ({' '.join(cmd[:3])} ...):\n{tail}")
+
+
+def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = False) -> BuildResult:
+    """Build what is missing (everything with force=True) and return the library paths."""
+    out = Path(out_dir) if out_dir else BUILD_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    nvcc = find_nvcc()
+    kernel_lib = out / KERNEL_LIB
+    src = CSRC / "hgemm_mma.cu"
+    if force or not kernel_lib.exists() or kernel_lib.stat().st_mtime < src.stat().st_mtime:
+        _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, str(src), "-o", str(kernel_lib)])
+    if not with_blas:
+        return BuildResult(kernel_lib, None, "not requested")
+    blas_lib = out / BLAS_LIB
+    blas_src = CSRC / "cublas_baselines.cu"
+    if not force and blas_lib.exists() and blas_lib.stat().st_mtime >= blas_src.stat().st_mtime:
+        return BuildResult(kernel_lib, blas_lib, None)
+    found = find_cublas(nvcc)
+    if found is None:
+        return BuildResult(kernel_lib, None, "cuBLAS headers/libraries not found")
+    include, lib_dir, cublas, cublaslt = found
+    try:
+        _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, f"-I{include}", str(blas_src), "-o", str(blas_lib),
+               f"-L{lib_dir}", f"-l:{cublas}", f"-l:{cublaslt}", f"-Xlinker=-rpath={lib_dir}"])
+    except BuildError as err:
+        return BuildResult(kernel_lib, None, str(err))
+    return BuildResult(kernel_lib, blas_lib, None)
+
+
+if __name__ == "__main__":
+    result = build(force="--force" in sys.argv)
+    print(f"kernels: {result.kernel_lib}")
+    print(f"blas:    {result.blas_lib or 'not built: ' + str(result.blas_error)}")

@@ -1,0 +1,66 @@
+"""Per-shape kernel choice: the tuned table shipped with the package, and a heuristic otherwise.
+
+The table (`tuned_h200.json`) maps exact (M, N, K) to a Choice; a shape it lacks gets the choice
+of the nearest tuned shape in log2 space when one lies within a factor of 2 per dimension, and the
+tile-count heuristic beyond that.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+
+from cudaopt.gemm.configs import KERNEL_CONFIGS, NUM_SMS_H200, Choice
+
+DEFAULT_TABLE = Path(__file__).resolve().parent / "tuned_h200.json"
+Shape = tuple[int, int, int]
+
+
+def heuristic_choice(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> Choice:
+    """Largest 4- or 8-warp tile that still gives every SM a block; split K when even 64x64 tiles
+    leave most SMs idle and K is long enough to share."""
+    by_area = sorted(KERNEL_CONFIGS, key=lambda c: (-(c.bm * c.bn), c.bk, -c.stages))
+    preferred = [c for c in by_area if c.bk == 32 and (c.bm, c.bn) in
+                 {(256, 128), (128, 256), (128, 128), (64, 128), (128, 64), (64, 64)}]
+    for cfg in preferred:
+        if cfg.tiles(m, n) >= num_sms:
+            return Choice("ours", cfg.id, 1)
+    small = next(c for c in KERNEL_CONFIGS if (c.bm, c.bn, c.bk) == (64, 64, 32))
+    tiles = small.tiles(m, n)
+    splits = 1
+    while splits < 16 and tiles * splits * 2 <= 2 * num_sms and k // (splits * 2) >= 256:
+        splits *= 2
+    return Choice("ours", small.id, splits)
+
+
+def parse_table(data: dict) -> dict[Shape, Choice]:
+    table = {}
+    for e in data.get("entries", []):
+        table[(int(e["m"]), int(e["n"]), int(e["k"]))] = Choice(
+            e.get("backend", "ours"), int(e.get("config", 0)), int(e.get("splits", 1)))
+    return table
+
+
+@functools.lru_cache(maxsize=4)
+def load_table(path: str | None = None) -> dict[Shape, Choice]:
+    p = Path(path) if path else DEFAULT_TABLE
+    if not p.exists():
+        return {}
+    return parse_table(json.loads(p.read_text()))
+
+
+def choose(m: int, n: int, k: int, table: dict[Shape, Choice] | None = None) -> Choice:
+    table = load_table() if table is None else table
+    hit = table.get((m, n, k))
+    if hit is not None:
+        return hit
+    best, best_d = None, math.inf
+    for (tm, tn, tk), choice in table.items():
+        d = max(abs(math.log2(tm / m)), abs(math.log2(tn / n)), abs(math.log2(tk / k)))
+        if d < best_d:
+            best, best_d = choice, d
+    if best is not None and best_d <= 1.0:
+        return best
+    return heuristic_choice(m, n, k)

@@ -1,0 +1,71 @@
+"""Speedup statistics over shapes, as the CUDA-L2 seed reports them, plus the sturdier ones.
+
+For per-shape times t_ref and t_ours: the seed's mean of (t_ref / t_ours - 1), the geometric mean
+speedup minus one, the median ratio and the win rate (ratio > 1), overall and per work class.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from cudaopt.gemm.shapes import WORK_CLASS_NAMES, Shape, work_class
+
+
+@dataclass(frozen=True)
+class SpeedupSummary:
+    baseline: str
+    group: str  # "all" or a work-class name
+    n: int
+    mean_speedup: float  # mean of (t_ref / t_ours - 1): the seed's number
+    geomean_speedup: float  # exp(mean(log ratio)) - 1
+    median_ratio: float
+    win_rate: float  # fraction of shapes with ratio > 1
+    min_ratio: float
+
+
+def ratios(ref_times: dict[Shape, float], our_times: dict[Shape, float]) -> dict[Shape, float]:
+    """t_ref / t_ours for shapes timed on both sides (finite, positive times only)."""
+    out = {}
+    for s, t_ref in ref_times.items():
+        t_ours = our_times.get(s)
+        if t_ours and t_ref and math.isfinite(t_ref) and math.isfinite(t_ours) and t_ref > 0 and t_ours > 0:
+            out[s] = t_ref / t_ours
+    return out
+
+
+def summarize(baseline: str, group: str, values: list[float]) -> SpeedupSummary:
+    if not values:
+        nan = float("nan")
+        return SpeedupSummary(baseline, group, 0, nan, nan, nan, nan, nan)
+    return SpeedupSummary(
+        baseline=baseline,
+        group=group,
+        n=len(values),
+        mean_speedup=statistics.fmean(v - 1 for v in values),
+        geomean_speedup=math.exp(statistics.fmean(math.log(v) for v in values)) - 1,
+        median_ratio=statistics.median(values),
+        win_rate=sum(v > 1 for v in values) / len(values),
+        min_ratio=min(values),
+    )
+
+
+def summarize_by_class(baseline: str, shape_ratios: dict[Shape, float]) -> list[SpeedupSummary]:
+    """One summary over all shapes, then one per non-empty work class, in class order."""
+    rows = [summarize(baseline, "all", list(shape_ratios.values()))]
+    for name in WORK_CLASS_NAMES:
+        vals = [r for s, r in shape_ratios.items() if work_class(s) == name]
+        if vals:
+            rows.append(summarize(baseline, name, vals))
+    return rows
+
+
+def max_of(*per_layout: dict[Shape, float]) -> dict[Shape, float]:
+    """The seed's "max" baseline: per shape, the faster (smaller time) of several layouts."""
+    out: dict[Shape, float] = {}
+    for times in per_layout:
+        for s, t in times.items():
+            if t and math.isfinite(t) and (s not in out or t < out[s]):
+                out[s] = t
+    return out

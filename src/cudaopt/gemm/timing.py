@@ -1,0 +1,118 @@
+"""GPU and host timing of several candidates on one shape, interleaved in random order.
+
+`gpu` timing captures each candidate's calls (rotating over input sets, so L2 does not keep them)
+in a CUDA graph and times graph replays with CUDA events: back-to-back kernels with no host launch
+gaps, the primary number. `server` timing inserts a random idle gap (host sleep, untimed) before
+each timed replay. `call` timing measures host wall time per Python call of n back-to-back calls
+followed by one synchronize: what a Python caller pays, reported separately.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable
+
+# fn(i) launches one call on the current stream using input set i.
+Launch = Callable[[int], None]
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def estimate_us(fn: Launch, reps: int = 3) -> float:
+    """Rough per-call GPU time from events around a few back-to-back calls (after a warm-up)."""
+    import torch
+
+    fn(0)
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for i in range(reps):
+        fn(i)
+    e1.record()
+    e1.synchronize()
+    return e0.elapsed_time(e1) * 1e3 / reps
+
+
+def capture(fn: Launch, calls: int, sets: int):
+    import torch
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for j in range(calls):
+            fn(j % sets)
+    return graph
+
+
+def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: float = 200.0,
+             server: bool = False, rng: random.Random | None = None,
+             gap_ms: tuple[float, float] = (0.2, 3.0)) -> dict[str, float]:
+    """Median microseconds per call for each candidate; NaN for one that failed to run or capture."""
+    import torch
+
+    rng = rng or random.Random(0)
+    graphs: dict[str, tuple[object, int]] = {}
+    for name, fn in cands.items():
+        try:
+            est = estimate_us(fn)
+            calls = 1 if server else max(1, min(256, math.ceil(target_us / max(est, 0.5))))
+            graphs[name] = (capture(fn, calls, sets), calls)
+        except Exception:  # noqa: BLE001  (a failing candidate is recorded as NaN, not fatal)
+            torch.cuda.synchronize()
+    samples: dict[str, list[float]] = {n: [] for n in graphs}
+    for name, (g, _) in graphs.items():
+        g.replay()  # warm the graph's first launch
+    torch.cuda.synchronize()
+    for _ in range(rounds):
+        order = list(graphs)
+        rng.shuffle(order)
+        events = []
+        for name in order:
+            g, calls = graphs[name]
+            if server:
+                torch.cuda.synchronize()
+                time.sleep(rng.uniform(*gap_ms) / 1e3)
+                torch.cuda._sleep(20_000)  # ~10 us of GPU spin so the timed launch is already queued
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            g.replay()
+            e1.record()
+            events.append((name, e0, e1, calls))
+        torch.cuda.synchronize()
+        for name, e0, e1, calls in events:
+            samples[name].append(e0.elapsed_time(e1) * 1e3 / calls)
+    del graphs
+    return {n: _median(samples.get(n, [])) for n in cands}
+
+
+def time_call(cands: dict[str, Launch], sets: int, rounds: int = 7, calls: int = 20,
+              rng: random.Random | None = None) -> dict[str, float]:
+    """Host microseconds per Python call (calls back to back, then one synchronize), interleaved."""
+    import torch
+
+    rng = rng or random.Random(0)
+    samples: dict[str, list[float]] = {n: [] for n in cands}
+    ok = {}
+    for name, fn in cands.items():
+        try:
+            fn(0)
+            torch.cuda.synchronize()
+            ok[name] = fn
+        except Exception:  # noqa: BLE001
+            torch.cuda.synchronize()
+    for _ in range(rounds):
+        order = list(ok)
+        rng.shuffle(order)
+        for name in order:
+            fn = ok[name]
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for j in range(calls):
+                fn(j % sets)
+            torch.cuda.synchronize()
+            samples[name].append((time.perf_counter() - t0) * 1e6 / calls)
+    return {n: _median(samples[n]) for n in cands}
