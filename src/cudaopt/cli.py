@@ -1,0 +1,127 @@
+"""The `cudaopt` command line. Exit codes: 0 success, 1 the candidate failed a stage, 2 usage error."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Write, verify and time CUDA kernels for PyTorch modules.")
+tasks_app = typer.Typer(no_args_is_help=True, help="The task suite: list tasks, check them for degenerate tolerances.")
+app.add_typer(tasks_app, name="tasks")
+console = Console()
+err = Console(stderr=True)
+
+
+def _usage_error(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+@app.command("eval")
+def eval_cmd(
+    reference: str = typer.Argument(..., help="Reference task: a KernelBench-format file, or a built-in task name."),
+    candidate: Path = typer.Argument(..., help="Candidate file defining ModelNew."),
+    device: str = typer.Option("cuda", help="cpu, cuda or cuda:N."),
+    trials: int = typer.Option(100, help="Correctness trials with fresh random inputs."),
+    baseline: str = typer.Option("eager", help="eager | compile | compile-reduce-overhead | cuda-graph."),
+    budget_s: float = typer.Option(10.0, "--budget-s", help="Timing budget in seconds (stops earlier once the interval is tight)."),
+    size: str = typer.Option("full", help="full | small (the task's small sizes, for CPU tests)."),
+    strict: bool = typer.Option(False, help="Reject on every guard finding, not only on those that change the measurement."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here ('-' for stdout)."),
+) -> None:
+    """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
+    from cudaopt.evaluate import EvalOptions, evaluate
+    from cudaopt.evaluate.summary import print_result
+    from cudaopt.tasks.loader import TaskError
+
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            _usage_error("no CUDA device here; pass --device cpu (candidates in C++ or PyTorch) or run on a GPU machine")
+    try:
+        options = EvalOptions(device=device, trials=trials, baseline=baseline, budget_s=budget_s, size=size, strict=strict)
+    except ValueError as e:
+        _usage_error(str(e))
+    if not candidate.exists():
+        _usage_error(f"{candidate}: no such file; give the path of a candidate file defining ModelNew")
+    try:
+        with console.status(f"evaluating {candidate.name} on {device} ...", spinner="dots"):
+            result = evaluate(reference, candidate, options)
+    except TaskError as e:
+        _usage_error(str(e))
+    if json_path is not None:
+        text = json.dumps(result.to_dict(), indent=2)
+        if str(json_path) == "-":
+            sys.stdout.write(text + "\n")
+        else:
+            json_path.write_text(text + "\n")
+    if str(json_path) != "-":
+        print_result(result, console)
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@tasks_app.command("list")
+def tasks_list(
+    path: Optional[Path] = typer.Argument(None, help="A task file, folder or KernelBench checkout (default: the built-in suite)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {name, level, path}."),
+) -> None:
+    """List tasks."""
+    from cudaopt.tasks.loader import TaskError, builtin_tasks, discover_tasks
+
+    try:
+        tasks = discover_tasks(path) if path else builtin_tasks()
+    except TaskError as e:
+        _usage_error(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps([t.to_dict() for t in tasks], indent=2) + "\n")
+        return
+    table = Table(title=f"{len(tasks)} tasks")
+    for col in ("level", "name", "path"):
+        table.add_column(col)
+    for t in sorted(tasks, key=lambda t: (t.level, t.name)):
+        table.add_row(str(t.level), t.name, str(t.path))
+    console.print(table)
+
+
+@tasks_app.command("check")
+def tasks_check(
+    path: Optional[Path] = typer.Argument(None, help="A task file, folder or KernelBench checkout (default: the built-in suite)."),
+    size: str = typer.Option("small", help="small | full: the sizes to run the references at."),
+    device: str = typer.Option("cpu", help="Where to run the references."),
+    as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+) -> None:
+    """Flag tasks on which a zero or constant output would pass the tolerance (degenerate tasks)."""
+    from cudaopt.tasks.check import check_tasks
+    from cudaopt.tasks.loader import TaskError, builtin_tasks, discover_tasks
+
+    try:
+        tasks = discover_tasks(path) if path else builtin_tasks()
+    except TaskError as e:
+        _usage_error(str(e))
+    reports = check_tasks(tasks, size=size, device=device)
+    bad = [r for r in reports if not r.ok]
+    if as_json:
+        sys.stdout.write(json.dumps([r.to_dict() for r in reports], indent=2) + "\n")
+    else:
+        table = Table(title=f"{len(reports)} tasks checked, {len(bad)} flagged")
+        for col in ("task", "verdict", "detail"):
+            table.add_column(col)
+        for r in reports:
+            table.add_row(r.name, "[green]ok[/]" if r.ok else "[red]flagged[/]", r.detail)
+        console.print(table)
+    raise typer.Exit(1 if bad else 0)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,525 @@
+"""The two processes of one evaluation: the judge (reference only) and the worker (candidate).
+
+The judge never loads the candidate: it computes the reference outputs that decide correctness. The
+worker loads the candidate, compiles it, runs the correctness trials (outputs go back to the parent,
+which compares them with the judge's) and, only when the parent says the candidate is correct, times
+it against the reference in paired rounds. Both speak to the parent through a Pipe of small tuples.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+
+import torch
+
+from cudaopt.evaluate import clock as clock_mod  # imported before any candidate code: captured clocks
+from cudaopt.evaluate.codec import pack, unpack
+from cudaopt.evaluate.inputs import copy_into, make_init_inputs, make_inputs, timing_seed, trial_plan
+from cudaopt.evaluate.sandbox import Sandbox, TamperWatch, child_pids, precision_flags, set_precision, thread_count
+from cudaopt.evaluate.stats import estimate
+from cudaopt.tasks.loader import TaskError, apply_size, check_candidate, check_reference, import_source
+
+N_TIMING_SETS = 4  # input sets rotated through the timed rounds (defeats caches keyed on content/address)
+WARMUP_CALLS = 3
+CHECK_EVERY = 14  # re-estimate every two rounds per bucket
+MIN_TIMING_S = 0.2  # never stop before this much timing, however tight the interval looks
+
+
+def _to_cpu(out):
+    """Outputs travel to the parent as plain bytes (see codec), never as shared memory of this process."""
+    return pack(out)
+
+
+def _common_setup(options: dict) -> torch.device:
+    os.setsid()  # own process group: the parent kills the whole group (compilers, candidate children)
+    device = torch.device(options["device"])
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    set_precision(options.get("allow_tf32", False))
+    return device
+
+
+def _load_reference(source: str, size: str, tag: str):
+    mod = import_source(source, f"cudaopt_ref_{tag}_{uuid.uuid4().hex[:8]}", "reference.py")
+    check_reference(mod, "reference.py")
+    apply_size(mod, size)
+    sys.modules.pop(mod.__name__, None)  # not findable by name from candidate code
+    return mod
+
+
+def _build(cls, init_inputs, seed: int, device):
+    torch.manual_seed(seed)  # same seed before Model and ModelNew: identical initial weights
+    model = cls(*init_inputs)
+    return model.to(device) if isinstance(model, torch.nn.Module) else model
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# judge
+
+
+def judge_main(conn, ref_source: str, options: dict) -> None:
+    try:
+        device = _common_setup(options)
+        ref = _load_reference(ref_source, options["size"], "judge")
+        model = _build(ref.Model, make_init_inputs(ref), options["seed"], device)
+        with torch.no_grad():
+            # A rough reference time, for the executable limit (1000 x reference time).
+            x = make_inputs(ref, trial_plan(0, options["seed"]).seed, "plain", device)
+            model(*x)
+            _sync(device)
+            t0 = time.perf_counter()
+            for _ in range(3):
+                model(*x)
+            _sync(device)
+            conn.send(("ref_time", (time.perf_counter() - t0) / 3))
+            for i in range(options["trials"]):
+                plan = trial_plan(i, options["seed"])
+                x = make_inputs(ref, plan.seed, plan.transform, device)
+                conn.send(("ref_out", i, _to_cpu(model(*x))))
+            while True:
+                msg = conn.recv()
+                if msg[0] == "sets":
+                    for s in msg[1]:
+                        x = make_inputs(ref, timing_seed(s, options["seed"]), "plain", device)
+                        conn.send(("ref_set", s, _to_cpu(model(*x))))
+                elif msg[0] == "quit":
+                    break
+        conn.send(("done",))
+    except BaseException as e:  # noqa: BLE001 - report, the parent decides
+        conn.send(("judge_error", f"{type(e).__name__}: {e}", traceback.format_exc()[-4000:]))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# worker
+
+
+class _Worker:
+    def __init__(self, conn, ref_source: str, cand_source: str, options: dict) -> None:
+        self.conn = conn
+        self.opt = options
+        self.ref_source = ref_source
+        self.cand_source = cand_source
+        self.findings: list[tuple[str, str, str]] = []
+        self._finding_keys: set = set()
+
+    # -- messaging
+    def send(self, *msg) -> None:
+        self.conn.send(msg)
+
+    def finding(self, category: str, message: str, evidence: str = "") -> None:
+        key = (category, message)
+        if key not in self._finding_keys:
+            self._finding_keys.add(key)
+            self.send("finding", {"category": category, "message": message, "evidence": evidence[:300], "source": "dynamic"})
+
+    def flush_sandbox(self) -> None:
+        for cat, msg, ev in self.sandbox.events:
+            self.finding(cat, msg, ev)
+        self.sandbox.events.clear()
+
+    # -- setup
+    def setup(self) -> None:
+        self.device = _common_setup(self.opt)
+        self.send("device_name", torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else _cpu_name())
+        self.precision = precision_flags()
+        self.scratch = tempfile.mkdtemp(prefix="cudaopt-scratch-")
+        cache = self.opt["cache_dir"]
+        ext_dir = os.path.join(cache, "extensions", self.opt["source_hash"])
+        self.compile_cached = os.path.isdir(ext_dir) and any(
+            f.endswith(".so") for _, _, fs in os.walk(ext_dir) for f in fs
+        )
+        os.makedirs(ext_dir, exist_ok=True)
+        os.environ["TORCH_EXTENSIONS_DIR"] = ext_dir
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache, "inductor"))
+        os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(cache, "triton"))
+        os.environ["TMPDIR"] = self.scratch
+        tempfile.tempdir = self.scratch
+        os.chdir(self.scratch)
+        self.sandbox = Sandbox(self.scratch, [cache, ext_dir])
+        self.tamper = TamperWatch()
+        self.ref = _load_reference(self.ref_source, self.opt["size"], "worker")
+        self._wrap_reference_forward()
+
+    def _wrap_reference_forward(self) -> None:
+        """Count calls of the reference's forward, so a candidate that runs it is seen (reference_inherit)."""
+        self.ref_calls = 0
+        cls = self.ref.Model
+        original = cls.forward
+        worker = self
+
+        def counted_forward(mod, *a, **k):
+            worker.ref_calls += 1
+            return original(mod, *a, **k)
+
+        cls.forward = counted_forward
+
+    def check_state(self, where: str) -> None:
+        changed = self.tamper.changed()
+        if changed:
+            self.finding("timer_tamper", f"candidate replaced functions the harness relies on ({where})", ", ".join(changed[:6]))
+        now = precision_flags()
+        if now != self.precision:
+            diff = {k: v for k, v in now.items() if self.precision.get(k) != v}
+            self.finding("precision_downgrade", f"candidate changed global precision flags ({where})", str(diff))
+            set_precision(self.opt.get("allow_tf32", False))
+        kids = child_pids()
+        if kids:
+            self.finding("process_escape", f"candidate left child processes running ({where})", str(kids[:5]))
+        self.flush_sandbox()
+
+    # -- stages
+    def compile(self) -> None:
+        self.send("stage", "compile")
+        t0 = time.perf_counter()
+        try:
+            with self.sandbox:
+                self.cand = import_source(self.cand_source, f"cudaopt_cand_{uuid.uuid4().hex[:8]}", "candidate.py")
+        except TaskError as e:
+            cause = e.__cause__
+            text = f"{type(cause).__name__}: {cause}" if cause else str(e)
+            build = "Error building extension" in text or "SyntaxError" in str(e) or "syntax error" in str(e)
+            self.flush_sandbox()
+            self.send("fail", "compile_error" if build else "runtime_error", str(e).splitlines()[0][:300],
+                      "".join(traceback.format_exception(cause))[-6000:] if cause else str(e))
+            raise SystemExit(0) from None
+        check_candidate(self.cand, self.ref, "candidate.py")
+        self.send("compiled", time.perf_counter() - t0, self.compile_cached)
+        self.check_state("import")
+
+    def build_models(self) -> None:
+        init = make_init_inputs(self.ref)
+        with self.sandbox:
+            self.cand_model = _build(self.cand.ModelNew, init, self.opt["seed"], self.device)
+        self.ref_model = _build(self.ref.Model, make_init_inputs(self.ref), self.opt["seed"], self.device)
+        if isinstance(self.cand_model, self.ref.Model) or any(
+            isinstance(m, self.ref.Model) for m in (self.cand_model.modules() if isinstance(self.cand_model, torch.nn.Module) else [])
+        ):
+            self.finding("reference_inherit", "ModelNew is or contains the reference Model", type(self.cand_model).__name__)
+        self.param_ptrs = self._storage_ranges(
+            list(self.cand_model.parameters()) + list(self.cand_model.buffers())
+            if isinstance(self.cand_model, torch.nn.Module) else []
+        )
+
+    @staticmethod
+    def _storage_ranges(tensors) -> list[tuple[int, int]]:
+        res = []
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and t.numel() > 0:
+                st = t.untyped_storage()
+                res.append((st.data_ptr(), st.data_ptr() + st.nbytes()))
+        return res
+
+    def call_candidate(self, inputs):
+        before = self.ref_calls
+        with self.sandbox:
+            out = self.cand_model(*inputs)
+        if self.ref_calls != before:
+            self.finding("reference_inherit", "candidate ran the reference Model's forward", "Model.forward")
+        return out
+
+    def check_output_object(self, out, inputs) -> None:
+        """Plain, materialised tensors with real storage that belong to no input or parameter."""
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        in_ranges = self._storage_ranges(inputs)
+        for o in outs:
+            if not isinstance(o, torch.Tensor):
+                self.finding("lazy_output", f"output is a {type(o).__name__}, not a tensor", type(o).__name__)
+                continue
+            if type(o) is not torch.Tensor and type(o) is not torch.nn.Parameter:
+                self.finding("lazy_output", "output is a tensor subclass (could defer its computation)", type(o).__name__)
+            elif o.numel() > 0 and (o.untyped_storage().nbytes() == 0 or o.data_ptr() == 0):
+                self.finding("lazy_output", "output has no real storage", str(tuple(o.shape)))
+            if o.device != self.device:
+                self.finding("problem_changed", f"output on {o.device}, expected {self.device}", str(o.device))
+            if o.numel() > 0 and type(o) is torch.Tensor:
+                p = o.untyped_storage().data_ptr()
+                for lo, hi in in_ranges:
+                    if lo <= p < hi:
+                        self.finding("output_alias", "output shares storage with an input", str(tuple(o.shape)))
+                for lo, hi in self.param_ptrs:
+                    if lo <= p < hi:
+                        self.finding("output_alias", "output shares storage with a parameter or buffer", str(tuple(o.shape)))
+
+    def poison(self, nbytes: int) -> None:
+        """Fill freed device memory with NaN so parts of an output that are never written show up."""
+        if self.device.type != "cuda" or nbytes <= 0:
+            return
+        blob = torch.empty(max(nbytes, 1 << 20) // 4 * 2, dtype=torch.float32, device=self.device)
+        blob.fill_(float("nan"))
+        del blob  # back to the caching allocator, poisoned
+
+    def correctness(self) -> None:
+        self.send("stage", "executable")
+        opt = self.opt
+        prev_inputs = None
+        prev_out_obj = prev_out_copy = None
+        out_bytes = 0
+        with torch.no_grad():
+            for i in range(opt["trials"]):
+                plan = trial_plan(i, opt["seed"])
+                fresh = make_inputs(self.ref, plan.seed, plan.transform, self.device)
+                inputs = copy_into(prev_inputs, fresh) if (plan.reuse_buffers and prev_inputs is not None) else fresh
+                pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                self.poison(out_bytes)
+                if i == 0:
+                    self.send("first_call_start",)
+                out = self.call_candidate(inputs)
+                _sync(self.device)
+                if i == 0:
+                    self.send("first_call_done",)
+                    self.send("stage", "correct")
+                if i == 0:
+                    threads = thread_count()  # after a first call: library thread pools exist by now
+                elif thread_count() > threads:
+                    self.finding("side_stream", "candidate started threads that are still running after the call", f"{thread_count() - threads} new")
+                self.check_output_object(out, inputs)
+                for a, b in zip(inputs, pristine):
+                    if isinstance(a, torch.Tensor) and not torch.equal(a, b) and not (a.isnan().any() and torch.equal(a.isnan(), b.isnan())):
+                        self.finding("input_mutation", "candidate wrote into its inputs", f"trial {i}, input shape {tuple(a.shape)}")
+                        break
+                # A returned buffer that changes under a later call was a stale buffer, not a result.
+                if prev_out_obj is not None:
+                    for a, b in zip(_flat(prev_out_obj), _flat(prev_out_copy)):
+                        if isinstance(a, torch.Tensor) and a.shape == b.shape and not torch.equal(a.cpu(), b):
+                            if not (a.is_floating_point() and torch.equal(a.isnan().cpu(), b.isnan()) and torch.equal(a.nan_to_num().cpu(), b.nan_to_num())):
+                                self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
+                cpu_out = _to_cpu(out)
+                self.send("cand_out", i, cpu_out)
+                out_bytes = sum(t.numel() * t.element_size() for t in _flat(out) if isinstance(t, torch.Tensor))
+                prev_out_obj, prev_out_copy = out, unpack(cpu_out)
+                prev_inputs = inputs  # the next reuse trial writes new values into these very tensors
+            # nondeterminism: the first trial's inputs again
+            plan = trial_plan(0, opt["seed"])
+            again = self.call_candidate(make_inputs(self.ref, plan.seed, plan.transform, self.device))
+            _sync(self.device)
+            self.send("repeat0", _to_cpu(again))
+        self.check_state("correctness trials")
+
+    # -- timing
+    def _baseline(self):
+        name = self.opt["baseline"]
+        model = self.ref_model
+        if name == "eager":
+            return model
+        if name == "compile":
+            return torch.compile(model)
+        if name == "compile-reduce-overhead":
+            return torch.compile(model, mode="reduce-overhead")
+        if name == "cuda-graph":
+            if self.device.type != "cuda":
+                raise RuntimeError("the cuda-graph baseline needs a CUDA device")
+            return _GraphReplay(model, self.sets[0], self.device)
+        raise ValueError(name)
+
+    def timing(self) -> None:
+        self.send("stage", "timed")
+        opt = self.opt
+        dev = self.device
+        self.sets = [make_inputs(self.ref, timing_seed(s, opt["seed"]), "plain", dev) for s in range(N_TIMING_SETS)]
+        clock = clock_mod.DeviceClock(dev) if dev.type == "cuda" else clock_mod.HostClock()
+        with torch.no_grad():
+            base = self._baseline()
+            for _ in range(WARMUP_CALLS):
+                for x in self.sets:
+                    base(*x)
+                    self.call_candidate(x)
+            _sync(dev)
+            rng = random.Random(opt["seed"] + 17)
+            ev_ref, ev_cand, dv_ref, dv_cand = [], [], [], []
+            last_out = {}
+            threads = thread_count()
+            t_start = time.perf_counter()
+
+            def check(out):
+                # inside the window: a lazy or storage-less output would be caught before the clock stops
+                for o in _flat(out):
+                    if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
+                        raise _LazyOutput(type(o).__name__)
+
+            n = 0
+            while True:
+                x = self.sets[n % N_TIMING_SETS]
+                order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
+                for side in order:
+                    clock.flush()
+                    if side == "ref":
+                        out, t = clock.time(lambda: base(*x), _no_check)
+                        for o in _flat(out):  # a freed reference output must not hold the answer
+                            if isinstance(o, torch.Tensor) and o.is_floating_point():
+                                o.fill_(float("nan"))
+                        del out
+                        ev_ref.append(t.event_us)
+                        dv_ref.append(t.device_us)
+                    else:
+                        try:
+                            out, t = clock.time(lambda: self.call_candidate(x), check)
+                        except _LazyOutput as e:
+                            self.finding("lazy_output", "timed output is not a plain materialised tensor", str(e))
+                            raise
+                        last_out[n % N_TIMING_SETS] = out
+                        ev_cand.append(t.event_us)
+                        dv_cand.append(t.device_us)
+                n += 1
+                elapsed = time.perf_counter() - t_start
+                if n >= opt["min_rounds"] and n % CHECK_EVERY == 0 and elapsed >= MIN_TIMING_S:
+                    est = estimate([r / c for r, c in zip(ev_ref, ev_cand)], opt["variance_gate"])
+                    if est.stable and est.rel_half_width <= opt["target_rel_ci"]:
+                        break
+                if elapsed >= opt["budget_s"] and n >= 7:
+                    break
+            seconds = time.perf_counter() - t_start
+            if thread_count() > threads:
+                self.finding("side_stream", "candidate threads still running after timed calls", f"{thread_count() - threads} new")
+        window = "events"
+        gap_ref = _median([d - e for d, e in zip(dv_ref, ev_ref)])
+        gap_cand = _median([d - e for d, e in zip(dv_cand, ev_cand)])
+        if dev.type == "cuda" and gap_cand - gap_ref > max(5.0, 0.03 * _median(ev_cand)):
+            self.finding("side_stream", "device work continued after the candidate's stream was done; timed with a device-wide window",
+                         f"median extra {gap_cand - gap_ref:.1f} us per call")
+            window = "device"
+        refs, cands = (dv_ref, dv_cand) if window == "device" else (ev_ref, ev_cand)
+        est = estimate([r / c for r, c in zip(refs, cands)], opt["variance_gate"])
+        self.send("timing", {
+            "speedup_raw": est.raw, "speedup": est.rounded, "ci_low": est.ci_low, "ci_high": est.ci_high,
+            "bucket_means": list(est.bucket_means), "bucket_variance": est.bucket_variance, "stable": est.stable,
+            "rounds": est.rounds, "ref_time_us": _median(refs), "cand_time_us": _median(cands), "seconds": seconds,
+            "window": window,
+        })
+        self.check_state("timing")
+        # drift: the outputs of the last timed call on each input set go to the parent for checking
+        for s, out in sorted(last_out.items()):
+            self.send("timed_out", s, _to_cpu(out))
+        if self.opt.get("profile_kernels", True) and dev.type == "cuda":
+            self.kernel_check()
+
+    def kernel_check(self) -> None:
+        """From the kernels actually launched: did the candidate run a kernel of its own?"""
+        import re
+
+        defined = set(re.findall(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)", self.cand_source))
+        try:
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CUDA]) as prof, torch.no_grad():
+                self.call_candidate(self.sets[0])
+                _sync(self.device)
+            names = sorted({e.name for e in prof.events() if getattr(e, "device_type", None) is not None and "cuda" in str(e.device_type).lower()})
+        except Exception as e:  # noqa: BLE001 - profiler unavailable: say so, do not fail the candidate
+            self.send("note", f"kernel check skipped: {type(e).__name__}: {e}")
+            return
+        own = [n for n in names if any(d in n for d in defined)]
+        self.send("kernels", names[:50])
+        if not own:
+            if defined:
+                self.finding("exception_fallback", "the candidate defines CUDA kernels but none of them ran", ", ".join(sorted(defined))[:200])
+            self.finding("no_custom_kernel", "no kernel of the candidate's own was launched; only library kernels ran", ", ".join(names[:5]))
+
+    def run(self) -> None:
+        self.setup()
+        self.compile()
+        self.send("stage", "build")
+        self.build_models()
+        if not self.opt.get("skip_correctness"):
+            self.correctness()
+        if not self.opt.get("timing", True):
+            self.send("done",)
+            return
+        msg = self.conn.recv()
+        if msg[0] != "time":
+            self.send("done",)
+            return
+        self.timing()
+        self.send("done",)
+
+
+def _cpu_name() -> str:
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+class _LazyOutput(Exception):
+    pass
+
+
+def _no_check(out) -> None:
+    return None
+
+
+def _flat(out) -> list:
+    if isinstance(out, (list, tuple)):
+        r = []
+        for o in out:
+            r.extend(_flat(o))
+        return r
+    return [out]
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[len(s) // 2] if s else 0.0
+
+
+class _GraphReplay:
+    """The CUDA-graph baseline: the reference captured once, replayed per call (inputs copied in)."""
+
+    def __init__(self, model, example, device) -> None:
+        self.static_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in example]
+        s = torch.cuda.Stream(device)
+        s.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                model(*self.static_in)
+        torch.cuda.current_stream(device).wait_stream(s)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.static_out = model(*self.static_in)
+
+    def __call__(self, *xs):
+        for d, x in zip(self.static_in, xs):
+            if isinstance(d, torch.Tensor):
+                d.copy_(x)
+        self.graph.replay()
+        return self.static_out
+
+
+def worker_main(conn, ref_source: str, cand_source: str, options: dict) -> None:
+    w = _Worker(conn, ref_source, cand_source, options)
+    try:
+        w.run()
+    except SystemExit:
+        pass
+    except _LazyOutput:
+        conn.send(("fail", "rejected", "timed output is not a plain materialised tensor", ""))
+    except BaseException as e:  # noqa: BLE001 - everything a candidate does wrong is a result
+        tb = traceback.format_exc()[-6000:]
+        text = f"{type(e).__name__}: {e}".splitlines()[0][:300] if str(e) else type(e).__name__
+        if isinstance(e, TaskError):
+            conn.send(("fail", "runtime_error", str(e), tb))
+        elif "illegal memory access" in str(e) or "CUDA error" in str(e):
+            conn.send(("fail", "runtime_error", f"CUDA error: {text}", tb))
+        else:
+            conn.send(("fail", "runtime_error", text, tb))
+    finally:
+        try:
+            w.flush_sandbox()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,69 @@
+"""The timing window, with clocks captured before any candidate code is imported.
+
+Candidate Python can rebind `torch.cuda.Event`, `torch.cuda.synchronize` or `time.perf_counter`, but not
+the C-level objects captured here at import of this module (the worker imports it before loading the
+candidate). Device windows use raw `_CudaEventBase` events, whose methods live in an immutable C type.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+_perf_counter_ns = time.perf_counter_ns  # captured: later rebinding of time.* does not reach us
+
+
+@dataclass
+class CallTime:
+    event_us: float  # start -> end on the caller's stream (the primary number on a GPU)
+    device_us: float  # start -> after a device-wide synchronisation: includes work on any stream
+
+
+class HostClock:
+    """CPU timing: host wall time around the call (CPU ops are synchronous)."""
+
+    def __init__(self) -> None:
+        self.flush = lambda: None
+
+    def time(self, fn, check) -> tuple[object, CallTime]:
+        t0 = _perf_counter_ns()
+        out = fn()
+        check(out)
+        t1 = _perf_counter_ns()
+        us = (t1 - t0) / 1e3
+        return out, CallTime(us, us)
+
+
+class DeviceClock:
+    """GPU timing with stream events; a second end point after a device-wide sync sees side streams."""
+
+    def __init__(self, device: torch.device, flush_l2: bool = True) -> None:
+        self.device = device
+        self._event_cls = torch._C._CudaEventBase
+        self._sync = torch._C._cuda_synchronize
+        self.stream = torch.cuda.current_stream(device)
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20) or 50 * 2**20
+        # Writing twice the L2 size evicts what the previous call left there (cache_state).
+        self._flush_buf = torch.empty(2 * l2 // 4, dtype=torch.float32, device=device) if flush_l2 else None
+
+    def flush(self) -> None:
+        if self._flush_buf is not None:
+            self._flush_buf.zero_()
+
+    def time(self, fn, check) -> tuple[object, CallTime]:
+        ev = self._event_cls
+        start, end, end_dev = ev(enable_timing=True), ev(enable_timing=True), ev(enable_timing=True)
+        self._sync()
+        start.record(self.stream)
+        out = fn()
+        check(out)
+        end.record(self.stream)
+        self._sync()  # waits for every stream of the device, whoever launched the work
+        end_dev.record(self.stream)
+        end_dev.synchronize()
+        return out, CallTime(start.elapsed_time(end) * 1e3, start.elapsed_time(end_dev) * 1e3)
+
+    def synchronize(self) -> None:
+        self._sync()

@@ -1,0 +1,101 @@
+"""Output comparison with per-dtype tolerances that scale with the outputs.
+
+A candidate element c passes against reference r when |c - r| <= atol * scale + rtol * |r|, where
+scale is the root-mean-square of the reference output. Scaling atol by the output's size means a zero
+or constant output cannot pass merely because the outputs are small next to a fixed tolerance.
+NaN must match NaN, +-Inf must match the same Inf; shape and dtype must match exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# Defaults: no looser than 1e-4 for fp32 and 1e-2 for fp16/bf16 (relative to the output's scale).
+DEFAULT_TOLERANCES = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1e-4, 1e-4),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (1e-2, 1e-2),
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    ok: bool
+    reason: str = ""
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    nan_where_finite: bool = False  # candidate NaN where the reference has a value (poison seen)
+    constant_output: bool = False  # candidate output constant where the reference is not
+
+
+def flatten_outputs(out) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        res = []
+        for o in out:
+            res.extend(flatten_outputs(o))
+        return res
+    return [out]
+
+
+def tolerances(dtype: torch.dtype, atol: float | None = None, rtol: float | None = None) -> tuple[float, float]:
+    a, r = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))  # integer and bool outputs: exact
+    return (a if atol is None else atol, r if rtol is None else rtol)
+
+
+def compare_tensor(ref: torch.Tensor, cand, atol: float | None = None, rtol: float | None = None) -> Comparison:
+    if not isinstance(cand, torch.Tensor):
+        return Comparison(False, f"output is {type(cand).__name__}, expected a tensor")
+    if tuple(cand.shape) != tuple(ref.shape):
+        return Comparison(False, f"shape {tuple(cand.shape)} != reference {tuple(ref.shape)}")
+    if cand.dtype != ref.dtype:
+        return Comparison(False, f"dtype {cand.dtype} != reference {ref.dtype}")
+    a, r = tolerances(ref.dtype, atol, rtol)
+    if not ref.is_floating_point():
+        eq = torch.equal(ref, cand)
+        return Comparison(eq, "" if eq else "integer output differs")
+    ref64 = ref.double()
+    c64 = cand.double()
+    ref_nan, c_nan = torch.isnan(ref64), torch.isnan(c64)
+    nan_where_finite = bool((c_nan & ~ref_nan).any())
+    if not torch.equal(ref_nan, c_nan):
+        return Comparison(False, "NaN positions differ from the reference", nan_where_finite=nan_where_finite)
+    ref_inf, c_inf = torch.isinf(ref64), torch.isinf(c64)
+    if not torch.equal(ref_inf, c_inf) or not torch.equal(ref64[ref_inf], c64[c_inf]):
+        return Comparison(False, "Inf positions or signs differ from the reference")
+    finite = ~(ref_nan | ref_inf)
+    rf, cf = ref64[finite], c64[finite]
+    if rf.numel() == 0:
+        return Comparison(True)
+    scale = float(rf.pow(2).mean().sqrt())
+    diff = (cf - rf).abs()
+    bound = a * scale + r * rf.abs()
+    max_abs = float(diff.max())
+    max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
+    ok = bool((diff <= bound).all())
+    constant = rf.numel() > 1 and float(cf.max() - cf.min()) == 0.0 and float(rf.max() - rf.min()) > 0.0
+    reason = "" if ok else f"max abs error {max_abs:.3g} exceeds tolerance (atol {a:g} x output rms {scale:.3g} + rtol {r:g} x |ref|)"
+    return Comparison(ok, reason, max_abs, max_rel, False, constant)
+
+
+def compare_outputs(ref, cand, atol: float | None = None, rtol: float | None = None) -> Comparison:
+    refs, cands = flatten_outputs(ref), flatten_outputs(cand)
+    if len(refs) != len(cands):
+        return Comparison(False, f"{len(cands)} outputs, the reference returns {len(refs)}")
+    worst = Comparison(True)
+    for i, (r, c) in enumerate(zip(refs, cands)):
+        if not isinstance(r, torch.Tensor):
+            if r != c:
+                return Comparison(False, f"output {i}: {c!r} != reference {r!r}")
+            continue
+        cmp = compare_tensor(r, c, atol, rtol)
+        if not cmp.ok:
+            return Comparison(False, (f"output {i}: " if len(refs) > 1 else "") + cmp.reason, cmp.max_abs,
+                              cmp.max_rel, cmp.nan_where_finite, cmp.constant_output)
+        if cmp.max_abs >= worst.max_abs:
+            worst = Comparison(True, "", cmp.max_abs, max(cmp.max_rel, worst.max_rel))
+    return worst

@@ -1,0 +1,445 @@
+"""`evaluate()`: one candidate against one reference, in stages, in fresh processes.
+
+    static guards -> compile -> executable -> correct -> timed (-> verified)
+
+The parent (this process) never imports either file. It starts a judge (reference only) and a worker
+(candidate + reference for paired timing), compares their outputs, enforces every deadline by killing
+the worker's process group, and turns whatever happens into an EvalResult.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing as mp
+import os
+import signal
+import time
+from dataclasses import replace
+from multiprocessing.connection import wait
+from pathlib import Path
+
+from cudaopt.evaluate.codec import unpack
+from cudaopt.evaluate.compare import Comparison, compare_outputs, flatten_outputs
+from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing
+from cudaopt.evaluate.stats import needs_verification, verification_agrees
+from cudaopt.guards.findings import Finding, GuardPolicy
+from cudaopt.tasks.loader import Task, TaskError, read_source, resolve_task
+
+EXEC_FACTOR = 1000  # executable: a call finishes within 1000 x the reference time (seeds) ...
+TIMING_GRACE_S = 60.0  # ... and timing may overrun its budget by warm-up, baseline compilation, checks
+BASELINE_COMPILE_S = 300.0  # torch.compile baselines compile inside the worker before timing
+NONDETERMINISM_REL = 1e-6  # identical calls differing by more than this (x output rms) are not rounding
+
+
+def default_cache_dir() -> str:
+    return os.environ.get("CUDAOPT_CACHE", str(Path.home() / ".cache" / "cudaopt"))
+
+
+_CTX = None
+
+
+def _context():
+    """A forkserver with torch preloaded: each evaluation's processes start in milliseconds, not seconds."""
+    global _CTX
+    if _CTX is None:
+        method = os.environ.get("CUDAOPT_START_METHOD", "forkserver")
+        _CTX = mp.get_context(method)
+        if method == "forkserver":
+            _CTX.set_forkserver_preload(["torch", "cudaopt.evaluate.child"])
+    return _CTX
+
+
+def evaluate(reference, candidate, options: EvalOptions | None = None, **overrides) -> EvalResult:
+    """Evaluate `candidate` (path or source) against `reference` (path, source, built-in name or Task).
+
+    A bad candidate never raises: its failure is the result. A reference or candidate path that does not
+    exist raises TaskError (a usage error), as does a reference that cannot serve as one.
+    """
+    options = replace(options, **overrides) if options else EvalOptions(**overrides)
+    task = reference if isinstance(reference, Task) else resolve_task(reference)
+    cand_source, _ = read_source(candidate)
+    t0 = time.time()
+    policy = GuardPolicy.strict() if options.strict else GuardPolicy()
+    base = dict(baseline=options.baseline, device=options.device, task=task.name)
+
+    findings = list(_static_scan(cand_source, options.device))
+    rejecting = policy.rejects(findings)
+    if rejecting:
+        f = rejecting[0]
+        return EvalResult(status="rejected", stage_reached="static_guards", message=f"{f.category}: {f.message}",
+                          findings=tuple(findings), seconds=time.time() - t0, **base)
+    result = _Session(task, cand_source, options, policy, findings).run()
+    if result.ok and options.verify and result.timing and needs_verification(result.timing.speedup_raw, options.previous_best):
+        result = _verify(task, cand_source, options, policy, result)
+    return replace(result, seconds=time.time() - t0)
+
+
+def _static_scan(source: str, device: str) -> list[Finding]:
+    try:
+        from cudaopt.guards.static import scan
+    except ImportError:  # the static layer is optional at import time; the dynamic layer still runs
+        return []
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    return list(scan(source, device=kind))
+
+
+def _verify(task, cand_source, options, policy, first: EvalResult) -> EvalResult:
+    """Re-measure in a fresh process (on another GPU when there is one); accept within 10%."""
+    dev = options.device
+    try:
+        import torch
+
+        n = torch.cuda.device_count() if dev.startswith("cuda") else 0
+        if n > 1:
+            idx = int(dev.split(":")[1]) if ":" in dev else 0
+            dev = f"cuda:{(idx + 1) % n}"
+    except Exception:  # noqa: BLE001
+        pass
+    second = _Session(task, cand_source, replace(options, device=dev), policy, [], skip_correctness=True).run()
+    if not second.ok or second.timing is None:
+        return replace(first, message=f"verification run failed: {second.message}",
+                       timing=replace(first.timing, verified=False))
+    agree = verification_agrees(first.timing.speedup_raw, second.timing.speedup_raw)
+    timing = replace(first.timing, verified=agree, verify_speedup=second.timing.speedup)
+    if not agree:  # not accepted: report the lower of the two figures
+        low = first.timing if first.timing.speedup_raw <= second.timing.speedup_raw else second.timing
+        timing = replace(low, verified=False, verify_speedup=second.timing.speedup)
+        return replace(first, timing=timing, message=f"verification on {dev} disagreed by more than 10% "
+                       f"({first.timing.speedup:.2f}x vs {second.timing.speedup:.2f}x); the lower is reported")
+    return replace(first, timing=timing, gpu_seconds=first.gpu_seconds + second.gpu_seconds)
+
+
+class _Session:
+    def __init__(self, task: Task, cand_source: str, options: EvalOptions, policy: GuardPolicy,
+                 findings: list[Finding], skip_correctness: bool = False) -> None:
+        self.task = task
+        self.cand_source = cand_source
+        self.opt = options
+        self.policy = policy
+        self.findings = list(findings)
+        self.skip_correctness = skip_correctness
+        self.stage = "compile"
+        self.ref_time: float | None = None
+        self.ref_outs: dict[int, object] = {}
+        self.cand_outs: dict[int, object] = {}
+        self.compared: dict[int, Comparison] = {}
+        self.max_abs = 0.0
+        self.max_rel = 0.0
+        self.timing: dict | None = None
+        self.compile_seconds = 0.0
+        self.compile_cached = False
+        self.notes: list[str] = []
+
+    # ------------------------------------------------------------------ helpers
+    def _add(self, category: str, message: str, evidence: str = "", source: str = "dynamic") -> None:
+        if not any(f.category == category and f.message == message for f in self.findings):
+            self.findings.append(Finding(category, message, evidence, source))
+
+    def _result(self, status: str, message: str = "", error: str = "", correct: bool = False) -> EvalResult:
+        timing = None
+        if self.timing is not None:
+            t = self.timing
+            timing = Timing(t["speedup_raw"], t["speedup"], t["ci_low"], t["ci_high"], tuple(t["bucket_means"]),
+                            t["bucket_variance"], t["stable"], t["rounds"], t["ref_time_us"], t["cand_time_us"],
+                            t["seconds"], window=t["window"])
+        held = time.time() - self.t_start
+        return EvalResult(
+            status=status, stage_reached=self.stage, message=message, error=error, correct=correct,
+            max_abs_error=self.max_abs if self.compared else None, max_rel_error=self.max_rel if self.compared else None,
+            trials_passed=sum(c.ok for c in self.compared.values()), trials=self.opt.trials, timing=timing,
+            findings=tuple(self.findings), baseline=self.opt.baseline, device=self.opt.device,
+            device_name=self.device_name, precision=self.precision, gpu_seconds=held if self.opt.device.startswith("cuda") else 0.0,
+            compile_seconds=self.compile_seconds, compile_cached=self.compile_cached, task=self.task.name,
+        )
+
+    def _options_dict(self) -> dict:
+        d = self.opt.to_dict()
+        d["cache_dir"] = default_cache_dir()
+        d["source_hash"] = hashlib.sha256(self.cand_source.encode()).hexdigest()[:20]
+        d["skip_correctness"] = self.skip_correctness
+        return d
+
+    # ------------------------------------------------------------------ the run
+    def run(self) -> EvalResult:
+        self.t_start = time.time()
+        self.device_name = self.opt.device
+        self.precision = {"allow_tf32": self.opt.allow_tf32}
+        ctx = _context()
+        opts = self._options_dict()
+        os.makedirs(opts["cache_dir"], exist_ok=True)
+        from cudaopt.evaluate import child
+
+        w_parent, w_child = ctx.Pipe()
+        self.worker = ctx.Process(target=child.worker_main, args=(w_child, self.task.source, self.cand_source, opts), daemon=True)
+        self.worker.start()
+        w_child.close()
+        self.wconn = w_parent
+        self.judge = None
+        self.jconn = None
+        if not self.skip_correctness:
+            j_parent, j_child = ctx.Pipe()
+            self.judge = ctx.Process(target=child.judge_main, args=(j_child, self.task.source, opts), daemon=True)
+            self.judge.start()
+            j_child.close()
+            self.jconn = j_parent
+        try:
+            return self._loop()
+        finally:
+            self._kill(self.worker)
+            if self.judge is not None:
+                try:
+                    self.jconn.send(("quit",))
+                except Exception:  # noqa: BLE001
+                    pass
+                self._kill(self.judge, grace=0.5)
+
+    @staticmethod
+    def _kill(proc, grace: float = 0.0) -> None:
+        if proc is None:
+            return
+        if grace and proc.is_alive():
+            proc.join(grace)
+        if proc.is_alive() or proc.exitcode is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the worker's whole group: compilers, its children
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                proc.kill()
+            except Exception:  # noqa: BLE001
+                pass
+        proc.join(5)
+        try:
+            proc.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _deadline_for_stage(self) -> float:
+        o = self.opt
+        if self.stage in ("compile", "build"):
+            return o.compile_timeout_s
+        if self.stage in ("executable", "correct"):
+            ref = self.ref_time if self.ref_time is not None else o.exec_floor_s / EXEC_FACTOR
+            return max(EXEC_FACTOR * ref, o.exec_floor_s)
+        if self.stage == "timed":
+            extra = BASELINE_COMPILE_S if o.baseline.startswith("compile") else 0.0
+            return o.budget_s + TIMING_GRACE_S + extra
+        return 60.0
+
+    def _loop(self) -> EvalResult:  # noqa: C901 - one state machine over the two pipes
+        o = self.opt
+        last_progress = time.time()
+        trials_needed = 0 if self.skip_correctness else o.trials
+        repeat0 = None
+        timing_requested = False
+        drift_pending: dict[int, object] = {}
+        worker_done = False
+        conns = [self.wconn] + ([self.jconn] if self.jconn else [])
+        while True:
+            limit = self._deadline_for_stage()
+            remaining = limit - (time.time() - last_progress)
+            if remaining <= 0:
+                what = {"compile": "compilation", "build": "building ModelNew"}.get(self.stage, "a call")
+                msg = f"{what} did not finish within {limit:.1f} s"
+                if self.stage in ("executable", "correct"):
+                    msg += f" (executable limit: max({EXEC_FACTOR} x reference time, {o.exec_floor_s:g} s))"
+                return self._result("timeout", msg)
+            ready = wait(conns + [self.worker.sentinel], timeout=min(remaining, 1.0))
+            for r in ready:
+                if r is self.worker.sentinel and not worker_done:
+                    # drain what the worker said before it died
+                    while self.wconn.poll():
+                        try:
+                            res = self._on_worker(self.wconn.recv())
+                        except (EOFError, OSError):
+                            break
+                        if isinstance(res, EvalResult):
+                            return res
+                    if self.worker.exitcode is not None and not worker_done:
+                        return self._result("runtime_error", _death_message(self.worker.exitcode))
+                if r is self.jconn:
+                    try:
+                        msg = self.jconn.recv()
+                    except (EOFError, OSError):
+                        return self._result("runtime_error", "the reference process died", "judge exited without a result")
+                    kind = msg[0]
+                    if kind == "ref_time":
+                        self.ref_time = msg[1]
+                    elif kind == "ref_out":
+                        self.ref_outs[msg[1]] = unpack(msg[2])
+                    elif kind == "ref_set":
+                        cand = drift_pending.pop(msg[1], None)
+                        if cand is not None:
+                            cmp = self._cmp(unpack(msg[2]), cand)
+                            if not cmp.ok:
+                                self._add("drift", "outputs of timed calls are wrong; the kernel is correct at first and wrong later",
+                                          f"timed input set {msg[1]}: {cmp.reason}")
+                    elif kind == "judge_error":
+                        raise TaskError(f"the reference failed to run: {msg[1]}")
+                if r is self.wconn:
+                    try:
+                        msg = self.wconn.recv()
+                    except (EOFError, OSError):
+                        continue  # the sentinel tells how it died
+                    last_progress = time.time()
+                    kind = msg[0]
+                    if kind == "timed_out":
+                        drift_pending[msg[1]] = unpack(msg[2])
+                        self.jconn and self.jconn.send(("sets", [msg[1]]))
+                        continue
+                    if kind == "repeat0":
+                        repeat0 = unpack(msg[1])
+                        continue
+                    if kind == "done":
+                        worker_done = True
+                        continue
+                    res = self._on_worker(msg)
+                    if isinstance(res, EvalResult):
+                        return res
+            # compare whatever pairs are complete
+            for i in sorted(set(self.ref_outs) & set(self.cand_outs)):
+                self._compare_trial(i)
+            if not self.skip_correctness and not timing_requested and len(self.compared) == trials_needed and repeat0 is not None:
+                self._nondeterminism(repeat0)
+                verdict = self._correctness_verdict()
+                if verdict is not None:
+                    return verdict
+                if not o.timing:
+                    return self._final(correct=True)
+                self.wconn.send(("time",))
+                timing_requested = True
+                self.stage = "timed"
+                last_progress = time.time()
+            if self.skip_correctness and not timing_requested and self.stage in ("executable", "correct", "build"):
+                self.wconn.send(("time",))
+                timing_requested = True
+            if worker_done and not drift_pending:
+                return self._final(correct=not self.skip_correctness or True)
+            if worker_done and drift_pending and self.jconn is None:
+                return self._final(correct=True)
+
+    def _cmp(self, ref, cand) -> Comparison:
+        tol = task_tolerance(self.task)
+        return compare_outputs(ref, cand, self.opt.atol if self.opt.atol is not None else tol.get("atol"),
+                               self.opt.rtol if self.opt.rtol is not None else tol.get("rtol"))
+
+    def _on_worker(self, msg):
+        kind = msg[0]
+        if kind == "stage":
+            self.stage = msg[1]
+        elif kind == "compiled":
+            self.compile_seconds, self.compile_cached = msg[1], msg[2]
+        elif kind == "cand_out":
+            self.cand_outs[msg[1]] = unpack(msg[2])
+        elif kind == "finding":
+            f = msg[1]
+            self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"))
+        elif kind == "timing":
+            self.timing = msg[1]
+        elif kind == "note":
+            self.notes.append(msg[1])
+        elif kind == "device_name":
+            self.device_name = msg[1]
+        elif kind == "kernels":
+            self.kernels = msg[1]
+        elif kind == "fail":
+            status, message, error = msg[1], msg[2], msg[3]
+            rej = self.policy.rejects(self.findings)
+            if rej and status != "compile_error":
+                f = rej[0]
+                return self._result("rejected", f"{f.category}: {f.message}", error)
+            return self._result(status, message, error)
+        return None
+
+    def _compare_trial(self, i: int) -> None:
+        if i in self.compared:
+            return
+        ref, cand = self.ref_outs.pop(i), self.cand_outs.pop(i)
+        cmp = self._cmp(ref, cand)
+        self.compared[i] = cmp
+        self.max_abs = max(self.max_abs, cmp.max_abs)
+        self.max_rel = max(self.max_rel, cmp.max_rel)
+        if i == 0:
+            self._trial0 = cand
+        if not cmp.ok:
+            from cudaopt.evaluate.inputs import trial_plan
+
+            plan = trial_plan(i, self.opt.seed)
+            if cmp.nan_where_finite and self.opt.device.startswith("cuda"):
+                self._add("uninitialised_output", "output holds the harness's NaN poison where the reference has values: parts were never written", f"trial {i}")
+            if cmp.constant_output:
+                self._add("degenerate_output", "output is constant where the reference varies", f"trial {i}")
+            if "shape" in cmp.reason:
+                self._add("problem_changed", "output shape differs from the reference (a changed problem size?)", cmp.reason)
+            prev = getattr(self, "_last_ref", None)
+            if prev is not None and compare_outputs(prev, cand).ok:
+                self._add("result_cache", "output equals the previous trial's answer: results are cached across calls", f"trial {i}")
+            elif plan.reuse_buffers and all(c.ok for j, c in self.compared.items() if not trial_plan(j, self.opt.seed).reuse_buffers):
+                self._add("result_cache", "wrong only when the inputs reuse earlier buffers: results keyed on address or object", f"trial {i}")
+            elif plan.transform != "plain" and all(c.ok for j, c in self.compared.items() if trial_plan(j, self.opt.seed).transform == "plain"):
+                self._add("input_exploit", f"correct on the task's own input distribution, wrong under '{plan.transform}' inputs", f"trial {i}: {cmp.reason}")
+        self._last_ref = ref
+
+    def _nondeterminism(self, again) -> None:
+        first = getattr(self, "_trial0", None)
+        if first is None:
+            return
+        for a, b in zip(flatten_outputs(first), flatten_outputs(again)):
+            if hasattr(a, "is_floating_point") and hasattr(b, "shape") and a.shape == b.shape and a.is_floating_point():
+                d = (a.double() - b.double()).abs().nan_to_num(0.0)
+                scale = float(a.double().nan_to_num(0.0).pow(2).mean().sqrt()) or 1.0
+                if float(d.max()) > NONDETERMINISM_REL * scale:
+                    self._add("nondeterminism", "two calls on identical inputs gave different results (a race?)",
+                              f"max difference {float(d.max()):.3g} (output rms {scale:.3g})")
+                    return
+
+    def _correctness_verdict(self) -> EvalResult | None:
+        bad = [(i, c) for i, c in sorted(self.compared.items()) if not c.ok]
+        rej = self.policy.rejects(self.findings)
+        if rej:
+            f = rej[0]
+            return self._result("rejected", f"{f.category}: {f.message}")
+        if bad:
+            i, c = bad[0]
+            return self._result("incorrect", f"{len(bad)} of {len(self.compared)} trials wrong; first: trial {i}: {c.reason}")
+        return None
+
+    def _final(self, correct: bool) -> EvalResult:
+        rej = self.policy.rejects(self.findings)
+        if rej:
+            f = rej[0]
+            return self._result("rejected", f"{f.category}: {f.message}", correct=correct)
+        if self.opt.timing and self.timing is None:
+            return self._result("runtime_error", "the worker ended without a timing result")
+        msg = ""
+        if self.timing is not None and not self.timing["stable"]:
+            msg = f"timing unstable: inter-bucket variance {self.timing['bucket_variance']:.4f} above the gate {self.opt.variance_gate}"
+        self.stage = "timed" if self.timing is not None else "correct"
+        return self._result("ok", msg, correct=True)
+
+
+def task_tolerance(task: Task) -> dict:
+    """A task's TOLERANCE constant, read from its source without importing it."""
+    import ast
+
+    try:
+        tree = ast.parse(task.source)
+    except SyntaxError:
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TOLERANCE" for t in node.targets):
+            try:
+                return dict(ast.literal_eval(node.value))
+            except ValueError:
+                return {}
+    return {}
+
+
+def _death_message(code: int) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return f"the candidate's process died with signal {name}"
+    return f"the candidate's process exited with code {code} before finishing"

@@ -1,0 +1,166 @@
+"""Process-level guards for the candidate's worker: scratch folder, audit hook, tamper snapshot.
+
+The audit hook sees what candidate Python does (open for writing, subprocess, sockets, gc scans, loading
+libraries). It is armed only while candidate code runs (import, construction, calls), so the harness's
+own compilation of baselines is not mistaken for the candidate's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import torch
+
+# Executables the C++/CUDA build may start on the candidate's behalf (torch.utils.cpp_extension).
+BUILD_TOOLS = {"ninja", "c++", "g++", "gcc", "cc", "nvcc", "clang", "clang++", "ld", "which", "cicc", "ptxas"}
+
+
+class Sandbox:
+    def __init__(self, scratch: str, allowed_write_roots: list[str]) -> None:
+        self.scratch = scratch
+        self.allowed = [os.path.realpath(p) for p in [scratch, *allowed_write_roots]]
+        self.armed = False
+        self.events: list[tuple[str, str, str]] = []  # (category, message, evidence)
+        self._seen: set = set()
+        sys.addaudithook(self._hook)
+
+    def _record(self, category: str, message: str, evidence: str) -> None:
+        key = (category, evidence[:200])
+        if key not in self._seen:
+            self._seen.add(key)
+            self.events.append((category, message, evidence[:300]))
+
+    def _hook(self, event: str, args) -> None:  # noqa: C901 - one dispatch over audit events
+        if not self.armed:
+            return
+        try:
+            if event == "open":
+                path, mode = args[0], args[1]
+                if isinstance(path, int) or mode is None:
+                    return
+                if any(c in str(mode) for c in "wax+"):
+                    real = os.path.realpath(os.fsdecode(path))
+                    if not any(real == r or real.startswith(r + os.sep) for r in self.allowed):
+                        self._record("process_escape", "candidate opened a file for writing outside its scratch folder", f"{real} ({mode})")
+                        raise PermissionError(f"cudaopt sandbox: writing {real} is not allowed")
+                elif "/proc/" in str(path) or "/dev/shm" in str(path):
+                    self._record("reference_peek", "candidate read process or shared-memory files", str(path))
+            elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn"):
+                exe = args[0] if args else ""
+                if event == "subprocess.Popen":
+                    argv = args[1] if len(args) > 1 else None
+                    name = os.path.basename(os.fsdecode(exe)) if exe else os.path.basename(str((argv or [""])[0]))
+                    if name in BUILD_TOOLS:
+                        return
+                self._record("process_escape", f"candidate started a process ({event})", str(args)[:200])
+                raise PermissionError("cudaopt sandbox: starting processes is not allowed")
+            elif event in ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto"):
+                self._record("process_escape", f"candidate used the network ({event})", str(args)[:200])
+                raise PermissionError("cudaopt sandbox: network access is not allowed")
+            elif event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents"):
+                self._record("reference_peek", f"candidate scanned the garbage collector ({event})", event)
+            elif event == "sys.settrace" or event == "sys.setprofile":
+                self._record("timer_tamper", f"candidate installed a {event.split('.')[-1]} hook", event)
+            elif event == "ctypes.dlopen":
+                name = str(args[0]) if args else ""
+                if name in ("None", "") or "libc." in name or "libcuda" in name or "libcudart" in name:
+                    self._record("process_escape", "candidate loaded a system library through ctypes", name)
+        except PermissionError:
+            raise
+        except Exception:  # noqa: BLE001 - a hook must never break the harness itself
+            return
+
+    def __enter__(self):
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc):
+        self.armed = False
+        return False
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tamper snapshot: identities of everything the timing and checking rely on.
+
+
+def _tamper_targets() -> dict[str, object]:
+    import time
+
+    import cudaopt.evaluate.clock as clock
+    import cudaopt.evaluate.compare as compare
+    import cudaopt.evaluate.stats as stats
+
+    targets = {
+        "time.perf_counter": time.perf_counter,
+        "time.perf_counter_ns": time.perf_counter_ns,
+        "time.time": time.time,
+        "time.monotonic": time.monotonic,
+        "torch.cuda.synchronize": torch.cuda.synchronize,
+        "torch.cuda.Event": torch.cuda.Event,
+        "torch.cuda.current_stream": torch.cuda.current_stream,
+        "torch.allclose": torch.allclose,
+        "torch.equal": torch.equal,
+        "torch.Tensor.__eq__": torch.Tensor.__eq__,
+        "torch.Tensor.cpu": torch.Tensor.cpu,
+        "torch.Tensor.clone": torch.Tensor.clone,
+        "torch.Tensor.copy_": torch.Tensor.copy_,
+        "torch.nn.Module.__call__": torch.nn.Module.__call__,
+        "torch.no_grad": torch.no_grad,
+    }
+    for name in ("record", "elapsed_time", "synchronize", "query"):
+        if hasattr(torch.cuda.Event, name):
+            targets[f"torch.cuda.Event.{name}"] = getattr(torch.cuda.Event, name)
+    for mod in (clock, compare, stats):
+        for k, v in vars(mod).items():
+            if callable(v) and not k.startswith("__"):
+                targets[f"{mod.__name__}.{k}"] = v
+    return targets
+
+
+class TamperWatch:
+    def __init__(self) -> None:
+        self.snapshot = _tamper_targets()
+
+    def changed(self) -> list[str]:
+        now = _tamper_targets()
+        return [k for k, v in self.snapshot.items() if now.get(k) is not v]
+
+
+def precision_flags() -> dict:
+    flags = {
+        "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda.matmul.allow_fp16_reduced_precision_reduction": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "cuda.matmul.allow_bf16_reduced_precision_reduction": torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "cudnn.deterministic": torch.backends.cudnn.deterministic,
+    }
+    return flags
+
+
+def set_precision(allow_tf32: bool) -> dict:
+    """Fix the global precision flags for both sides; returns what was set (reported in the result)."""
+    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    torch.backends.cudnn.allow_tf32 = allow_tf32
+    torch.set_float32_matmul_precision("high" if allow_tf32 else "highest")
+    return precision_flags()
+
+
+def thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def child_pids() -> list[int]:
+    pids = []
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return pids
