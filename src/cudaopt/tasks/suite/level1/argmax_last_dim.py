@@ -12,6 +12,7 @@ class Model(nn.Module):
 
 
 # Full size estimate: memory-bound, 537 MB read, 128 KB written -> ~140 us eager; memory ~540 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 268 us median, peak ~537 MB allocated.
 rows = 16384
 cols = 8192
 

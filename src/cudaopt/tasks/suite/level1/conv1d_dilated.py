@@ -15,6 +15,7 @@ class Model(nn.Module):
 
 # Full size estimate: 2*B*L*Cout*Cin*K = 15 GFLOP -> ~300-600 us eager (cuDNN fp32);
 # memory 34 MB in + 67 MB out = ~100 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 451 us median, peak ~168 MB allocated.
 batch_size = 16
 in_channels = 64
 out_channels = 128

@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: 2*B*D*H*W*Cout*Cin*27 = 7.2 GFLOP -> ~200-400 us eager (cuDNN 3D convs are
 # less efficient than 2D); memory 67 MB in + 134 MB out = ~200 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 584 us median, peak ~168 MB allocated.
 batch_size = 4
 in_channels = 16
 out_channels = 32

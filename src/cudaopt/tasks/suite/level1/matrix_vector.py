@@ -13,6 +13,7 @@ class Model(nn.Module):
 
 # Full size estimate: memory-bound, reads the 512 MB matrix once -> ~130 us eager at ~4 TB/s;
 # memory ~512 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 138 us median, peak ~537 MB allocated.
 m = 8192
 k = 16384
 

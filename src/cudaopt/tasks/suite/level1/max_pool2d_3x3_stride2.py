@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: memory-bound, 268 MB read + 67 MB written -> ~100 us eager at ~4 TB/s;
 # memory ~340 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 270 us median, peak ~537 MB allocated.
 batch_size = 16
 channels = 64
 height = 256

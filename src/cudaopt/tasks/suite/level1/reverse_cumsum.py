@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: flip, cumsum, flip each read and write 268 MB (~1.6 GB traffic) -> ~400 us eager;
 # one fused kernel moves 537 MB (~140 us); memory ~800 MB at peak (input + two temporaries).
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 659 us median, peak ~1074 MB allocated.
 rows = 32768
 cols = 2048
 dim = 1

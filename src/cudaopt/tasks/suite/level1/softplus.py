@@ -14,6 +14,7 @@ class Model(nn.Module):
 
 # Full size estimate: memory-bound, 268 MB read + 268 MB written -> ~135 us eager at ~4 TB/s;
 # memory ~540 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 142 us median, peak ~805 MB allocated.
 batch_size = 4096
 dim = 16384
 

@@ -18,6 +18,7 @@ class Model(nn.Module):
 
 # Full size estimate: bmm 8.6 GFLOP (~170 us fp32) + scale, bias, tanh, sum over 67 MB (~60 us)
 # -> ~230 us eager; memory 34 + 34 MB in + 3 x 67 MB = ~270 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 373 us median, peak ~269 MB allocated.
 batch_size = 64
 m = 512
 k = 256

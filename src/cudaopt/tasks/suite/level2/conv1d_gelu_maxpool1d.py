@@ -15,6 +15,7 @@ class Model(nn.Module):
 
 # Full size estimate: conv 10.7 GFLOP (~250 us fp32) + GELU and pool over 67 MB (~40 us)
 # -> ~300 us eager; memory 34 MB in + 2 x 67 MB + 17 MB out = ~190 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 464 us median, peak ~185 MB allocated.
 batch_size = 32
 in_channels = 64
 out_channels = 128

@@ -16,6 +16,7 @@ class Model(nn.Module):
 
 # Full size estimate: conv 10.9 GFLOP (~250 us fp32) + BatchNorm, ReLU, add over 38 MB (~40 us)
 # -> ~300 us eager; memory 38 MB in + 3 x 38 MB = ~150 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 519 us median, peak ~151 MB allocated.
 batch_size = 16
 channels = 64
 height = 96

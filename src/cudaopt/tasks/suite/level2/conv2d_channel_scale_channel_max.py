@@ -16,6 +16,7 @@ class Model(nn.Module):
 
 # Full size estimate: conv 9.7 GFLOP (~250 us fp32) + scale and channel max over 67 MB (~40 us)
 # -> ~300 us eager; memory 34 MB in + 2 x 67 MB + 1 MB out = ~170 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 474 us median, peak ~169 MB allocated.
 batch_size = 16
 in_channels = 32
 out_channels = 64

@@ -17,6 +17,7 @@ class Model(nn.Module):
 
 # Full size estimate: conv 9.7 GFLOP (~250 us fp32) + mean, subtract and ReLU over 67 MB (~60 us)
 # -> ~300 us eager; memory 34 MB in + 3 x 67 MB = ~240 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 493 us median, peak ~235 MB allocated.
 batch_size = 16
 in_channels = 32
 out_channels = 64

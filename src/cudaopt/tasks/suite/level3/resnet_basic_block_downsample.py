@@ -22,6 +22,7 @@ class Model(nn.Module):
 
 # Full size estimate: convs 3.7 + 7.4 + 0.4 = 11.5 GFLOP (~300 us fp32) + three batch norms and the
 # elementwise tail over 13 MB tensors (~50 us) -> ~350 us eager; memory 26 MB in + ~8 x 13 MB = ~130 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 410 us median, peak ~244 MB allocated.
 batch_size = 32
 in_channels = 64
 out_channels = 128

@@ -33,6 +33,7 @@ class Model(nn.Module):
 # Full size estimate: projections 8.6 GFLOP + attention 4.3 GFLOP + MLP 17.2 GFLOP = 30 GFLOP
 # (~650 us fp32) + softmax over 67 MB of scores and the norms (~60 us) -> ~700 us eager;
 # memory: 8 MB in, 12 MB weights, 2 x 67 MB scores/probabilities, 34 MB MLP hidden, ~30 MB other = ~220 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 968 us median, peak ~215 MB allocated.
 batch_size = 8
 seq_len = 512
 d_model = 512

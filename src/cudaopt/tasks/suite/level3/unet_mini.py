@@ -30,6 +30,7 @@ class Model(nn.Module):
 # Full size estimate: convs ~11.6 GFLOP (~350 us fp32, the 3-channel first conv runs poorly)
 # + ReLU/pool/concat over ~17-34 MB activations (~100 us) -> ~450 us eager;
 # memory 1.6 MB in + ~8 x 17-34 MB activations = ~200 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 739 us median, peak ~87 MB allocated.
 batch_size = 8
 in_channels = 3
 width = 32

@@ -25,6 +25,7 @@ class Model(nn.Module):
 
 # Full size estimate: five convs, 15 GFLOP (~400 us fp32) + ReLU/pool passes over ~34 MB activations
 # (~100 us) -> ~500 us eager; memory 3 MB in + ~6 x 34 MB activations = ~210 MB.
+# Measured on an H200 (torch 2.11, eager, no TF32, CUDA events): 819 us median, peak ~71 MB allocated.
 batch_size = 16
 in_channels = 3
 width = 32
