@@ -29,6 +29,15 @@ CATEGORIES = (
 )
 
 
+# A finding whose message starts with this is only suspicious (e.g. fp16 types in a CUDA string of an fp32
+# task): it is reported, and GuardPolicy.rejects never counts it.
+HINT_PREFIX = "hint: "
+
+
+def is_hint(finding: "Finding") -> bool:
+    return finding.message.startswith(HINT_PREFIX)
+
+
 class Action(str, Enum):
     REJECT = "reject"  # the candidate gets status "rejected" and no speedup
     FLAG = "flag"  # reported beside the result; the speedup stands
@@ -74,7 +83,8 @@ class GuardPolicy:
         return cls({c: Action.REJECT for c in CATEGORIES})
 
     def rejects(self, findings: list[Finding]) -> list[Finding]:
-        return [f for f in findings if self.action(f.category) is Action.REJECT]
+        # A hint (a static pattern that honest code also uses) is reported but never rejects on its own.
+        return [f for f in findings if self.action(f.category) is Action.REJECT and not is_hint(f)]
 
 
 # Flagged, not rejected, by default: these are reported facts about an otherwise honest measurement
