@@ -18,14 +18,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cudaopt.evaluate.result import EvalOptions, EvalResult
+from cudaopt.evaluate.stats import needs_verification as _needs_verification
+from cudaopt.evaluate.stats import verification_agrees
+from cudaopt.tasks.loader import TaskError
 
 EvaluateFn = Callable[[Any, Any, EvalOptions], EvalResult]
 
-# The seeds' verification rule: re-measure speedups above 3x, or above twice the previous best, on a
-# different device of the same kind, and accept only when the two measurements are within 10%.
-VERIFY_ABOVE = 3.0
-VERIFY_PREVIOUS_FACTOR = 2.0
-VERIFY_TOLERANCE = 0.10
 # How many times a job is retried (on another slot where there is one) when the evaluator raises.
 DEFAULT_RETRIES = 1
 
@@ -302,7 +300,7 @@ class EvaluatorPool:
         job = item.job
         with self._cond:
             self._counts["evaluator_failures"] += 1
-            if item.failures < self.retries:
+            if item.failures < self.retries and not isinstance(error, TaskError):
                 self._counts["retried"] += 1
                 self._pending.appendleft(replace(item, failures=item.failures + 1, exclude_slot=slot.index))
                 self._cond.notify_all()
@@ -328,13 +326,12 @@ class EvaluatorPool:
 
 
 # -- verification across devices ---------------------------------------------------------------------------
+# The rule itself (which speedups are re-measured, what agreeing means) is the evaluator's, in
+# cudaopt.evaluate.stats; the pool only decides where the second measurement runs.
 
 
 def needs_verification(result: EvalResult, options: EvalOptions) -> bool:
-    s = result.speedup
-    if s is None:
-        return False
-    return s > VERIFY_ABOVE or (options.previous_best is not None and s > VERIFY_PREVIOUS_FACTOR * options.previous_best)
+    return result.ok and result.timing is not None and _needs_verification(result.timing.speedup_raw, options.previous_best)
 
 
 def mark_verified(result: EvalResult, verified: bool, verify_speedup: float | None, note: str) -> EvalResult:
@@ -344,17 +341,19 @@ def mark_verified(result: EvalResult, verified: bool, verify_speedup: float | No
 
 
 def combine_verification(first: EvalResult, first_device: str | None, second: EvalResult, second_device: str) -> EvalResult:
-    """Accept the first measurement when the second, on another device, is within 10% of it. Otherwise
-    the conservative answer stands: a failed re-run is the result, or the lower of the two speedups."""
-    s1, s2 = first.speedup, second.speedup
+    """Accept the first measurement when the second, on another device, agrees within 10%; otherwise
+    report the lower of the two, unverified (as the evaluator does when it verifies by itself)."""
+    seconds, gpu_seconds = first.seconds + second.seconds, first.gpu_seconds + second.gpu_seconds
     where = f"re-measured on {second_device}"
-    seconds = first.seconds + second.seconds
-    if s2 is None:
-        note = f"{where}: {second.status}" + (f" ({second.message})" if second.message else "")
-        return replace(second, message=note, seconds=seconds)
-    if abs(s2 - s1) <= VERIFY_TOLERANCE * s1:
-        return replace(mark_verified(first, True, s2, f"{where}: {s2:.2f}x, within 10%"), seconds=seconds)
-    lower, other = (first, s2) if s1 <= s2 else (second, s1)
-    note = f"{where}: {s2:.2f}x vs {s1:.2f}x on {first_device}, more than 10% apart; the lower stands"
-    return replace(mark_verified(lower, False, other, note), seconds=seconds)
-
+    if not second.ok or second.timing is None:
+        note = f"verification on {second_device} failed: {second.status}" + (f" ({second.message})" if second.message else "")
+        return replace(mark_verified(first, False, None, note), seconds=seconds, gpu_seconds=gpu_seconds)
+    t1, t2 = first.timing, second.timing
+    if verification_agrees(t1.speedup_raw, t2.speedup_raw):
+        result = mark_verified(first, True, t2.speedup, f"{where}: {t2.speedup:.2f}x, within 10%")
+    else:
+        low = t1 if t1.speedup_raw <= t2.speedup_raw else t2
+        note = (f"{where}: {t2.speedup:.2f}x vs {t1.speedup:.2f}x on {first_device}, more than 10% apart; "
+                "the lower is reported")
+        result = mark_verified(replace(first, timing=low), False, t2.speedup, note)
+    return replace(result, seconds=seconds, gpu_seconds=gpu_seconds)
