@@ -1,4 +1,4 @@
-"""Index of the maximum along the last dimension (torch.argmax over dim -1), int64 output."""
+"""Index of the maximum along the last dimension (torch.argmax over dim -1, first index on ties), int64 output."""
 import torch
 import torch.nn as nn
 
