@@ -10,7 +10,7 @@ WORK=$OUT/work
 mkdir -p "$WORK"
 LOG=$OUT/log.txt
 {
-  echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "== $(date -u +%FT%TZ) commit ${GEMM_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv
   python3 -m cudaopt.gemm.build
   echo "== SASS instruction counts in the kernel library"

@@ -23,7 +23,7 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def estimate_us(fn: Launch, reps: int = 3) -> float:
+def estimate_us(fn: Launch, sets: int, reps: int = 3) -> float:
     """Rough per-call GPU time from events around a few back-to-back calls (after a warm-up)."""
     import torch
 
@@ -32,7 +32,7 @@ def estimate_us(fn: Launch, reps: int = 3) -> float:
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     e0.record()
     for i in range(reps):
-        fn(i)
+        fn(i % sets)
     e1.record()
     e1.synchronize()
     return e0.elapsed_time(e1) * 1e3 / reps
@@ -58,7 +58,7 @@ def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: f
     graphs: dict[str, tuple[object, int]] = {}
     for name, fn in cands.items():
         try:
-            est = estimate_us(fn)
+            est = estimate_us(fn, sets)
             calls = 1 if server else max(1, min(256, math.ceil(target_us / max(est, 0.5))))
             graphs[name] = (capture(fn, calls, sets), calls)
         except Exception:  # noqa: BLE001  (a failing candidate is recorded as NaN, not fatal)
