@@ -64,6 +64,7 @@ class CandidateRow(Base):
     result: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # EvalResult.to_dict()
     status: Mapped[str] = mapped_column(String(32), index=True)  # an EvalResult status, or "parse_error"
     stage_reached: Mapped[str] = mapped_column(String(32), default="")
+    note: Mapped[str] = mapped_column(Text, default="")  # why a candidate never reached the evaluator
     speedup: Mapped[float | None] = mapped_column(Float, nullable=True)
     gpu_name: Mapped[str] = mapped_column(String(255), default="")
     gpu_seconds: Mapped[float] = mapped_column(Float, default=0.0)

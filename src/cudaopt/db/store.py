@@ -64,6 +64,7 @@ class CandidateRecord:
     prompt: str = ""
     response: str = ""
     stage_reached: str = ""
+    note: str = ""
     speedup: float | None = None
     gpu_name: str = ""
     gpu_seconds: float = 0.0
@@ -104,7 +105,7 @@ class CandidateRecord:
 
 _RECORD_FIELDS = (
     "task_id", "run_id", "source", "source_hash", "origin", "model", "prompt", "response", "result", "status",
-    "stage_reached", "speedup", "gpu_name", "gpu_seconds", "prompt_tokens", "completion_tokens", "round", "island",
+    "stage_reached", "note", "speedup", "gpu_name", "gpu_seconds", "prompt_tokens", "completion_tokens", "round", "island",
 )
 
 
