@@ -9,11 +9,11 @@ import threading
 import time
 from dataclasses import replace
 
-import psutil
 import pytest
 
 from cudaopt.evaluate.result import EvalOptions, EvalResult
 from cudaopt.pool import EvaluatorPool
+from cudaopt.pool.procs import stray_processes
 from cudaopt.pool.snippet import fake_timing, snippet_evaluate
 from cudaopt.tasks.loader import TaskError
 
@@ -222,7 +222,7 @@ def test_real_subprocess_candidates_crash_hang_and_flood_without_leaks():
     by_name = {n: results[i].status for i, n in enumerate(names)}
     assert by_name == {"ok": "ok", "raise": "runtime_error", "exit": "runtime_error", "hang": "timeout",
                        "oom": "runtime_error", "flood": "timeout", "orphan": "timeout"}
-    assert psutil.Process().children(recursive=True) == []
+    assert stray_processes() == []
 
 
 def test_status_counts_add_up():

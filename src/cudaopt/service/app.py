@@ -113,28 +113,28 @@ def create_app(pool: EvaluatorPool, *, api_key: str | None = None, max_body_byte
             raise HTTPException(e.status_code, e.message) from None
 
     @app.get("/health")
-    async def health() -> dict:
+    async def health():
         status = pool.status()
         return {"status": "ok" if not status["closed"] else "closing", "version": cudaopt.__version__,
                 "workers": status["workers"], "devices": status["devices"]}
 
     @app.get("/queue", dependencies=[Depends(require_key)])
-    async def queue() -> dict:
+    async def queue():
         return {**pool.status(), "jobs_kept": len(jobs)}
 
     @app.post("/evaluate", dependencies=[Depends(require_key)])
-    async def evaluate(request: Request) -> dict:
+    async def evaluate(request: Request):
         (job,) = submit([parsed(parse_request, await read_json(request))])
         return (await asyncio.wrap_future(job)).to_dict()
 
     @app.post("/evaluate/batch", dependencies=[Depends(require_key)])
-    async def evaluate_batch(request: Request) -> list:
+    async def evaluate_batch(request: Request):
         batch = submit(parsed(parse_batch, await read_json(request)))
         results = await asyncio.gather(*(asyncio.wrap_future(j) for j in batch))
         return [r.to_dict() for r in results]
 
     @app.post("/jobs", dependencies=[Depends(require_key)])
-    async def create_jobs(request: Request) -> dict:
+    async def create_jobs(request: Request):
         body = await read_json(request)
         if isinstance(body, list):
             return {"ids": [j.id for j in submit(parsed(parse_batch, body))]}
@@ -148,7 +148,7 @@ def create_app(pool: EvaluatorPool, *, api_key: str | None = None, max_body_byte
         return job
 
     @app.get("/jobs/{job_id}", dependencies=[Depends(require_key)])
-    async def get_job(job_id: str, wait: float = 0.0) -> dict:
+    async def get_job(job_id: str, wait: float = 0.0):
         job = find(job_id)
         if wait > 0 and not job.done():
             try:
@@ -158,7 +158,7 @@ def create_app(pool: EvaluatorPool, *, api_key: str | None = None, max_body_byte
         return _job_view(job)
 
     @app.delete("/jobs/{job_id}", dependencies=[Depends(require_key)])
-    async def cancel_job(job_id: str) -> dict:
+    async def cancel_job(job_id: str):
         job = find(job_id)
         if job.cancel():
             job.state = "cancelled"
