@@ -123,6 +123,7 @@ class _Session:
         self.ref_outs: dict[int, object] = {}
         self.cand_outs: dict[int, object] = {}
         self.compared: dict[int, Comparison] = {}
+        self.ref_by_trial: dict[int, object] = {}
         self.max_abs = 0.0
         self.max_rel = 0.0
         self.timing: dict | None = None
@@ -228,95 +229,80 @@ class _Session:
 
     def _loop(self) -> EvalResult:  # noqa: C901 - one state machine over the two pipes
         o = self.opt
-        last_progress = time.time()
+        self.last_progress = time.time()
         trials_needed = 0 if self.skip_correctness else o.trials
-        repeat0 = None
+        self.repeat0 = None
+        self.worker_done = False
+        self.drift_pending: dict[int, object] = {}
         timing_requested = False
-        drift_pending: dict[int, object] = {}
-        worker_done = False
         conns = [self.wconn] + ([self.jconn] if self.jconn else [])
         while True:
             limit = self._deadline_for_stage()
-            remaining = limit - (time.time() - last_progress)
-            if remaining <= 0:
+            remaining = limit - (time.time() - self.last_progress)
+            if remaining <= 0 and not self.worker_done:
                 what = {"compile": "compilation", "build": "building ModelNew"}.get(self.stage, "a call")
                 msg = f"{what} did not finish within {limit:.1f} s"
                 if self.stage in ("executable", "correct"):
                     msg += f" (executable limit: max({EXEC_FACTOR} x reference time, {o.exec_floor_s:g} s))"
                 return self._result("timeout", msg)
-            ready = wait(conns + [self.worker.sentinel], timeout=min(remaining, 1.0))
-            for r in ready:
-                if r is self.worker.sentinel and not worker_done:
-                    # drain what the worker said before it died
-                    while self.wconn.poll():
-                        try:
-                            res = self._on_worker(self.wconn.recv())
-                        except (EOFError, OSError):
-                            break
-                        if isinstance(res, EvalResult):
-                            return res
-                    if self.worker.exitcode is not None and not worker_done:
-                        return self._result("runtime_error", _death_message(self.worker.exitcode))
-                if r is self.jconn:
-                    try:
-                        msg = self.jconn.recv()
-                    except (EOFError, OSError):
-                        return self._result("runtime_error", "the reference process died", "judge exited without a result")
-                    kind = msg[0]
-                    if kind == "ref_time":
-                        self.ref_time = msg[1]
-                    elif kind == "ref_out":
-                        self.ref_outs[msg[1]] = unpack(msg[2])
-                    elif kind == "ref_set":
-                        cand = drift_pending.pop(msg[1], None)
-                        if cand is not None:
-                            cmp = self._cmp(unpack(msg[2]), cand)
-                            if not cmp.ok:
-                                self._add("drift", "outputs of timed calls are wrong; the kernel is correct at first and wrong later",
-                                          f"timed input set {msg[1]}: {cmp.reason}")
-                    elif kind == "judge_error":
-                        raise TaskError(f"the reference failed to run: {msg[1]}")
-                if r is self.wconn:
+            ready = wait(conns + ([] if self.worker_done else [self.worker.sentinel]), timeout=max(0.01, min(remaining, 1.0)))
+            if self.wconn in ready or (self.worker.sentinel in ready):
+                # drain everything the worker said, also when it has just exited
+                while not self.worker_done and self.wconn.poll():
                     try:
                         msg = self.wconn.recv()
                     except (EOFError, OSError):
-                        continue  # the sentinel tells how it died
-                    last_progress = time.time()
-                    kind = msg[0]
-                    if kind == "timed_out":
-                        drift_pending[msg[1]] = unpack(msg[2])
-                        self.jconn and self.jconn.send(("sets", [msg[1]]))
-                        continue
-                    if kind == "repeat0":
-                        repeat0 = unpack(msg[1])
-                        continue
-                    if kind == "done":
-                        worker_done = True
-                        continue
+                        break
+                    self.last_progress = time.time()
                     res = self._on_worker(msg)
                     if isinstance(res, EvalResult):
                         return res
+                if self.worker.sentinel in ready and not self.worker_done and not self.wconn.poll():
+                    return self._result("runtime_error", _death_message(self.worker.exitcode))
+            if self.jconn is not None and self.jconn in ready:
+                res = self._on_judge()
+                if isinstance(res, EvalResult):
+                    return res
             # compare whatever pairs are complete
             for i in sorted(set(self.ref_outs) & set(self.cand_outs)):
                 self._compare_trial(i)
-            if not self.skip_correctness and not timing_requested and len(self.compared) == trials_needed and repeat0 is not None:
-                self._nondeterminism(repeat0)
+            if not timing_requested and not self.skip_correctness and len(self.compared) == trials_needed and self.repeat0 is not None:
+                self._nondeterminism(self.repeat0)
                 verdict = self._correctness_verdict()
                 if verdict is not None:
                     return verdict
                 if not o.timing:
-                    return self._final(correct=True)
+                    return self._final()
                 self.wconn.send(("time",))
                 timing_requested = True
                 self.stage = "timed"
-                last_progress = time.time()
+                self.last_progress = time.time()
             if self.skip_correctness and not timing_requested and self.stage in ("executable", "correct", "build"):
                 self.wconn.send(("time",))
                 timing_requested = True
-            if worker_done and not drift_pending:
-                return self._final(correct=not self.skip_correctness or True)
-            if worker_done and drift_pending and self.jconn is None:
-                return self._final(correct=True)
+            if self.worker_done and (not self.drift_pending or self.jconn is None):
+                return self._final()
+
+    def _on_judge(self):
+        try:
+            msg = self.jconn.recv()
+        except (EOFError, OSError):
+            return self._result("runtime_error", "the reference process died", "judge exited without a result")
+        kind = msg[0]
+        if kind == "ref_time":
+            self.ref_time = msg[1]
+        elif kind == "ref_out":
+            self.ref_outs[msg[1]] = unpack(msg[2])
+        elif kind == "ref_set":
+            cand = self.drift_pending.pop(msg[1], None)
+            if cand is not None:
+                cmp = self._cmp(unpack(msg[2]), cand)
+                if not cmp.ok:
+                    self._add("drift", "outputs of timed calls are wrong; the kernel is correct at first and wrong later",
+                              f"timed input set {msg[1]}: {cmp.reason}")
+        elif kind == "judge_error":
+            raise TaskError(f"the reference failed to run: {msg[1]}")
+        return None
 
     def _cmp(self, ref, cand) -> Comparison:
         tol = task_tolerance(self.task)
@@ -325,7 +311,15 @@ class _Session:
 
     def _on_worker(self, msg):
         kind = msg[0]
-        if kind == "stage":
+        if kind == "done":
+            self.worker_done = True
+        elif kind == "repeat0":
+            self.repeat0 = unpack(msg[1])
+        elif kind == "timed_out":
+            self.drift_pending[msg[1]] = unpack(msg[2])
+            if self.jconn is not None:
+                self.jconn.send(("sets", [msg[1]]))
+        elif kind == "stage":
             self.stage = msg[1]
         elif kind == "compiled":
             self.compile_seconds, self.compile_cached = msg[1], msg[2]
@@ -362,23 +356,16 @@ class _Session:
         if i == 0:
             self._trial0 = cand
         if not cmp.ok:
-            from cudaopt.evaluate.inputs import trial_plan
-
-            plan = trial_plan(i, self.opt.seed)
             if cmp.nan_where_finite and self.opt.device.startswith("cuda"):
                 self._add("uninitialised_output", "output holds the harness's NaN poison where the reference has values: parts were never written", f"trial {i}")
             if cmp.constant_output:
                 self._add("degenerate_output", "output is constant where the reference varies", f"trial {i}")
             if "shape" in cmp.reason:
                 self._add("problem_changed", "output shape differs from the reference (a changed problem size?)", cmp.reason)
-            prev = getattr(self, "_last_ref", None)
-            if prev is not None and compare_outputs(prev, cand).ok:
+            prev = self.ref_by_trial.get(i - 1)
+            if prev is not None and self._cmp(prev, cand).ok:
                 self._add("result_cache", "output equals the previous trial's answer: results are cached across calls", f"trial {i}")
-            elif plan.reuse_buffers and all(c.ok for j, c in self.compared.items() if not trial_plan(j, self.opt.seed).reuse_buffers):
-                self._add("result_cache", "wrong only when the inputs reuse earlier buffers: results keyed on address or object", f"trial {i}")
-            elif plan.transform != "plain" and all(c.ok for j, c in self.compared.items() if trial_plan(j, self.opt.seed).transform == "plain"):
-                self._add("input_exploit", f"correct on the task's own input distribution, wrong under '{plan.transform}' inputs", f"trial {i}: {cmp.reason}")
-        self._last_ref = ref
+        self.ref_by_trial = {i: ref}  # only the latest is kept: outputs can be large
 
     def _nondeterminism(self, again) -> None:
         first = getattr(self, "_trial0", None)
@@ -393,8 +380,25 @@ class _Session:
                               f"max difference {float(d.max()):.3g} (output rms {scale:.3g})")
                     return
 
+    def _classify_failures(self, bad: list[int]) -> None:
+        """Name the pattern of the failures: which kinds of trial fail, and which pass."""
+        from cudaopt.evaluate.inputs import trial_plan
+
+        plans = {i: trial_plan(i, self.opt.seed) for i in self.compared}
+        fresh_ok = all(self.compared[i].ok for i, p in plans.items() if not p.reuse_buffers)
+        plain_ok = all(self.compared[i].ok for i, p in plans.items() if p.transform == "plain")
+        if fresh_ok and all(plans[i].reuse_buffers for i in bad):
+            self._add("result_cache", "wrong only when the inputs reuse earlier buffers: results keyed on address or object",
+                      f"trials {bad[:5]}")
+        elif plain_ok:
+            kinds = sorted({plans[i].transform for i in bad})
+            self._add("input_exploit", f"correct on the task's own input distribution, wrong under {', '.join(kinds)} inputs",
+                      f"trial {bad[0]}: {self.compared[bad[0]].reason}")
+
     def _correctness_verdict(self) -> EvalResult | None:
         bad = [(i, c) for i, c in sorted(self.compared.items()) if not c.ok]
+        if bad:
+            self._classify_failures([i for i, _ in bad])
         rej = self.policy.rejects(self.findings)
         if rej:
             f = rej[0]
@@ -404,11 +408,11 @@ class _Session:
             return self._result("incorrect", f"{len(bad)} of {len(self.compared)} trials wrong; first: trial {i}: {c.reason}")
         return None
 
-    def _final(self, correct: bool) -> EvalResult:
+    def _final(self) -> EvalResult:
         rej = self.policy.rejects(self.findings)
         if rej:
             f = rej[0]
-            return self._result("rejected", f"{f.category}: {f.message}", correct=correct)
+            return self._result("rejected", f"{f.category}: {f.message}", correct=not self.skip_correctness)
         if self.opt.timing and self.timing is None:
             return self._result("runtime_error", "the worker ended without a timing result")
         msg = ""

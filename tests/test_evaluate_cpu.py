@@ -1,0 +1,273 @@
+"""Every stage and every error path of the evaluator, for real, on the CPU (processes, compiler, timeouts)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cudaopt.evaluate import EvalOptions, evaluate
+from cudaopt.tasks.loader import TaskError
+
+FIX = Path(__file__).parent / "fixtures"
+TASK = FIX / "tasks" / "scaled_tanh.py"
+FAST = dict(device="cpu", size="small", trials=8, budget_s=0.3, min_rounds=14, exec_floor_s=5.0)
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("CUDAOPT_CACHE", str(tmp_path_factory.getbasetemp() / "cudaopt-cache"))
+
+
+def cand(body: str, init: str = "cols") -> str:
+    """A candidate with the fixture task's parameters and the given forward body."""
+    return textwrap.dedent(
+        f"""
+        import torch
+        import torch.nn as nn
+        class ModelNew(nn.Module):
+            def __init__(self, {init}):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(cols))
+                self.b = nn.Parameter(torch.randn(cols))
+            def forward(self, x):
+        """
+    ) + textwrap.indent(textwrap.dedent(body), " " * 8)
+
+
+def run(source, **kw):
+    return evaluate(TASK, source, EvalOptions(**{**FAST, **kw}))
+
+
+def categories(r):
+    return {f.category for f in r.findings}
+
+
+def test_honest_candidate_is_ok_and_timed():
+    r = run(cand("return torch.tanh(x * self.w) + self.b"))
+    assert r.status == "ok", r.message + r.error
+    assert r.correct and r.trials_passed == 8 and r.max_abs_error == 0.0
+    assert r.timing is not None and r.timing.rounds >= 14
+    assert r.speedup == r.timing.speedup and len(r.speedup_ci) == 2
+    d = r.to_dict()
+    for key in ("status", "correct", "speedup", "speedup_ci", "baseline", "device", "findings"):
+        assert key in d
+    assert json.loads(json.dumps(d))["status"] == "ok"
+
+
+def test_correctness_only_mode():
+    r = run(cand("return torch.tanh(x * self.w) + self.b"), timing=False)
+    assert r.status == "ok" and r.timing is None and r.speedup is None
+
+
+def test_wrong_result_is_incorrect():
+    r = run(cand("return x * self.w + self.b"))
+    assert r.status == "incorrect"
+    assert "trials wrong" in r.message and r.stage_reached == "correct"
+
+
+def test_python_syntax_error_is_compile_error():
+    r = run("import torch\nclass ModelNew(torch.nn.Module:\n    pass\n")
+    assert r.status == "compile_error" and "syntax error" in r.message
+
+
+def test_import_failure_and_missing_class_and_signature():
+    r = run("import torch\nraise ValueError('nope')\n")
+    assert r.status == "runtime_error" and "nope" in r.message
+    r = run("import torch\nclass Other(torch.nn.Module):\n    pass\n")
+    assert r.status == "runtime_error" and "lacks `class ModelNew`" in r.message
+    r = run(cand("return x * 2", init="cols, extra"))
+    assert r.status == "runtime_error" and "does not match" in r.message
+
+
+def test_exception_in_forward_is_runtime_error():
+    r = run(cand("raise RuntimeError('kernel exploded')"))
+    assert r.status == "runtime_error" and "kernel exploded" in r.message
+    assert "Traceback" in r.error
+
+
+def test_crash_kills_only_the_worker():
+    r = run(cand("import ctypes; ctypes.string_at(0)"))  # a segfault in the candidate's process
+    assert r.status in ("runtime_error", "rejected")
+    if r.status == "runtime_error":
+        assert "signal" in r.message or "exited" in r.message
+
+
+def test_hang_is_a_timeout_and_the_process_is_killed():
+    import time
+
+    t0 = time.time()
+    r = run(cand("import time\ntime.sleep(600)\nreturn x * 2"), exec_floor_s=2.0)
+    assert r.status == "timeout" and "did not finish" in r.message
+    assert time.time() - t0 < 60
+
+
+def test_hang_at_import_is_a_compile_timeout():
+    r = run("import time\ntime.sleep(600)\n", compile_timeout_s=3.0)
+    assert r.status == "timeout" and "compilation" in r.message
+
+
+def test_non_tensor_output_is_caught():
+    r = run(cand("return [1.0, 2.0]"))
+    assert r.status in ("rejected", "incorrect")
+    assert "lazy_output" in categories(r) or "expected a tensor" in r.message
+
+
+def test_input_mutation_is_rejected():
+    r = run(cand("x.mul_(1.0000001)\nreturn torch.tanh(x * self.w) + self.b"))
+    assert r.status == "rejected" and "input_mutation" in categories(r)
+
+
+def test_returning_an_input_is_output_alias():
+    r = run(cand("x.copy_(torch.tanh(x * self.w) + self.b)\nreturn x"))
+    assert r.status == "rejected"
+    assert {"output_alias", "input_mutation"} & categories(r)
+
+
+def test_address_keyed_cache_is_caught():
+    body = """
+    key = x.data_ptr()
+    if not hasattr(self, "_memo"):
+        self._memo = {}
+    if key not in self._memo:
+        self._memo[key] = torch.tanh(x * self.w) + self.b
+    return self._memo[key].clone()
+    """
+    r = run(cand(body))
+    assert r.status in ("rejected", "incorrect")
+    assert "result_cache" in categories(r)
+
+
+def test_zero_output_is_degenerate():
+    r = run(cand("return torch.zeros_like(x)"))
+    assert r.status in ("rejected", "incorrect") and "degenerate_output" in categories(r)
+
+
+def test_subsampling_shortcut_is_an_input_exploit():
+    # Correct on the task's own randn inputs, wrong once inputs are shifted (clamps to the usual range).
+    r = run(cand("return torch.tanh(x.clamp(-6, 6) * self.w) + self.b"), trials=14)
+    assert r.status in ("rejected", "incorrect")
+    assert "input_exploit" in categories(r)
+
+
+def test_precision_flag_switch_is_caught():
+    r = run(cand("torch.backends.cuda.matmul.allow_tf32 = True\nreturn torch.tanh(x * self.w) + self.b"))
+    assert r.status == "rejected" and "precision_downgrade" in categories(r)
+
+
+def test_patching_the_clock_is_timer_tamper():
+    src = cand("return torch.tanh(x * self.w) + self.b") + "\nimport time as _t\n_t.perf_counter = lambda: 0.0\n"
+    r = run(src)
+    assert r.status == "rejected" and "timer_tamper" in categories(r)
+
+
+def test_spawning_a_process_is_blocked():
+    r = run(cand("import subprocess\nsubprocess.run(['true'])\nreturn torch.tanh(x * self.w) + self.b"))
+    assert r.status == "rejected" and "process_escape" in categories(r)
+
+
+def test_reference_forward_use_is_reference_inherit():
+    body = """
+    import gc
+    for o in gc.get_objects():
+        if isinstance(o, type) and o.__name__ == "Model" and hasattr(o, "forward") and o is not type(self):
+            m = o.__new__(o); torch.nn.Module.__init__(m); m.w, m.b = self.w, self.b
+            return o.forward(m, x)
+    return x
+    """
+    r = run(cand(body))
+    assert r.status == "rejected"
+    assert {"reference_inherit", "reference_peek"} & categories(r)
+
+
+def test_missing_files_are_usage_errors(tmp_path):
+    with pytest.raises(TaskError):
+        evaluate(tmp_path / "nope.py", cand("return x * 2"), EvalOptions(**FAST))
+    with pytest.raises(TaskError):
+        evaluate(TASK, tmp_path / "nope.py", EvalOptions(**FAST))
+
+
+def test_options_validate():
+    with pytest.raises(ValueError, match="baseline"):
+        EvalOptions(baseline="fastest")
+
+
+CPP_OK = r'''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_src = """
+#include <torch/extension.h>
+#include <cmath>
+torch::Tensor fused(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
+  TORCH_CHECK(x.is_contiguous() && x.dtype() == torch::kFloat32, "x must be contiguous float32");
+  auto out = torch::empty_like(x);
+  const float* xp = x.data_ptr<float>(); const float* wp = w.data_ptr<float>(); const float* bp = b.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  int64_t cols = x.size(1), rows = x.size(0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      op[r * cols + c] = std::tanh(xp[r * cols + c] * wp[c]) + bp[c];
+  return out;
+}
+"""
+_ext = load_inline(name="cudaopt_test_fused_tanh", cpp_sources=_src, functions=["fused"], extra_cflags=["-O2"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(cols))
+        self.b = nn.Parameter(torch.randn(cols))
+
+    def forward(self, x):
+        return _ext.fused(x.contiguous(), self.w, self.b)
+'''
+
+
+@pytest.mark.slow
+def test_cpp_candidate_compiles_runs_and_is_cached():
+    r = run(CPP_OK)
+    assert r.status == "ok", r.message + r.error[-2000:]
+    assert r.compile_seconds > 0 and not r.compile_cached
+    again = run(CPP_OK)
+    assert again.status == "ok" and again.compile_cached
+
+
+def test_cpp_compile_error_is_reported():
+    broken = CPP_OK.replace("auto out = torch::empty_like(x);", "auto out = torch::empty_like(x) this is not C++;").replace(
+        "cudaopt_test_fused_tanh", "cudaopt_test_broken")
+    r = run(broken)
+    assert r.status == "compile_error", r.message
+    assert r.stage_reached == "compile" and "error" in r.error.lower()
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_exit_codes_and_json(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text(cand("return torch.tanh(x * self.w) + self.b"))
+    bad = tmp_path / "bad.py"
+    bad.write_text(cand("return x * 2"))
+    out = tmp_path / "r.json"
+    common = ["--device", "cpu", "--size", "small", "--trials", "4", "--budget-s", "0.3"]
+    p = _cli("eval", str(TASK), str(good), *common, "--json", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    d = json.loads(out.read_text())
+    assert d["status"] == "ok" and d["correct"] is True and d["speedup"] is not None and len(d["speedup_ci"]) == 2
+    assert d["baseline"] == "eager" and d["device"] == "cpu" and isinstance(d["findings"], list)
+    p = _cli("eval", str(TASK), str(bad), *common)
+    assert p.returncode == 1 and "incorrect" in p.stdout
+    p = _cli("eval", str(TASK), str(tmp_path / "missing.py"), *common)
+    assert p.returncode == 2 and "no such file" in p.stderr
+    p = _cli("eval", str(TASK), str(good), "--device", "cpu", "--baseline", "nonsense")
+    assert p.returncode == 2 and "baseline" in p.stderr
+    p = _cli("tasks", "list", "--json")
+    assert p.returncode == 0
+    rows = json.loads(p.stdout)
+    assert all({"name", "level", "path"} <= set(r) for r in rows)

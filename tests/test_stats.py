@@ -1,0 +1,87 @@
+"""The timing statistics on synthetic timings: buckets, gate, rounding, interval, verification rule."""
+
+import math
+import random
+
+import pytest
+
+from cudaopt.evaluate.stats import (
+    N_BUCKETS,
+    bucket_means,
+    estimate,
+    needs_verification,
+    round_toward_one,
+    trimmed_mean,
+    verification_agrees,
+)
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [(1.118, 1.11), (0.992, 1.00), (1.0, 1.0), (2.999, 2.99), (0.987, 0.99), (1.11, 1.11), (0.5, 0.5), (3.0001, 3.0)],
+)
+def test_round_toward_one(raw, expected):
+    assert round_toward_one(raw) == pytest.approx(expected, abs=1e-12)
+
+
+def test_rounding_never_moves_away_from_one():
+    rng = random.Random(1)
+    for _ in range(2000):
+        x = rng.uniform(0.2, 5.0)
+        r = round_toward_one(x)
+        assert abs(r - 1.0) <= abs(x - 1.0) + 1e-12
+        assert abs(r - x) < 0.01 + 1e-12
+
+
+def test_buckets_are_time_ordered_and_cover_all_rounds():
+    values = list(range(70))  # 10 per bucket
+    means = bucket_means(values, trim=0.0)
+    assert len(means) == N_BUCKETS
+    assert means == [4.5 + 10 * i for i in range(7)]
+
+
+def test_buckets_need_enough_rounds():
+    with pytest.raises(ValueError):
+        bucket_means([1.0] * 6)
+
+
+def test_trimmed_mean_drops_preemption_spikes():
+    xs = [1.0] * 18 + [100.0, 0.01]
+    assert trimmed_mean(xs, 0.1) == pytest.approx(1.0)
+    assert trimmed_mean(xs, 0.0) > 5
+
+
+def test_estimate_median_of_bucket_means_and_gate():
+    # Seven buckets whose means are 1.0 .. 1.6: the median is 1.3, variance 0.0467 > gate 0.005.
+    ratios = [1.0 + 0.1 * (i // 10) for i in range(70)]
+    est = estimate(ratios)
+    assert est.raw == pytest.approx(1.3)
+    assert est.rounded == pytest.approx(1.3)
+    assert est.bucket_variance == pytest.approx(0.0466667, rel=1e-4)
+    assert not est.stable
+    steady = estimate([1.2 + 0.001 * ((i * 7919) % 13 - 6) for i in range(700)])
+    assert steady.stable
+    assert steady.ci_low <= steady.raw <= steady.ci_high
+    assert steady.rel_half_width < 0.01
+
+
+def test_interval_covers_the_truth_about_95_percent():
+    rng = random.Random(7)
+    hits = 0
+    runs = 400
+    for _ in range(runs):
+        ratios = [rng.gauss(1.5, 0.1) for _ in range(140)]
+        est = estimate(ratios, trim=0.0)
+        hits += est.ci_low <= 1.5 <= est.ci_high
+    # A t-interval over 7 bucket means centred on their median: coverage near 95% (median is noisier).
+    assert 0.85 <= hits / runs <= 0.995
+
+
+def test_verification_rule():
+    assert needs_verification(3.2, None)
+    assert not needs_verification(2.9, None)
+    assert needs_verification(2.5, previous_best=1.2)  # more than twice the previous best
+    assert not needs_verification(2.3, previous_best=1.2)
+    assert verification_agrees(4.0, 4.35)
+    assert not verification_agrees(4.0, 3.5)
+    assert math.isfinite(estimate([1.0] * 7).raw)
