@@ -45,6 +45,9 @@ _PRECISION_ATTRS = frozenset(
 _PROTECTED_ROOTS = ("torch", "time", "cudaopt", "builtins", "sys", "os", "gc", "numpy", "threading", "importlib")
 _FRAME_ATTRS = frozenset("f_back f_globals f_locals f_builtins tb_frame gi_frame cr_frame ag_frame".split())
 _NAMESPACE_ATTRS = frozenset("__globals__ __subclasses__ __closure__ __builtins__".split())
+# Methods whose result shares storage with the receiver: an in-place op on it writes into the receiver.
+_VIEW_METHODS = frozenset("view view_as reshape narrow select t transpose permute squeeze unsqueeze expand "
+                          "expand_as as_strided detach contiguous flatten unflatten diagonal unfold split chunk".split())
 _REDUCED_DTYPES = frozenset({"torch.float16", "torch.half", "torch.bfloat16"})
 
 # Dotted call targets -> (category, why). A key ending in "." matches every name under that prefix.
@@ -259,6 +262,10 @@ _SENSITIVE_STRINGS: dict[str, str] = {
     **{n: "lazy_output" for n in "_make_subclass __torch_function__ __torch_dispatch__ Tensor".split()},
     **{n: "reference_inherit" for n in ("Model",)},
 }
+# Modules whose dotted names, assembled from pieces, reveal an import the source hides.
+_SENSITIVE_MODULES = {"cudaopt": "timer_tamper", "subprocess": "process_escape", "socket": "process_escape",
+                      "ctypes": "process_escape", "threading": "side_stream", "gc": "reference_peek",
+                      "inspect": "reference_peek", "multiprocessing": "side_stream"}
 
 
 def scan(source: str, *, device: str = "cuda", reference: str | None = None) -> list[Finding]:
@@ -492,6 +499,20 @@ class _Scanner(ast.NodeVisitor):
     def func(self) -> _Func | None:
         return self.funcs[-1] if self.funcs else None
 
+    def _aliased_input(self, node: ast.AST, f: _Func) -> bool:
+        """Whether an expression is one of forward's inputs or a view of it (x, x.data, x[0], x.view(-1))."""
+        while True:
+            if isinstance(node, ast.Name):
+                return node.id in f.args
+            if isinstance(node, ast.Attribute):
+                node = node.value
+            elif isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEW_METHODS:
+                node = node.func.value
+            else:
+                return False
+
     def _root_name(self, node: ast.AST) -> str | None:
         while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
             node = node.func if isinstance(node, ast.Call) else node.value
@@ -654,7 +675,7 @@ class _Scanner(ast.NodeVisitor):
                     if step not in (1, -1):
                         self.add("input_exploit", "forward reads its input with a stride: a subsample that fits only "
                                  "some input distributions", node, hint=True)
-        if isinstance(node.ctx, ast.Store) and f is not None and f.is_forward and self._root_name(node.value) in f.args:
+        if isinstance(node.ctx, ast.Store) and f is not None and f.is_forward and self._aliased_input(node.value, f):
             self.add("input_mutation", "forward writes into its input", node)
         self.generic_visit(node)
 
@@ -780,10 +801,10 @@ class _Scanner(ast.NodeVisitor):
         f = self.func
         if f is not None and f.is_forward:
             for kw in node.keywords:
-                if kw.arg == "out" and self._root_name(kw.value) in f.args:
+                if kw.arg == "out" and self._aliased_input(kw.value, f):
                     self.add("input_mutation", "forward writes its result into an input (out=)", node)
                 if kw.arg == "inplace" and isinstance(kw.value, ast.Constant) and kw.value.value is True and \
-                        node.args and self._root_name(node.args[0]) in f.args:
+                        node.args and self._aliased_input(node.args[0], f):
                     self.add("input_mutation", "forward applies an in-place op to its input", node)
             if d in ("torch.equal",) and any(isinstance(a, ast.Attribute) and self._root_name(a) == "self" for a in node.args):
                 self.add("result_cache", "compares the input with a stored one: answers can be replayed", node)
@@ -828,7 +849,7 @@ class _Scanner(ast.NodeVisitor):
                 self.add("precision_downgrade", "converts to a reduced dtype in an fp32 task", node)
         f = self.func
         if f is not None and f.is_forward and attr.endswith("_") and not attr.startswith("_") and \
-                attr != "requires_grad_" and self._root_name(node.func.value) in f.args:
+                attr != "requires_grad_" and self._aliased_input(node.func.value, f):
             self.add("input_mutation", f"forward calls in-place {attr}() on its input", node)
 
     def _check_open(self, node: ast.Call) -> None:
@@ -873,7 +894,8 @@ class _Scanner(ast.NodeVisitor):
                 if text is None or isinstance(node, ast.Constant):
                     continue
                 # A name assembled from pieces that spells something sensitive is obfuscation.
-                category = _SENSITIVE_STRINGS.get(text.strip())
+                word = text.strip()
+                category = _SENSITIVE_STRINGS.get(word) or _SENSITIVE_MODULES.get(word.split(".")[0])
                 if category:
                     self.add(category, f"assembles the name {text.strip()!r} from pieces: hides a sensitive call", node)
                 if len(text) < 12 or not isinstance(node, ast.BinOp):
