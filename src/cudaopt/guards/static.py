@@ -480,8 +480,8 @@ class _Scanner(ast.NodeVisitor):
     def _matches(dotted: str | None, table: dict) -> tuple[str, str] | None:
         if not dotted:
             return None
-        if dotted in table:
-            return table[dotted]
+        if dotted in table or dotted + "." in table:
+            return table.get(dotted) or table[dotted + "."]
         parts = dotted.split(".")
         for i in range(len(parts) - 1, 0, -1):
             hit = table.get(".".join(parts[:i]) + ".")
