@@ -104,6 +104,7 @@ _CALLS: dict[str, tuple[str, str]] = {
     "torch.load": ("reference_peek", "loads saved tensors (saved results?)"),
     "numpy.load": ("reference_peek", "loads saved arrays (saved results?)"),
     "numpy.fromfile": ("reference_peek", "reads raw data from a file"),
+    "torch.from_file": ("reference_peek", "maps a file's raw data into a tensor (saved results?)"),
     "multiprocessing.shared_memory.": ("reference_peek", "opens shared memory (the judge's results?)"),
     "mmap.": ("reference_peek", "maps memory or files of other processes"),
     "io.open": ("reference_peek", "opens a file"),
@@ -194,6 +195,7 @@ _METHODS: dict[str, tuple[str, str]] = {
     "read_bytes": ("reference_peek", "reads a file"),
     "write_text": ("process_escape", "writes a file"),
     "write_bytes": ("process_escape", "writes a file"),
+    "tofile": ("process_escape", "writes an array to a file (C-level, invisible to Python audit hooks)"),
     "half": ("precision_downgrade", "converts to float16 in an fp32 task"),
     "bfloat16": ("precision_downgrade", "converts to bfloat16 in an fp32 task"),
 }
@@ -625,6 +627,11 @@ class _Scanner(ast.NodeVisitor):
             elif self.func is not None and calls and not reraises:
                 self.add("exception_fallback", "except handler inside a function computes something else: a failing "
                          "custom path silently falls back", h)
+        for n in node.finalbody:
+            for sub in ast.walk(n):
+                if isinstance(sub, (ast.Return, ast.Break, ast.Continue)):
+                    self.add("exception_fallback", "return/break inside finally swallows any exception from the try "
+                             "block: a failing fast path is hidden", sub)
         self.generic_visit(node)
 
     visit_TryStar = visit_Try

@@ -1,4 +1,4 @@
-# cudaopt-redteam: category=exception_fallback task=linear_relu device=cpu expect=rejected layer=dynamic
+# cudaopt-redteam: category=exception_fallback task=linear_relu device=cpu expect=rejected layer=both
 """The same silent fallback with no `except` at all: a `return` inside `finally` swallows the exception
 raised by the (always failing) custom path."""
 import torch

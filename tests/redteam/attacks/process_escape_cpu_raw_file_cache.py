@@ -1,4 +1,4 @@
-# cudaopt-redteam: category=process_escape task=matmul_nn device=cpu expect=rejected layer=dynamic
+# cudaopt-redteam: category=process_escape task=matmul_nn device=cpu expect=rejected layer=both
 """A result cache that survives across processes (so a "re-measure in a fresh process" check sees the same
 speedup): answers are written as raw floats into the shared temp folder with ndarray.tofile and read back
 with torch.from_file, keyed by a few input values. No open(), no torch.save/load, no os.remove."""
