@@ -7,7 +7,6 @@ candidates really crash, hang, exhaust memory and flood their output (in subproc
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from dataclasses import replace
 
@@ -18,8 +17,9 @@ from fastapi.testclient import TestClient
 from cudaopt.evaluate.result import STATUSES, EvalOptions, EvalResult
 from cudaopt.pool import EvaluatorPool
 from cudaopt.pool.procs import stray_processes
-from cudaopt.pool.snippet import fake_timing, snippet_evaluate
+from cudaopt.pool.snippet import EXPECTED_STATUS, MISBEHAVING, fake_timing, load_mix, snippet_evaluate
 from cudaopt.service import BackgroundServer, create_app, resolve_devices, serve
+from cudaopt.service.load import send_all
 from cudaopt.service.requests import MAX_BATCH, MAX_SOURCE_BYTES
 
 TASK = "matrix_vector"
@@ -175,68 +175,16 @@ def test_device_specs():
 
 # -- under load, over real HTTP ---------------------------------------------------------------------------
 
-SNIPPETS = {
-    "ok": "print('SPEEDUP=1.25')",
-    "raise": "raise RuntimeError('illegal memory access (pretend)')",
-    "exit": "import os; os._exit(139)",
-    "hang": "import time; time.sleep(600)",
-    "oom": "chunks = []\nwhile True: chunks.append(bytearray(50 * 2**20))",
-    "flood": "import sys\nwhile True: sys.stdout.write('x' * 65536)",
-    "chatty": "import sys\nfor _ in range(1600): sys.stdout.write('y' * 65536)\nprint('SPEEDUP=2.0')",
-}
-EXPECTED = {"ok": {"ok"}, "raise": {"runtime_error"}, "exit": {"runtime_error"}, "hang": {"timeout"},
-            "oom": {"runtime_error", "timeout"}, "flood": {"timeout"}, "chatty": {"ok", "timeout"}}
-MIX = ["ok"] * 150 + ["raise"] * 12 + ["exit"] * 10 + ["hang"] * 8 + ["oom"] * 10 + ["flood"] * 5 + ["chatty"] * 5
-
-
-async def _load(url: str, kinds: list[str], options: dict) -> tuple[list[dict], list[int]]:
-    """Everything at once: a third as POST /evaluate, a third as jobs polled with ?wait, a third as one batch."""
-    def req(kind):
-        return {"reference": REFERENCE, "candidate": SNIPPETS[kind], "options": options}
-
-    limits = httpx.Limits(max_connections=400, max_keepalive_connections=400)
-    async with httpx.AsyncClient(base_url=url, timeout=300, limits=limits) as client:
-        async def direct(kind):
-            r = await client.post("/evaluate", json=req(kind))
-            r.raise_for_status()
-            return r.json()
-
-        async def as_job(kind):
-            job_id = (await client.post("/jobs", json=req(kind))).json()["id"]
-            while True:
-                view = (await client.get(f"/jobs/{job_id}", params={"wait": 30})).json()
-                if view["result"] is not None:
-                    return view["result"]
-
-        async def batch(batch_kinds):
-            r = await client.post("/evaluate/batch", json=[req(k) for k in batch_kinds])
-            r.raise_for_status()
-            return r.json()
-
-        async def health_during_load():
-            await asyncio.sleep(0.5)
-            return (await client.get("/health")).status_code
-
-        n = len(kinds) // 3
-        parts = await asyncio.gather(
-            asyncio.gather(*(direct(k) for k in kinds[:n])),
-            asyncio.gather(*(as_job(k) for k in kinds[n:2 * n])),
-            batch(kinds[2 * n:]),
-            asyncio.gather(*(health_during_load() for _ in range(3))),
-        )
-    return parts[0] + parts[1] + parts[2], parts[3]
-
-
-def run_load_test(pool: EvaluatorPool, kinds: list[str], options: dict) -> None:
-    import random
-
-    random.Random(0).shuffle(kinds)
+def run_load_test(pool: EvaluatorPool, total: int, options: dict) -> None:
+    """`total` evaluations of misbehaving candidates at once through a real server; every one answered."""
+    kinds = load_mix(total)
+    requests = [{"reference": REFERENCE, "candidate": MISBEHAVING[k], "options": options} for k in kinds]
     with BackgroundServer(create_app(pool)) as url:
-        results, health_codes = asyncio.run(_load(url, kinds, options))
+        results, health_codes = send_all(url, requests)
         assert health_codes == [200] * 3  # answers while the queue is full
         assert len(results) == len(kinds)
         for kind, result in zip(kinds, results):
-            assert result["status"] in EXPECTED[kind], (kind, result["status"], result["message"])
+            assert result["status"] in EXPECTED_STATUS[kind], (kind, result["status"], result["message"])
         status = httpx.get(f"{url}/queue").json()
         assert status["finished"] == len(kinds) and status["queued"] == 0 and status["busy"] == 0
         assert httpx.get(f"{url}/health").json()["status"] == "ok"
@@ -249,7 +197,7 @@ def _cudaopt_threads() -> list[str]:
 def test_two_hundred_misbehaving_evaluations_at_once_over_http():
     pool = EvaluatorPool(["cpu"] * 4, snippet_evaluate)
     try:
-        run_load_test(pool, list(MIX), {"exec_floor_s": 1.0})
+        run_load_test(pool, 200, {"exec_floor_s": 1.0})
     finally:
         pool.close()
     assert stray_processes() == []

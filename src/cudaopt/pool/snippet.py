@@ -88,3 +88,32 @@ def snippet_evaluate(reference: Any, candidate: Any, options: EvalOptions,
     speedup = float(found[-1]) if found else 1.0
     return EvalResult(status="ok", stage_reached="timed", correct=True, timing=fake_timing(speedup, seconds),
                       seconds=seconds, **base)
+
+
+# Candidates that misbehave in every way a real one can on a CPU, and the statuses each may end in
+# (memory and output floods may hit the deadline first on a slow machine).
+MISBEHAVING = {
+    "ok": "print('SPEEDUP=1.25')",
+    "raise": "raise RuntimeError('illegal memory access (pretend)')",
+    "exit": "import os; os._exit(139)",
+    "hang": "import time; time.sleep(600)",
+    "oom": "chunks = []\nwhile True: chunks.append(bytearray(50 * 2**20))",
+    "flood": "import sys\nwhile True: sys.stdout.write('x' * 65536)",
+    "chatty": "import sys\nfor _ in range(1600): sys.stdout.write('y' * 65536)\nprint('SPEEDUP=2.0')",
+    "orphan": "import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+              "time.sleep(600)",
+}
+EXPECTED_STATUS = {"ok": {"ok"}, "raise": {"runtime_error"}, "exit": {"runtime_error"}, "hang": {"timeout"},
+                   "oom": {"runtime_error", "timeout"}, "flood": {"timeout"}, "chatty": {"ok", "timeout"},
+                   "orphan": {"timeout"}}
+
+
+def load_mix(total: int, seed: int = 0) -> list[str]:
+    """`total` kinds of candidate, three quarters well-behaved and the rest spread over the others, shuffled."""
+    import random
+
+    bad = [k for k in MISBEHAVING if k != "ok"]
+    n_bad = max(len(bad), total // 4)
+    kinds = ["ok"] * (total - n_bad) + [bad[i % len(bad)] for i in range(n_bad)]
+    random.Random(seed).shuffle(kinds)
+    return kinds
