@@ -138,3 +138,16 @@ def test_proposers_build_the_reference_the_same_way():
     graph = _built(propose(task, "cuda-graph").source, "cand_graph_fwd", ref.get_init_inputs())
     with torch.no_grad():
         assert torch.equal(graph(x), model(x))  # CPU tensors: the eager path
+
+
+@pytest.mark.slow
+def test_loop_with_the_real_evaluator_on_cpu(tmp_path):
+    from cudaopt.evaluate.result import EvalOptions
+
+    opts = EvalOptions(device="cpu", size="small", trials=3, budget_s=0.5, verify=False)
+    res = optimize(TASK, llm=ReplayLLM(REPLAY), budget=4, rounds=2, per_round=2, proposers=(), device="cpu",
+                   out_dir=tmp_path, options=opts, quiet=True)
+    with ExemplarDB(res.db_url) as db:
+        statuses = [r.status for r in db.candidates(run_id=res.run_id)]
+    # Replay order: addmm (correct), no code, relu_ (correct), bias dropped (must be caught as incorrect).
+    assert statuses == ["ok", "parse_error", "ok", "incorrect"] and res.best_speedup is not None
