@@ -17,6 +17,7 @@ import argparse
 import collections
 import json
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -57,6 +58,8 @@ def run_pass(url: str, requests: list[dict], n_devices: int, api_key: str | None
         "per_minute": round(len(results) / wall * 60, 1),
         "per_device_minute": round(len(results) / wall * 60 / n_devices, 1),
         "statuses": dict(collections.Counter(r["status"] for r in results)),
+        "median_eval_s": round(statistics.median(r["seconds"] for r in results), 2) if results else None,
+        "compile_cached": sum(bool(r.get("compile_cached")) for r in results),
         "health_during_load": health,
     }
 
@@ -76,6 +79,8 @@ def main() -> int:
     ap.add_argument("--size", default="full", choices=["full", "small"])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--budget", type=float, default=2.0, help="timing budget per evaluation, seconds")
+    ap.add_argument("--warmup-slots", type=int, default=0,
+                    help="first fill the compile cache with this many slots per device (correctness only, not measured)")
     ap.add_argument("--json", type=Path, help="write the measurements here too")
     args = ap.parse_args()
 
@@ -97,7 +102,17 @@ def main() -> int:
             print(json.dumps(runs[-1]))
     else:
         devices = resolve_devices(args.devices)
-        counts = range(1, len(devices) + 1) if args.scaling else [len(devices)]
+        if args.warmup_slots and not args.fake:
+            warm = [{**r, "options": {**r["options"], "timing": False, "trials": 2}} for r in requests]
+            pool = make_pool(args.pool, devices * args.warmup_slots, args.ray_address)
+            try:
+                with BackgroundServer(create_app(pool)) as url:
+                    runs.append({"pass": "warmup", **run_pass(url, warm, pool.size, None)})
+                    print(json.dumps(runs[-1]), flush=True)
+            finally:
+                pool.close()
+        # Most devices first: a run cut short still has the figure that matters most.
+        counts = range(len(devices), 0, -1) if args.scaling else [len(devices)]
         for k in counts:
             pool = make_pool(args.pool, devices[:k], args.ray_address, snippet_evaluate if args.fake else None)
             try:

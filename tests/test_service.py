@@ -14,7 +14,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from cudaopt.evaluate.result import STATUSES, EvalOptions, EvalResult
+from cudaopt.evaluate.result import STATUSES, EvalResult
 from cudaopt.pool import EvaluatorPool
 from cudaopt.pool.procs import stray_processes
 from cudaopt.pool.snippet import EXPECTED_STATUS, MISBEHAVING, fake_timing, load_mix, snippet_evaluate
