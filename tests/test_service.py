@@ -237,3 +237,33 @@ def test_real_evaluator_through_the_service():
     assert single["status"] == "ok" and single["speedup"] is not None and len(single["speedup_ci"]) == 2
     assert stray_processes() == []
     assert _cudaopt_threads() == []
+
+
+@pytest.mark.gpu
+def test_corpus_on_every_gpu_through_the_service():
+    """On a GPU machine: CUDA corpus candidates through HTTP, each on a GPU of its own; with two GPUs a
+    forced verification runs on the other one."""
+    import torch
+
+    from cudaopt.tasks.loader import CORPUS_DIR
+
+    task = "bias_sigmoid_mul"
+    sources = {p.stem: p.read_text() for p in sorted((CORPUS_DIR / task).glob("*.py"))}
+    options = {"trials": 5, "budget_s": 1.0}
+    devices = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    pool = EvaluatorPool(devices)
+    try:
+        with BackgroundServer(create_app(pool)) as url:
+            results = httpx.post(f"{url}/evaluate/batch", timeout=600,
+                                 json=[{"task": task, "candidate": s, "options": options} for s in sources.values()]).json()
+            forced = httpx.post(f"{url}/evaluate", timeout=600, json={
+                "task": task, "candidate": sources["fast_fused_float4"], "options": {**options, "previous_best": 0.01}}).json()
+    finally:
+        pool.close()
+    for name, result in zip(sources, results):
+        assert result["status"] == ("incorrect" if name.startswith("wrong") else "ok"), (name, result["message"])
+        assert result["device"].startswith("cuda")
+    assert forced["status"] == "ok" and forced["timing"]["verified"] is not None
+    if len(devices) >= 2:
+        assert "re-measured on cuda:" in forced["message"]
+    assert stray_processes() == []
