@@ -267,3 +267,35 @@ def test_corpus_on_every_gpu_through_the_service():
     if len(devices) >= 2:
         assert "re-measured on cuda:" in forced["message"]
     assert stray_processes() == []
+
+
+def test_serve_answers_and_stops_cleanly_on_interrupt():
+    """`serve()` as the CLI runs it, in a process of its own: it answers, and Ctrl-C stops it."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = f"from cudaopt.service import serve; serve(port={port}, devices='cpu*2', log_level='warning')"
+    proc = subprocess.Popen([sys.executable, "-c", code], env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).json()
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "the server did not come up"
+                time.sleep(0.2)
+        assert health == {"status": "ok", "version": health["version"], "workers": 2, "devices": ["cpu", "cpu"]}
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
