@@ -117,11 +117,12 @@ class _Worker:
     def send(self, *msg) -> None:
         self.conn.send(msg)
 
-    def finding(self, category: str, message: str, evidence: str = "") -> None:
+    def finding(self, category: str, message: str, evidence: str = "", blocking: bool = False) -> None:
         key = (category, message)
         if key not in self._finding_keys:
             self._finding_keys.add(key)
-            self.send("finding", {"category": category, "message": message, "evidence": evidence[:300], "source": "dynamic"})
+            self.send("finding", {"category": category, "message": message, "evidence": evidence[:300], "source": "dynamic",
+                                  "blocking": blocking})
 
     def flush_sandbox(self) -> None:
         for cat, msg, ev in self.sandbox.events:
@@ -143,10 +144,15 @@ class _Worker:
         os.environ["TORCH_EXTENSIONS_DIR"] = ext_dir
         os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache, "inductor"))
         os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(cache, "triton"))
+        # Inductor compiles in this process rather than in a pool of subprocesses, which the sandbox
+        # would (rightly) refuse to start on a candidate's behalf.
+        os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        self.l2_persist = _persisting_l2_limit(self.device)
         os.environ["TMPDIR"] = self.scratch
         tempfile.tempdir = self.scratch
         os.chdir(self.scratch)
         self.sandbox = Sandbox(self.scratch, [cache, ext_dir])
+        self.quiet = _Quiet()  # the reference's stand-in for the sandbox: same cost, arms nothing
         self.tamper = TamperWatch()
         self.ref = _load_reference(self.ref_source, self.opt["size"], "worker")
         self._wrap_reference_forward()
@@ -163,6 +169,12 @@ class _Worker:
             return original(mod, *a, **k)
 
         cls.forward = counted_forward
+        self._original_ref_forward = (cls, original)
+
+    def _unwrap_reference_forward(self) -> None:
+        """Timing runs the reference as it is: a wrapper would add a call to one side only."""
+        cls, original = self._original_ref_forward
+        cls.forward = original
 
     def check_state(self, where: str) -> None:
         changed = self.tamper.changed()
@@ -173,6 +185,10 @@ class _Worker:
             diff = {k: v for k, v in now.items() if self.precision.get(k) != v}
             self.finding("precision_downgrade", f"candidate changed global precision flags ({where})", str(diff))
             set_precision(self.opt.get("allow_tf32", False))
+        l2 = _persisting_l2_limit(self.device)
+        if l2 != self.l2_persist:
+            self.finding("cache_state", f"candidate changed the L2 persisting-cache limit ({where})", f"{self.l2_persist} -> {l2} bytes",
+                         blocking=True)
         kids = child_pids()
         if kids:
             self.finding("process_escape", f"candidate left child processes running ({where})", str(kids[:5]))
@@ -220,13 +236,22 @@ class _Worker:
                 res.append((st.data_ptr(), st.data_ptr() + st.nbytes()))
         return res
 
-    def call_candidate(self, inputs):
+    def _invoke(self, fn, inputs, guard):
+        """One call, the same way for both sides, so neither pays a harness overhead the other does not."""
         before = self.ref_calls
-        with self.sandbox:
-            out = self.cand_model(*inputs)
-        if self.ref_calls != before:
+        with guard:
+            out = fn(*inputs)
+        self.last_ref_calls = self.ref_calls - before
+        return out
+
+    def call_candidate(self, inputs):
+        out = self._invoke(self.cand_model, inputs, self.sandbox)
+        if self.last_ref_calls:
             self.finding("reference_inherit", "candidate ran the reference Model's forward", "Model.forward")
         return out
+
+    def call_reference(self, fn, inputs):
+        return self._invoke(fn, inputs, self.quiet)
 
     def check_output_object(self, out, inputs) -> None:
         """Plain, materialised tensors with real storage that belong to no input or parameter."""
@@ -282,7 +307,8 @@ class _Worker:
                 if i == 0:
                     threads = thread_count()  # after a first call: library thread pools exist by now
                 elif thread_count() > threads:
-                    self.finding("side_stream", "candidate started threads that are still running after the call", f"{thread_count() - threads} new")
+                    self.finding("side_stream", "candidate started threads that are still running after the call: their work is outside any timing window",
+                                 f"{thread_count() - threads} new", blocking=True)
                 self.check_output_object(out, inputs)
                 for a, b in zip(inputs, pristine):
                     if isinstance(a, torch.Tensor) and not torch.equal(a, b) and not (a.isnan().any() and torch.equal(a.isnan(), b.isnan())):
@@ -326,6 +352,7 @@ class _Worker:
         self.send("stage", "timed")
         opt = self.opt
         dev = self.device
+        self._unwrap_reference_forward()
         self.sets = [make_inputs(self.ref, timing_seed(s, opt["seed"]), "plain", dev) for s in range(N_TIMING_SETS)]
         clock = clock_mod.DeviceClock(dev) if dev.type == "cuda" else clock_mod.HostClock()
         with torch.no_grad():
@@ -354,7 +381,7 @@ class _Worker:
                 for side in order:
                     clock.flush()
                     if side == "ref":
-                        out, t = clock.time(lambda: base(*x), _no_check)
+                        out, t = clock.time(lambda: self.call_reference(base, x), check)
                         for o in _flat(out):  # a freed reference output must not hold the answer
                             if isinstance(o, torch.Tensor) and o.is_floating_point():
                                 o.fill_(float("nan"))
@@ -363,10 +390,11 @@ class _Worker:
                         dv_ref.append(t.device_us)
                     else:
                         try:
-                            out, t = clock.time(lambda: self.call_candidate(x), check)
+                            out, t = clock.time(lambda: self._invoke(self.cand_model, x, self.sandbox), check)
                         except _LazyOutput as e:
                             self.finding("lazy_output", "timed output is not a plain materialised tensor", str(e))
                             raise
+
                         last_out[n % N_TIMING_SETS] = out
                         ev_cand.append(t.event_us)
                         dv_cand.append(t.device_us)
@@ -380,7 +408,8 @@ class _Worker:
                     break
             seconds = time.perf_counter() - t_start
             if thread_count() > threads:
-                self.finding("side_stream", "candidate threads still running after timed calls", f"{thread_count() - threads} new")
+                self.finding("side_stream", "candidate threads still running after timed calls: their work is outside any timing window",
+                             f"{thread_count() - threads} new", blocking=True)
         window = "events"
         gap_ref = _median([d - e for d, e in zip(dv_ref, ev_ref)])
         gap_cand = _median([d - e for d, e in zip(dv_cand, ev_cand)])
@@ -443,6 +472,33 @@ class _Worker:
         self.send("done",)
 
 
+def _persisting_l2_limit(device) -> int | None:
+    """cudaLimitPersistingL2CacheSize: a candidate that reserves L2 for itself changes the cache state."""
+    if device.type != "cuda":
+        return None
+    import ctypes
+
+    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        try:
+            import glob
+
+            import nvidia  # noqa: F401 - the pip CUDA runtime, where torch found its own
+            paths = glob.glob(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "*", "lib", "libcudart.so*"))
+            lib = ctypes.CDLL(paths[0])
+        except Exception:  # noqa: BLE001 - no runtime library to ask: the static guard still sees the API
+            return None
+    value = ctypes.c_size_t(0)
+    if lib.cudaDeviceGetLimit(ctypes.byref(value), 0x06) != 0:
+        return None
+    return int(value.value)
+
+
 def _cpu_name() -> str:
     import platform
 
@@ -456,12 +512,20 @@ def _cpu_name() -> str:
     return platform.machine()
 
 
+class _Quiet:
+    armed = False
+
+    def __enter__(self):
+        self.armed = False
+        return self
+
+    def __exit__(self, *exc):
+        self.armed = False
+        return False
+
+
 class _LazyOutput(Exception):
     pass
-
-
-def _no_check(out) -> None:
-    return None
 
 
 def _flat(out) -> list:

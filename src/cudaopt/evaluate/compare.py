@@ -8,11 +8,13 @@ NaN must match NaN, +-Inf must match the same Inf; shape and dtype must match ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 # Defaults: no looser than 1e-4 for fp32 and 1e-2 for fp16/bf16 (relative to the output's scale).
+TINY_OUTPUT_RATIO = 1e-3  # an output this much smaller than the reference's (rms) is named degenerate
+
 DEFAULT_TOLERANCES = {
     torch.float64: (1e-7, 1e-7),
     torch.float32: (1e-4, 1e-4),
@@ -29,6 +31,7 @@ class Comparison:
     max_rel: float = 0.0
     nan_where_finite: bool = False  # candidate NaN where the reference has a value (poison seen)
     constant_output: bool = False  # candidate output constant where the reference is not
+    tiny_output: bool = False  # candidate output far smaller than the reference (a near-zero shortcut)
 
 
 def flatten_outputs(out) -> list:
@@ -78,8 +81,10 @@ def compare_tensor(ref: torch.Tensor, cand, atol: float | None = None, rtol: flo
     max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     ok = bool((diff <= bound).all())
     constant = rf.numel() > 1 and float(cf.max() - cf.min()) == 0.0 and float(rf.max() - rf.min()) > 0.0
+    cand_rms = float(cf.pow(2).mean().sqrt())
+    tiny = scale > 0 and cand_rms < TINY_OUTPUT_RATIO * scale
     reason = "" if ok else f"max abs error {max_abs:.3g} exceeds tolerance (atol {a:g} x output rms {scale:.3g} + rtol {r:g} x |ref|)"
-    return Comparison(ok, reason, max_abs, max_rel, False, constant)
+    return Comparison(ok, reason, max_abs, max_rel, False, constant, tiny)
 
 
 def compare_outputs(ref, cand, atol: float | None = None, rtol: float | None = None) -> Comparison:
@@ -94,8 +99,7 @@ def compare_outputs(ref, cand, atol: float | None = None, rtol: float | None = N
             continue
         cmp = compare_tensor(r, c, atol, rtol)
         if not cmp.ok:
-            return Comparison(False, (f"output {i}: " if len(refs) > 1 else "") + cmp.reason, cmp.max_abs,
-                              cmp.max_rel, cmp.nan_where_finite, cmp.constant_output)
+            return replace(cmp, reason=(f"output {i}: " if len(refs) > 1 else "") + cmp.reason)
         if cmp.max_abs >= worst.max_abs:
             worst = Comparison(True, "", cmp.max_abs, max(cmp.max_rel, worst.max_rel))
     return worst

@@ -41,6 +41,10 @@ class EvalOptions:
     profile: bool = False
 
     def __post_init__(self) -> None:
+        if self.device == "cuda":  # one evaluation runs on one device: name it
+            object.__setattr__(self, "device", "cuda:0")
+        if not (self.device == "cpu" or self.device.startswith("cuda:")):
+            raise ValueError(f"unknown device {self.device!r}; use cpu, cuda or cuda:N")
         if self.baseline not in BASELINES:
             raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
         if self.trials < 1:

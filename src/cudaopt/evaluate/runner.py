@@ -35,6 +35,11 @@ def default_cache_dir() -> str:
     return os.environ.get("CUDAOPT_CACHE", str(Path.home() / ".cache" / "cudaopt"))
 
 
+def source_hash(source: str) -> str:
+    """Compiled extensions are cached per candidate source: the same source never compiles twice."""
+    return hashlib.sha256(source.encode()).hexdigest()[:20]
+
+
 _CTX = None
 
 
@@ -62,7 +67,7 @@ def evaluate(reference, candidate, options: EvalOptions | None = None, **overrid
     policy = GuardPolicy.strict() if options.strict else GuardPolicy()
     base = dict(baseline=options.baseline, device=options.device, task=task.name)
 
-    findings = list(_static_scan(cand_source, options.device))
+    findings = list(_static_scan(cand_source, options.device, task.source))
     rejecting = policy.rejects(findings)
     if rejecting:
         f = rejecting[0]
@@ -74,13 +79,11 @@ def evaluate(reference, candidate, options: EvalOptions | None = None, **overrid
     return replace(result, seconds=time.time() - t0)
 
 
-def _static_scan(source: str, device: str) -> list[Finding]:
-    try:
-        from cudaopt.guards.static import scan
-    except ImportError:  # the static layer is optional at import time; the dynamic layer still runs
-        return []
+def _static_scan(source: str, device: str, reference: str) -> list[Finding]:
+    from cudaopt.guards.static import scan
+
     kind = "cuda" if device.startswith("cuda") else "cpu"
-    return list(scan(source, device=kind))
+    return list(scan(source, device=kind, reference=reference))
 
 
 def _verify(task, cand_source, options, policy, first: EvalResult) -> EvalResult:
@@ -132,9 +135,9 @@ class _Session:
         self.notes: list[str] = []
 
     # ------------------------------------------------------------------ helpers
-    def _add(self, category: str, message: str, evidence: str = "", source: str = "dynamic") -> None:
+    def _add(self, category: str, message: str, evidence: str = "", source: str = "dynamic", blocking: bool = False) -> None:
         if not any(f.category == category and f.message == message for f in self.findings):
-            self.findings.append(Finding(category, message, evidence, source))
+            self.findings.append(Finding(category, message, evidence, source, blocking))
 
     def _result(self, status: str, message: str = "", error: str = "", correct: bool = False) -> EvalResult:
         timing = None
@@ -156,7 +159,7 @@ class _Session:
     def _options_dict(self) -> dict:
         d = self.opt.to_dict()
         d["cache_dir"] = default_cache_dir()
-        d["source_hash"] = hashlib.sha256(self.cand_source.encode()).hexdigest()[:20]
+        d["source_hash"] = source_hash(self.cand_source)
         d["skip_correctness"] = self.skip_correctness
         return d
 
@@ -183,8 +186,19 @@ class _Session:
             self.judge.start()
             j_child.close()
             self.jconn = j_parent
+        shared_before = _shared_tmp_entries()
         try:
-            return self._loop()
+            result = self._loop()
+            new = _shared_tmp_entries() - shared_before
+            if new and result.status not in ("compile_error",):
+                self._add("process_escape", "files appeared in shared temporary folders during the evaluation (outside the scratch folder)",
+                          ", ".join(sorted(new)[:5]), blocking=True)
+                f = self.findings[-1]
+                if self.policy.rejects([f]):
+                    result = replace(result, status="rejected", message=f"{f.category}: {f.message}", findings=tuple(self.findings))
+                else:
+                    result = replace(result, findings=tuple(self.findings))
+            return result
         finally:
             self._kill(self.worker)
             if self.judge is not None:
@@ -327,7 +341,7 @@ class _Session:
             self.cand_outs[msg[1]] = unpack(msg[2])
         elif kind == "finding":
             f = msg[1]
-            self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"))
+            self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"), f.get("blocking", False))
         elif kind == "timing":
             self.timing = msg[1]
         elif kind == "note":
@@ -360,6 +374,8 @@ class _Session:
                 self._add("uninitialised_output", "output holds the harness's NaN poison where the reference has values: parts were never written", f"trial {i}")
             if cmp.constant_output:
                 self._add("degenerate_output", "output is constant where the reference varies", f"trial {i}")
+            elif cmp.tiny_output:
+                self._add("degenerate_output", "output is orders of magnitude smaller than the reference's", f"trial {i}: {cmp.reason}")
             if "shape" in cmp.reason:
                 self._add("problem_changed", "output shape differs from the reference (a changed problem size?)", cmp.reason)
             prev = self.ref_by_trial.get(i - 1)
@@ -437,6 +453,24 @@ def task_tolerance(task: Task) -> dict:
             except ValueError:
                 return {}
     return {}
+
+
+# Our own and the libraries' entries in /tmp: created by every evaluation, not by candidates.
+_OWN_TMP_PREFIXES = ("cudaopt-scratch-", "torchinductor_", "pymp-", "tmp", "ray", "pytest-", "triton")
+
+
+def _shared_tmp_entries() -> set[str]:
+    """Top-level entries of /tmp and /dev/shm; a candidate's own scratch folder is elsewhere or excluded."""
+    found = set()
+    for root in ("/tmp", "/dev/shm"):
+        try:
+            with os.scandir(root) as it:
+                for e in it:
+                    if not e.name.startswith(_OWN_TMP_PREFIXES) and not e.name.startswith(("torch_", "sem.", "mp-")):
+                        found.add(os.path.join(root, e.name))
+        except OSError:
+            continue
+    return found
 
 
 def _death_message(code: int) -> str:

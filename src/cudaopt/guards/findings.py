@@ -50,6 +50,9 @@ class Finding:
     message: str  # one line, says what was seen
     evidence: str = ""  # the offending line, value or kernel name
     source: str = "static"  # "static" (AST, before compiling) or "dynamic" (while evaluating)
+    # Blocking: the measurement itself could not include what was seen (e.g. a thread still working after
+    # the call on the CPU), so the result cannot stand whatever the category's policy, unless ignored.
+    blocking: bool = False
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -60,7 +63,7 @@ class Finding:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Finding":
-        return cls(**{k: d[k] for k in ("category", "message", "evidence", "source") if k in d})
+        return cls(**{k: d[k] for k in ("category", "message", "evidence", "source", "blocking") if k in d})
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,8 @@ class GuardPolicy:
 
     def rejects(self, findings: list[Finding]) -> list[Finding]:
         # A hint (a static pattern that honest code also uses) is reported but never rejects on its own.
-        return [f for f in findings if self.action(f.category) is Action.REJECT and not is_hint(f)]
+        return [f for f in findings if not is_hint(f) and (
+            self.action(f.category) is Action.REJECT or (f.blocking and self.action(f.category) is not Action.IGNORE))]
 
 
 # Flagged, not rejected, by default: these are reported facts about an otherwise honest measurement

@@ -570,7 +570,8 @@ class _Scanner(ast.NodeVisitor):
         if node.name in ("__torch_function__", "__torch_dispatch__"):
             self.add("lazy_output", f"defines {node.name}: intercepts torch ops, so outputs can be deferred proxies", node)
         if not self.funcs and not self.classes and node.name in ("get_inputs", "get_init_inputs"):
-            self.add("problem_changed", f"redefines {node.name}(); the harness builds inputs from the reference only", node)
+            # Harmless by construction (the harness never calls the candidate's copy), so only a hint.
+            self.add("problem_changed", f"redefines {node.name}(); the harness builds inputs from the reference only", node, hint=True)
         for dec in node.decorator_list:
             d = self.dotted(dec.func if isinstance(dec, ast.Call) else dec)
             if d in ("functools.lru_cache", "functools.cache", "lru_cache", "cache"):

@@ -176,3 +176,23 @@ def apply_size(module: types.ModuleType, size: str) -> None:
             if not hasattr(module, k):
                 raise TaskError(f"{module.__file__}: SMALL names {k!r}, which the task does not define")
             setattr(module, k, v)
+
+
+def identity_candidate(task: Task) -> str:
+    """The reference's Model as a candidate (class renamed to ModelNew): the A/A check's candidate.
+
+    The input functions and cudaopt's task constants are left out: the harness takes those from the
+    reference, and a candidate has no business defining them.
+    """
+    import ast
+
+    tree = ast.parse(task.source)
+    drop = {"get_inputs", "get_init_inputs", "SMALL", "TOLERANCE", "INPUT_DOMAIN", "LEVEL"}
+    lines = task.source.splitlines()
+    for node in reversed(tree.body):
+        names = {node.name} if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else {
+            t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)}
+        if names & drop:
+            del lines[node.lineno - 1: node.end_lineno]
+    src = re.sub(r"\bModel\b", "ModelNew", "\n".join(lines) + "\n")
+    return f"# A/A candidate: the reference of {task.name}, unchanged but for the class name\n{src}"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The GPU checks, in phases that each fit one 10-minute device call. Prints a short table last.
+#   bash scripts/gpu_check.sh aa       # A/A over the suite + evaluator cost (no compilation needed)
+#   bash scripts/gpu_check.sh corpus   # prebuild + evaluate the whole seed corpus
+#   bash scripts/gpu_check.sh redteam  # prebuild + the GPU red-team tests
+#   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
+# On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
+set -u
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export CUDAOPT_CACHE="${CUDAOPT_CACHE:-/tmp/cudaopt-cache}"
+OUT="${OUT:-runs}"; mkdir -p "$OUT"
+phase="${1:-aa}"
+nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader || true
+git rev-parse --short HEAD 2>/dev/null || true
+case "$phase" in
+  aa)
+    python benchmarks/evaluator_cost.py --device cuda --out "$OUT/evaluator_cost.json" 2>&1 | tail -25
+    python benchmarks/aa_check.py --device cuda --trials 5 --budget-s "${AA_BUDGET:-1.5}" --out "$OUT/aa.json" 2>&1 | tail -70
+    ;;
+  corpus)
+    python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-2}" --out "$OUT/corpus.json" 2>&1 | tail -80
+    ;;
+  redteam)
+    python -c "
+from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
+srcs=[p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
+print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')"
+    python -m pytest -q -m gpu tests/redteam -p no:cacheprovider 2>&1 | tail -40
+    ;;
+  gemm)
+    bash scripts/gpu_gemm.sh
+    ;;
+  *) echo "unknown phase $phase"; exit 2 ;;
+esac
