@@ -119,6 +119,90 @@ def tasks_check(
     raise typer.Exit(1 if bad else 0)
 
 
+@app.command("optimize")
+def optimize_cmd(
+    reference: Optional[str] = typer.Argument(None, help="Task file or built-in task name (with --suite: a task folder; default the built-in suite)."),
+    llm: Optional[str] = typer.Option(None, help="replay:FILE.jsonl | http(s)://HOST/v1[#MODEL] | openai:MODEL | transformers:MODEL. None: built-in proposers only."),
+    budget: int = typer.Option(32, help="Candidates to evaluate (per task with --suite)."),
+    rounds: int = typer.Option(8, help="Rounds of sample -> prompt -> generate -> evaluate."),
+    device: str = typer.Option("cuda", help="cpu, cuda or cuda:N."),
+    db: Optional[str] = typer.Option(None, help="SQLAlchemy URL or SQLite file of the exemplar database (default: in --out)."),
+    out: Optional[Path] = typer.Option(None, help="Run folder: best kernel, report, plot, database."),
+    resume: bool = typer.Option(False, help="Continue the run stored in the database."),
+    suite: bool = typer.Option(False, help="Optimize every task of a folder and report the seeds' table per level."),
+    size: str = typer.Option("full", help="full | small (CPU tests)."),
+    trials: int = typer.Option(100, help="Correctness trials per candidate."),
+    budget_s: float = typer.Option(10.0, "--budget-s", help="Timing budget per candidate."),
+) -> None:
+    """Search for a faster kernel (evolutionary, frozen model) and write the best kernel and a report."""
+    from cudaopt.evaluate import EvalOptions
+    from cudaopt.search import optimize, optimize_suite
+    from cudaopt.tasks.loader import TaskError
+
+    try:
+        options = EvalOptions(device=device, size=size, trials=trials, budget_s=budget_s)
+    except ValueError as e:
+        _usage_error(str(e))
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            _usage_error("no CUDA device here; pass --device cpu or run on a GPU machine")
+    try:
+        if suite:
+            res = optimize_suite(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
+                                 out_dir=out or "cudaopt-runs/suite", resume=resume, options=options)
+            console.print(f"report: {res.report_path}")
+        else:
+            if reference is None:
+                _usage_error("give a task file or built-in task name (or --suite)")
+            res = optimize(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
+                           out_dir=out, resume=resume, options=options)
+            best = f"{res.best_speedup:.2f}x" if res.best_speedup is not None else "none correct"
+            console.print(f"best: {best}  kernel: {res.best_path}  report: {res.report_path}")
+    except TaskError as e:
+        _usage_error(str(e))
+    except ValueError as e:  # a bad --llm spec or option
+        _usage_error(str(e))
+
+
+@app.command("bench-gemm")
+def bench_gemm_cmd(
+    shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | FILE of 'M N K' lines | MxNxK,..."),
+    mode: str = typer.Option("offline", help="offline (back to back) | server (random idle gaps, not timed)."),
+    timing: str = typer.Option("gpu", help="gpu (events/graph replay) | call (host time of one Python call)."),
+    out: Path = typer.Option(Path("runs/gemm"), help="Folder for CSV, Markdown and PNG."),
+    table: Optional[str] = typer.Option(None, help="Tuned table JSON (default: the shipped H200 table)."),
+    rounds: int = typer.Option(15),
+) -> None:
+    """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid."""
+    from cudaopt.gemm.cli import bench_gemm
+
+    _need_cuda()
+    path = bench_gemm(shapes=shapes, mode=mode, timing=timing, out_dir=out, table=table, rounds=rounds)
+    console.print(f"results in {path}")
+
+
+@app.command("tune-gemm")
+def tune_gemm_cmd(
+    shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | FILE | MxNxK,..."),
+    out: Path = typer.Option(Path("runs/gemm/tuned.json"), help="Tuned table to write or merge into."),
+    rounds: int = typer.Option(5),
+) -> None:
+    """Search the HGEMM configurations per shape on the GPU; write the dispatcher's table."""
+    from cudaopt.gemm.cli import tune_gemm
+
+    _need_cuda()
+    console.print(f"table: {tune_gemm(shapes=shapes, out=out, rounds=rounds)}")
+
+
+def _need_cuda() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        _usage_error("this command needs a CUDA GPU (an H200 for the shipped tables)")
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 
