@@ -229,3 +229,8 @@ def test_finished_results_carry_the_task_name():
     task = Task(name="matrix_vector", level=1, source="x = 1\n")
     with EvaluatorPool(["cpu"], lambda r, c, o: replace(ok(1.0, o), task="")) as pool:
         assert pool.submit(task, "cand").result(timeout=30).task == "matrix_vector"
+
+
+def test_unknown_devices_fail_when_the_pool_is_made():
+    with pytest.raises(ValueError, match="unknown device"):
+        EvaluatorPool(["tpu:0"], Recorder())

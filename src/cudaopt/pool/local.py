@@ -92,7 +92,8 @@ class _Item:
 @dataclass
 class _Slot:
     index: int
-    device: str
+    device: str  # what the evaluator is told ("cpu", "cuda:N")
+    name: str  # what people are shown (the device, or e.g. the Ray worker's host and GPU)
     evaluate_fn: EvaluateFn
     thread: threading.Thread | None = None
     current: Job | None = None
@@ -107,10 +108,13 @@ class EvaluatorPool:
     """
 
     def __init__(self, devices: Sequence[str] = ("cpu",), evaluate_fn: EvaluateFn | None = None, *,
-                 retries: int = DEFAULT_RETRIES, job_timeout_s: float | None = None, recent: int = 100) -> None:
+                 retries: int = DEFAULT_RETRIES, job_timeout_s: float | None = None, recent: int = 100,
+                 names: Sequence[str] | None = None) -> None:
         if not devices:
             raise ValueError("give at least one device, e.g. devices=['cpu'] or ['cuda:0', 'cuda:1']")
-        self.devices = list(devices)
+        for d in devices:
+            EvalOptions(device=d)  # an unknown device fails here, once, not in every job
+        self.devices = list(names or devices)
         self.retries = retries
         self.job_timeout_s = job_timeout_s
         self._evaluate_fn = evaluate_fn or default_evaluate
@@ -120,7 +124,8 @@ class EvaluatorPool:
         self._closed = False
         self._counts = collections.Counter()
         self.recent: collections.deque[Job] = collections.deque(maxlen=recent)
-        self._slots = [_Slot(i, d, self._make_slot_fn(i, d)) for i, d in enumerate(self.devices)]
+        self._slots = [_Slot(i, d, name, self._make_slot_fn(i, d))
+                       for i, (d, name) in enumerate(zip(devices, self.devices))]
         for slot in self._slots:
             slot.thread = threading.Thread(target=self._slot_loop, args=(slot,), name=f"cudaopt-slot-{slot.index}",
                                            daemon=True)
@@ -252,7 +257,7 @@ class EvaluatorPool:
         with self._cond:
             slot.current = job
             job.attempts += 1
-            job.device = slot.device if item.kind == "eval" else job.device
+            job.device = slot.name if item.kind == "eval" else job.device
             job.state = "verifying" if item.kind == "verify" else "running"
             job.started_at = job.started_at or time.time()
         options = replace(job.options, device=slot.device)
@@ -264,11 +269,11 @@ class EvaluatorPool:
             self._on_evaluator_failure(slot, item, e)
             return
         if item.kind == "verify":
-            self._finish(job, combine_verification(item.first, item.first_device, result, slot.device))
+            self._finish(job, combine_verification(item.first, item.first_device, result, slot.name))
         elif self._pool_verifies(job.options) and needs_verification(result, job.options):
             with self._cond:
                 self._pending.appendleft(_Item(job, "verify", exclude_slot=slot.index, first=result,
-                                               first_device=slot.device))
+                                               first_device=slot.name))
                 self._counts["verified"] += 1
                 self._cond.notify_all()
         else:

@@ -78,7 +78,8 @@ class RayEvaluatorPool(EvaluatorPool):
             kind = "GPU" if use_gpu else "CPU"
             raise RuntimeError(f"Ray could not place {num_workers} {kind} workers within {PLACEMENT_TIMEOUT_S:.0f} s; "
                                f"the cluster has {resources.get(kind, 0):g} {kind}s: ask for fewer workers") from None
-        super().__init__([f"ray:{n}" for n in names], fn, retries=retries, job_timeout_s=job_timeout_s, recent=recent)
+        super().__init__(["cuda:0" if use_gpu else "cpu"] * num_workers, fn, retries=retries,
+                         job_timeout_s=job_timeout_s, recent=recent, names=[f"ray:{n}" for n in names])
 
     def _make_slot_fn(self, index: int, device: str) -> EvaluateFn:
         actor, ray = self._actors[index], self._ray
