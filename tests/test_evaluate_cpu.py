@@ -60,6 +60,8 @@ def test_honest_candidate_is_ok_and_timed():
 def test_correctness_only_mode():
     r = run(cand("return torch.tanh(x * self.w) + self.b"), timing=False)
     assert r.status == "ok" and r.timing is None and r.speedup is None
+    wrong = run(cand("return x * self.w + self.b"), timing=False)
+    assert wrong.status == "incorrect" and not wrong.correct
 
 
 def test_wrong_result_is_incorrect():

@@ -287,6 +287,7 @@ class _Session:
                     return verdict
                 if not o.timing:
                     return self._final()
+                timing_requested = True  # set before sending: a dead worker must not read as unchecked
                 self.wconn.send(("time",))
                 timing_requested = True
                 self.stage = "timed"
@@ -294,8 +295,11 @@ class _Session:
             if self.skip_correctness and not timing_requested and self.stage in ("executable", "correct", "build"):
                 self.wconn.send(("time",))
                 timing_requested = True
-            if self.worker_done and (not self.drift_pending or self.jconn is None):
+            correctness_done = self.skip_correctness or timing_requested
+            if self.worker_done and correctness_done and (not self.drift_pending or self.jconn is None):
                 return self._final()
+            if self.worker_done and not correctness_done and self.repeat0 is None:
+                return self._result("runtime_error", "the worker ended before finishing the correctness trials")
 
     def _on_judge(self):
         try:
