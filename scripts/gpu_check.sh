@@ -18,6 +18,32 @@ case "$phase" in
     python benchmarks/evaluator_cost.py --device cuda --out "$OUT/evaluator_cost.json" 2>&1 | tail -25
     python benchmarks/aa_check.py --device cuda --trials 5 --budget-s "${AA_BUDGET:-1.5}" --out "$OUT/aa.json" 2>&1 | tail -70
     ;;
+  all)
+    # Compile the corpus in the background (low priority) while the compile-free checks use the GPU.
+    nice -n 19 python -c "
+from cudaopt.evaluate.prebuild import prebuild; from cudaopt.tasks.seed_corpus import corpus_entries
+b = prebuild([e.source for e in corpus_entries() if e.device == 'cuda'], jobs=12)
+print('prebuilt', sum(x.ok for x in b), 'of', len(b), [x.message for x in b if not x.ok][:3])" > "$OUT/prebuild.log" 2>&1 &
+    pre=$!
+    python benchmarks/evaluator_cost.py --device cuda --out "$OUT/evaluator_cost.json" 2>&1 | tail -22
+    python benchmarks/aa_check.py --device cuda --trials 5 --budget-s "${AA_BUDGET:-1}" --out "$OUT/aa.json" 2>&1 | tail -3
+    wait $pre; cat "$OUT/prebuild.log"
+    python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-1.5}" --out "$OUT/corpus.json" 2>&1 | tail -4
+    python - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+aa = json.load(open(f"{out}/aa.json"))
+print("A/A exact 1.00:", sum(r["speedup"] == 1.0 for r in aa), "/", len(aa), " off:", [(r["task"], r["status"], r["raw"] and round(r["raw"], 4)) for r in aa if r["speedup"] != 1.0])
+try:
+    c = json.load(open(f"{out}/corpus.json"))
+    for r in c:
+        t = r["timing"] or {}
+        print(f'{r["task"][:22]:22} {r["candidate"][:26]:26} {r["kind"]:6} {r["status"]:13} {r["speedup"] if r["speedup"] is not None else "-":>6} '
+              f'{t.get("ref_time_us", 0):8.1f} {t.get("cand_time_us", 0):8.1f} {",".join(sorted({f["category"] for f in r["findings"]}))[:40]} {r["message"][:60] if r["status"] != "ok" else ""}')
+except FileNotFoundError:
+    print("no corpus results")
+PY
+    ;;
   corpus)
     python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-2}" --out "$OUT/corpus.json" 2>&1 | tail -80
     ;;
