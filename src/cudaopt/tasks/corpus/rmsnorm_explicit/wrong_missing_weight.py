@@ -91,12 +91,12 @@ __global__ void rmsnorm_kernel(const float* __restrict__ x, const float* __restr
     for (int64_t i = threadIdx.x; i < cols4; i += blockDim.x) {
         float4 v = src4[i];
         const int64_t c = i * 4;
-        float4 r;
-        r.x = OUT(v.x, c + 0);
-        r.y = OUT(v.y, c + 1);
-        r.z = OUT(v.z, c + 2);
-        r.w = OUT(v.w, c + 3);
-        reinterpret_cast<float4*>(yr)[i] = r;
+        float4 res;
+        res.x = OUT(v.x, c + 0);
+        res.y = OUT(v.y, c + 1);
+        res.z = OUT(v.z, c + 2);
+        res.w = OUT(v.w, c + 3);
+        reinterpret_cast<float4*>(yr)[i] = res;
     }
     for (int64_t i = cols4 * 4 + threadIdx.x; i < cols; i += blockDim.x) {
         yr[i] = OUT(src[i], i);

@@ -1,4 +1,4 @@
-# cudaopt-corpus: kind=honest device=cuda note=the row sum is reduced within each warp only (the cross-warp step is missing), so rows are not normalised
+# cudaopt-corpus: kind=wrong device=cuda note=the row sum is reduced within each warp only (the cross-warp step is missing), so rows are not normalised
 """Deliberately wrong row softmax: each warp divides by its own partial sum."""
 import torch
 import torch.nn as nn
