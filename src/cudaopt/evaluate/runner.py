@@ -186,19 +186,8 @@ class _Session:
             self.judge.start()
             j_child.close()
             self.jconn = j_parent
-        shared_before = _shared_tmp_entries()
         try:
-            result = self._loop()
-            new = _shared_tmp_entries() - shared_before
-            if new and result.status not in ("compile_error",):
-                self._add("process_escape", "files appeared in shared temporary folders during the evaluation (outside the scratch folder)",
-                          ", ".join(sorted(new)[:5]), blocking=True)
-                f = self.findings[-1]
-                if self.policy.rejects([f]):
-                    result = replace(result, status="rejected", message=f"{f.category}: {f.message}", findings=tuple(self.findings))
-                else:
-                    result = replace(result, findings=tuple(self.findings))
-            return result
+            return self._loop()
         finally:
             self._kill(self.worker)
             if self.judge is not None:
@@ -457,24 +446,6 @@ def task_tolerance(task: Task) -> dict:
             except ValueError:
                 return {}
     return {}
-
-
-# Our own and the libraries' entries in /tmp: created by every evaluation, not by candidates.
-_OWN_TMP_PREFIXES = ("cudaopt-scratch-", "torchinductor_", "pymp-", "tmp", "ray", "pytest-", "triton")
-
-
-def _shared_tmp_entries() -> set[str]:
-    """Top-level entries of /tmp and /dev/shm; a candidate's own scratch folder is elsewhere or excluded."""
-    found = set()
-    for root in ("/tmp", "/dev/shm"):
-        try:
-            with os.scandir(root) as it:
-                for e in it:
-                    if not e.name.startswith(_OWN_TMP_PREFIXES) and not e.name.startswith(("torch_", "sem.", "mp-")):
-                        found.add(os.path.join(root, e.name))
-        except OSError:
-            continue
-    return found
 
 
 def _death_message(code: int) -> str:
