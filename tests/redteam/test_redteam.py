@@ -1,7 +1,7 @@
 """The red-team suite: every attack is caught under its category, every honest candidate is clean.
 
 Headers (line 1 of each candidate) say what is expected:
-  # cudaopt-redteam: category=<c> task=<stem> device=<cpu|cuda> expect=<rejected|flagged|incorrect_or_rejected|ok> layer=<static|dynamic|both|none>
+  # cudaopt-redteam: category=<c> task=<stem> device=<cpu|cuda> expect=<rejected|flagged|incorrect_or_rejected|incorrect|neutralised|ok> layer=<static|dynamic|both|none>
 (a) headers are valid; (b) the static layer catches every static/both attack under its category, does not
 reject the dynamic-only ones (so the dynamic layer is really exercised), and finds nothing in honest
 candidates; (c) the full evaluator on the CPU candidates; (d) the same for CUDA candidates, on a GPU.
@@ -22,7 +22,7 @@ TASKS = HERE / "tasks"
 ATTACKS = sorted((HERE / "attacks").glob("*.py"))
 HONEST = sorted((HERE / "honest").glob("*.py"))
 _HEADER = re.compile(r"^# cudaopt-redteam: (.*)$")
-_EXPECTS = {"rejected", "flagged", "incorrect_or_rejected", "ok"}
+_EXPECTS = {"rejected", "flagged", "incorrect_or_rejected", "incorrect", "neutralised", "ok"}
 _LAYERS = {"static", "dynamic", "both", "none"}
 
 
@@ -94,13 +94,24 @@ def _evaluate(path: Path, device: str):
         pytest.skip("cudaopt.evaluate.evaluate is not available yet")
     evaluate, EvalOptions = api
     h = header(path)
-    options = EvalOptions(device=device, size="small", trials=8, budget_s=2, min_rounds=14, verify=False)
+    # Drift attacks switch on after a while: time the whole budget (no early stop) so they switch on.
+    target = 0.0 if h["category"] == "drift" else 0.01
+    options = EvalOptions(device=device, size="small", trials=8, budget_s=2, min_rounds=14, verify=False, target_rel_ci=target)
     return h, evaluate(TASKS / f"{h['task']}.py", path, options)
 
 
 def _check_attack(h: dict, r) -> None:
     cats = {f.category for f in r.findings}
     detail = f"status={r.status} message={r.message!r} findings={sorted(cats)}"
+    if h["expect"] == "neutralised":
+        # The harness leaves the attack nothing to exploit: it computes honestly, correct in every trial and
+        # in the timed calls (which are checked again), so its speedup is its real one. Not flagged.
+        assert r.status == "ok" and r.correct and r.trials_passed == r.trials, detail
+        return
+    if h["expect"] == "incorrect":
+        # At our tolerances the shortcut is simply wrong on every input distribution: no category to name.
+        assert r.status == "incorrect" and r.trials_passed == 0, detail
+        return
     assert h["category"] in cats, f"evaluator missed {h['category']}: {detail}"
     if h["expect"] == "rejected":
         assert r.status == "rejected", detail

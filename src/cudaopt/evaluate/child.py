@@ -19,21 +19,17 @@ import uuid
 import torch
 
 from cudaopt.evaluate import clock as clock_mod  # imported before any candidate code: captured clocks
-from cudaopt.evaluate.codec import pack, unpack
+from cudaopt.evaluate.codec import pack
 from cudaopt.evaluate.inputs import copy_into, make_init_inputs, make_inputs, timing_seed, trial_plan
 from cudaopt.evaluate.sandbox import Sandbox, TamperWatch, child_pids, precision_flags, set_precision, thread_count
 from cudaopt.evaluate.stats import estimate
+from cudaopt.evaluate.views import view, wants_sample
 from cudaopt.tasks.loader import TaskError, apply_size, check_candidate, check_reference, import_source
 
 N_TIMING_SETS = 4  # input sets rotated through the timed rounds (defeats caches keyed on content/address)
 WARMUP_CALLS = 3
 CHECK_EVERY = 14  # re-estimate every two rounds per bucket
 MIN_TIMING_S = 0.2  # never stop before this much timing, however tight the interval looks
-
-
-def _to_cpu(out):
-    """Outputs travel to the parent as plain bytes (see codec), never as shared memory of this process."""
-    return pack(out)
 
 
 def _common_setup(options: dict) -> torch.device:
@@ -73,6 +69,7 @@ def judge_main(conn, ref_source: str, options: dict) -> None:
         device = _common_setup(options)
         ref = _load_reference(ref_source, options["size"], "judge")
         model = _build(ref.Model, make_init_inputs(ref), options["seed"], device)
+        seeds = conn.recv()[1]  # the parent's challenge seeds; the worker never sees them in advance
         with torch.no_grad():
             # A rough reference time, for the executable limit (1000 x reference time).
             x = make_inputs(ref, trial_plan(0, options["seed"]).seed, "plain", device)
@@ -86,13 +83,13 @@ def judge_main(conn, ref_source: str, options: dict) -> None:
             for i in range(options["trials"]):
                 plan = trial_plan(i, options["seed"])
                 x = make_inputs(ref, plan.seed, plan.transform, device)
-                conn.send(("ref_out", i, _to_cpu(model(*x))))
+                conn.send(("ref_out", i, view(model(*x), seeds[i] if wants_sample(i) else None, options["compare_full_limit"])))
             while True:
                 msg = conn.recv()
                 if msg[0] == "sets":
-                    for s in msg[1]:
+                    for s, seed in msg[1]:
                         x = make_inputs(ref, timing_seed(s, options["seed"]), "plain", device)
-                        conn.send(("ref_set", s, _to_cpu(model(*x))))
+                        conn.send(("ref_set", s, view(model(*x), seed, options["compare_full_limit"])))
                 elif msg[0] == "quit":
                     break
         conn.send(("done",))
@@ -123,6 +120,12 @@ class _Worker:
             self._finding_keys.add(key)
             self.send("finding", {"category": category, "message": message, "evidence": evidence[:300], "source": "dynamic",
                                   "blocking": blocking})
+
+    def _expect(self, kind: str, index: int) -> int:
+        msg = self.conn.recv()
+        if msg[0] != kind or msg[1] != index:
+            raise RuntimeError(f"harness protocol: expected {kind} {index}, got {msg[:2]}")
+        return msg[2]
 
     def flush_sandbox(self) -> None:
         for cat, msg, ev in self.sandbox.events:
@@ -316,20 +319,30 @@ class _Worker:
                         break
                 # A returned buffer that changes under a later call was a stale buffer, not a result.
                 if prev_out_obj is not None:
-                    for a, b in zip(_flat(prev_out_obj), _flat(prev_out_copy)):
-                        if isinstance(a, torch.Tensor) and a.shape == b.shape and not torch.equal(a.cpu(), b):
-                            if not (a.is_floating_point() and torch.equal(a.isnan().cpu(), b.isnan()) and torch.equal(a.nan_to_num().cpu(), b.nan_to_num())):
-                                self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
-                cpu_out = _to_cpu(out)
-                self.send("cand_out", i, cpu_out)
+                    for a, b in zip(_flat(prev_out_obj), prev_out_copy):
+                        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and not _same(a, b):
+                            self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
+                seed = None
+                if wants_sample(i):
+                    self.send("cand_ready", i)  # the output exists; only now is the sample drawn
+                    seed = self._expect("challenge", i)
+                self.send("cand_out", i, view(out, seed, opt["compare_full_limit"]))
                 out_bytes = sum(t.numel() * t.element_size() for t in _flat(out) if isinstance(t, torch.Tensor))
-                prev_out_obj, prev_out_copy = out, unpack(cpu_out)
+                if i == 0:
+                    first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
+                prev_out_obj, prev_out_copy = out, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
                 prev_inputs = inputs  # the next reuse trial writes new values into these very tensors
             # nondeterminism: the first trial's inputs again
             plan = trial_plan(0, opt["seed"])
             again = self.call_candidate(make_inputs(self.ref, plan.seed, plan.transform, self.device))
             _sync(self.device)
-            self.send("repeat0", _to_cpu(again))
+            worst, scale = 0.0, 1.0
+            for a, b in zip(first_out, _flat(again)):
+                if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.is_floating_point():
+                    d = float((a.double() - b.double()).abs().nan_to_num(0.0).max()) if a.numel() else 0.0
+                    if d > worst:
+                        worst, scale = d, float(a.double().nan_to_num(0.0).pow(2).mean().sqrt()) or 1.0
+            self.send("nondeterminism", worst, scale)
         self.check_state("correctness trials")
 
     # -- timing
@@ -428,7 +441,8 @@ class _Worker:
         self.check_state("timing")
         # drift: the outputs of the last timed call on each input set go to the parent for checking
         for s, out in sorted(last_out.items()):
-            self.send("timed_out", s, _to_cpu(out))
+            self.send("timed_ready", s)
+            self.send("timed_out", s, view(out, self._expect("challenge_set", s), self.opt["compare_full_limit"]))
         if self.opt.get("profile_kernels", True) and dev.type == "cuda":
             self.kernel_check()
 
@@ -497,6 +511,13 @@ def _persisting_l2_limit(device) -> int | None:
     if lib.cudaDeviceGetLimit(ctypes.byref(value), 0x06) != 0:
         return None
     return int(value.value)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal, counting NaN as equal to NaN."""
+    if a.is_floating_point():
+        return bool(torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num()))
+    return bool(torch.equal(a, b))
 
 
 def _cpu_name() -> str:

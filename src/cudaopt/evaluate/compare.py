@@ -50,7 +50,8 @@ def tolerances(dtype: torch.dtype, atol: float | None = None, rtol: float | None
     return (a if atol is None else atol, r if rtol is None else rtol)
 
 
-def compare_tensor(ref: torch.Tensor, cand, atol: float | None = None, rtol: float | None = None) -> Comparison:
+def compare_tensor(ref: torch.Tensor, cand, atol: float | None = None, rtol: float | None = None,
+                   scale: float | None = None) -> Comparison:
     if not isinstance(cand, torch.Tensor):
         return Comparison(False, f"output is {type(cand).__name__}, expected a tensor")
     if tuple(cand.shape) != tuple(ref.shape):
@@ -61,8 +62,9 @@ def compare_tensor(ref: torch.Tensor, cand, atol: float | None = None, rtol: flo
     if not ref.is_floating_point():
         eq = torch.equal(ref, cand)
         return Comparison(eq, "" if eq else "integer output differs")
-    ref64 = ref.double()
-    c64 = cand.double()
+    work = torch.float64 if ref.dtype == torch.float64 else torch.float32
+    ref64 = ref.to(work)
+    c64 = cand.to(work)
     ref_nan, c_nan = torch.isnan(ref64), torch.isnan(c64)
     nan_where_finite = bool((c_nan & ~ref_nan).any())
     if not torch.equal(ref_nan, c_nan):
@@ -74,17 +76,47 @@ def compare_tensor(ref: torch.Tensor, cand, atol: float | None = None, rtol: flo
     rf, cf = ref64[finite], c64[finite]
     if rf.numel() == 0:
         return Comparison(True)
-    scale = float(rf.pow(2).mean().sqrt())
+    scale = float(rf.double().pow(2).mean().sqrt()) if scale is None else scale
     diff = (cf - rf).abs()
     bound = a * scale + r * rf.abs()
     max_abs = float(diff.max())
     max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     ok = bool((diff <= bound).all())
     constant = rf.numel() > 1 and float(cf.max() - cf.min()) == 0.0 and float(rf.max() - rf.min()) > 0.0
-    cand_rms = float(cf.pow(2).mean().sqrt())
+    cand_rms = float(cf.double().pow(2).mean().sqrt())
     tiny = scale > 0 and cand_rms < TINY_OUTPUT_RATIO * scale
     reason = "" if ok else f"max abs error {max_abs:.3g} exceeds tolerance (atol {a:g} x output rms {scale:.3g} + rtol {r:g} x |ref|)"
     return Comparison(ok, reason, max_abs, max_rel, False, constant, tiny)
+
+
+def compare_sampled(ref, cand, atol: float | None = None, rtol: float | None = None) -> Comparison:
+    """A sampled output (see views): metadata exact, the sampled elements within tolerance (scaled by the
+    whole reference's rms), NaN/Inf counts equal, and the whole-tensor rms within tolerance."""
+    from cudaopt.evaluate.views import Sampled
+
+    if not isinstance(cand, Sampled):
+        return Comparison(False, f"output is {type(cand).__name__}, expected a tensor of shape {tuple(ref.shape)}")
+    if tuple(cand.shape) != tuple(ref.shape):
+        return Comparison(False, f"shape {tuple(cand.shape)} != reference {tuple(ref.shape)}")
+    if cand.dtype != ref.dtype:
+        return Comparison(False, f"dtype {cand.dtype} != reference {ref.dtype}")
+    if not ref.dtype.is_floating_point:
+        if cand.stats != ref.stats or not torch.equal(cand.values, ref.values):
+            return Comparison(False, "integer output differs")
+        return Comparison(True)
+    for k in ("nan", "posinf", "neginf"):
+        if cand.stats[k] != ref.stats[k]:
+            return Comparison(False, f"{k} count {cand.stats[k]} != reference {ref.stats[k]}",
+                              nan_where_finite=k == "nan" and cand.stats[k] > ref.stats[k])
+    cmp = compare_tensor(ref.values, cand.values, atol, rtol, scale=ref.stats["rms"])
+    if not cmp.ok:
+        return replace(cmp, reason="sampled elements: " + cmp.reason)
+    a, r = tolerances(ref.dtype, atol, rtol)
+    rr, cr = ref.stats["rms"], cand.stats["rms"]
+    if abs(cr - rr) > (a + r) * rr:
+        return Comparison(False, f"output rms {cr:.6g} != reference rms {rr:.6g}", cmp.max_abs, cmp.max_rel,
+                          tiny_output=rr > 0 and cr < TINY_OUTPUT_RATIO * rr)
+    return cmp
 
 
 def compare_outputs(ref, cand, atol: float | None = None, rtol: float | None = None) -> Comparison:
@@ -93,6 +125,16 @@ def compare_outputs(ref, cand, atol: float | None = None, rtol: float | None = N
         return Comparison(False, f"{len(cands)} outputs, the reference returns {len(refs)}")
     worst = Comparison(True)
     for i, (r, c) in enumerate(zip(refs, cands)):
+        from cudaopt.evaluate.views import Sampled
+
+        if isinstance(r, Sampled):
+            cmp = compare_sampled(r, c, atol, rtol)
+            if not cmp.ok:
+                return replace(cmp, reason=(f"output {i}: " if len(refs) > 1 else "") + cmp.reason)
+            worst = Comparison(True, "", max(cmp.max_abs, worst.max_abs), max(cmp.max_rel, worst.max_rel))
+            continue
+        if isinstance(c, Sampled):
+            return Comparison(False, f"output {i}: sampled candidate output against a whole reference (sizes differ)")
         if not isinstance(r, torch.Tensor):
             if r != c:
                 return Comparison(False, f"output {i}: {c!r} != reference {r!r}")

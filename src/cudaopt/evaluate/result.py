@@ -39,6 +39,9 @@ class EvalOptions:
     verify: bool = True  # re-measure suspicious speedups in a fresh process
     timing: bool = True  # False: stop after correctness (self-supervised stage, tests)
     profile: bool = False
+    # Outputs up to this many elements are compared whole in every trial; larger ones whole in the first
+    # trials and by a challenged random sample after that (see cudaopt.evaluate.views).
+    compare_full_limit: int = 1 << 20
 
     def __post_init__(self) -> None:
         if self.device == "cuda":  # one evaluation runs on one device: name it

@@ -18,7 +18,9 @@ from dataclasses import replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from cudaopt.evaluate.codec import unpack
+import secrets
+
+from cudaopt.evaluate.views import unview
 from cudaopt.evaluate.compare import Comparison, compare_outputs, flatten_outputs
 from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
@@ -133,6 +135,9 @@ class _Session:
         self.compile_seconds = 0.0
         self.compile_cached = False
         self.notes: list[str] = []
+        # Challenge seeds for sampled comparisons, drawn here: the candidate's process never holds them early.
+        self.trial_seeds = [secrets.randbits(62) for _ in range(options.trials)]
+        self.set_seeds: dict[int, int] = {}
 
     # ------------------------------------------------------------------ helpers
     def _add(self, category: str, message: str, evidence: str = "", source: str = "dynamic", blocking: bool = False) -> None:
@@ -186,6 +191,7 @@ class _Session:
             self.judge.start()
             j_child.close()
             self.jconn = j_parent
+            self.jconn.send(("seeds", self.trial_seeds))
         try:
             return self._loop()
         finally:
@@ -234,7 +240,7 @@ class _Session:
         o = self.opt
         self.last_progress = time.time()
         trials_needed = 0 if self.skip_correctness else o.trials
-        self.repeat0 = None
+        self.nondet_reported = None
         self.worker_done = False
         self.drift_pending: dict[int, object] = {}
         timing_requested = False
@@ -269,8 +275,7 @@ class _Session:
             # compare whatever pairs are complete
             for i in sorted(set(self.ref_outs) & set(self.cand_outs)):
                 self._compare_trial(i)
-            if not timing_requested and not self.skip_correctness and len(self.compared) == trials_needed and self.repeat0 is not None:
-                self._nondeterminism(self.repeat0)
+            if not timing_requested and not self.skip_correctness and len(self.compared) == trials_needed and self.nondet_reported is not None:
                 verdict = self._correctness_verdict()
                 if verdict is not None:
                     return verdict
@@ -287,7 +292,7 @@ class _Session:
             correctness_done = self.skip_correctness or timing_requested
             if self.worker_done and correctness_done and (not self.drift_pending or self.jconn is None):
                 return self._final()
-            if self.worker_done and not correctness_done and self.repeat0 is None:
+            if self.worker_done and not correctness_done and self.nondet_reported is None:
                 return self._result("runtime_error", "the worker ended before finishing the correctness trials")
 
     def _on_judge(self):
@@ -299,11 +304,11 @@ class _Session:
         if kind == "ref_time":
             self.ref_time = msg[1]
         elif kind == "ref_out":
-            self.ref_outs[msg[1]] = unpack(msg[2])
+            self.ref_outs[msg[1]] = unview(msg[2])
         elif kind == "ref_set":
             cand = self.drift_pending.pop(msg[1], None)
             if cand is not None:
-                cmp = self._cmp(unpack(msg[2]), cand)
+                cmp = self._cmp(unview(msg[2]), cand)
                 if not cmp.ok:
                     self._add("drift", "outputs of timed calls are wrong; the kernel is correct at first and wrong later",
                               f"timed input set {msg[1]}: {cmp.reason}")
@@ -320,18 +325,27 @@ class _Session:
         kind = msg[0]
         if kind == "done":
             self.worker_done = True
-        elif kind == "repeat0":
-            self.repeat0 = unpack(msg[1])
+        elif kind == "nondeterminism":
+            self.nondet_reported = True
+            worst, scale = msg[1], msg[2]
+            if worst > NONDETERMINISM_REL * scale:
+                self._add("nondeterminism", "two calls on identical inputs gave different results (a race?)",
+                          f"max difference {worst:.3g} (output rms {scale:.3g})")
+        elif kind == "cand_ready":
+            self.wconn.send(("challenge", msg[1], self.trial_seeds[msg[1]]))
+        elif kind == "timed_ready":
+            self.set_seeds[msg[1]] = secrets.randbits(62)
+            self.wconn.send(("challenge_set", msg[1], self.set_seeds[msg[1]]))
         elif kind == "timed_out":
-            self.drift_pending[msg[1]] = unpack(msg[2])
+            self.drift_pending[msg[1]] = unview(msg[2])
             if self.jconn is not None:
-                self.jconn.send(("sets", [msg[1]]))
+                self.jconn.send(("sets", [(msg[1], self.set_seeds[msg[1]])]))
         elif kind == "stage":
             self.stage = msg[1]
         elif kind == "compiled":
             self.compile_seconds, self.compile_cached = msg[1], msg[2]
         elif kind == "cand_out":
-            self.cand_outs[msg[1]] = unpack(msg[2])
+            self.cand_outs[msg[1]] = unview(msg[2])
         elif kind == "finding":
             f = msg[1]
             self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"), f.get("blocking", False))
@@ -360,8 +374,6 @@ class _Session:
         self.compared[i] = cmp
         self.max_abs = max(self.max_abs, cmp.max_abs)
         self.max_rel = max(self.max_rel, cmp.max_rel)
-        if i == 0:
-            self._trial0 = cand
         if not cmp.ok:
             if cmp.nan_where_finite and self.opt.device.startswith("cuda"):
                 self._add("uninitialised_output", "output holds the harness's NaN poison where the reference has values: parts were never written", f"trial {i}")
@@ -375,19 +387,6 @@ class _Session:
             if prev is not None and self._cmp(prev, cand).ok:
                 self._add("result_cache", "output equals the previous trial's answer: results are cached across calls", f"trial {i}")
         self.ref_by_trial = {i: ref}  # only the latest is kept: outputs can be large
-
-    def _nondeterminism(self, again) -> None:
-        first = getattr(self, "_trial0", None)
-        if first is None:
-            return
-        for a, b in zip(flatten_outputs(first), flatten_outputs(again)):
-            if hasattr(a, "is_floating_point") and hasattr(b, "shape") and a.shape == b.shape and a.is_floating_point():
-                d = (a.double() - b.double()).abs().nan_to_num(0.0)
-                scale = float(a.double().nan_to_num(0.0).pow(2).mean().sqrt()) or 1.0
-                if float(d.max()) > NONDETERMINISM_REL * scale:
-                    self._add("nondeterminism", "two calls on identical inputs gave different results (a race?)",
-                              f"max difference {float(d.max()):.3g} (output rms {scale:.3g})")
-                    return
 
     def _classify_failures(self, bad: list[int]) -> None:
         """Name the pattern of the failures: which kinds of trial fail, and which pass."""

@@ -66,6 +66,9 @@ class Sandbox:
                 raise PermissionError("cudaopt sandbox: network access is not allowed")
             elif event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents"):
                 self._record("reference_peek", f"candidate scanned the garbage collector ({event})", event)
+            elif event == "object.__getattr__" and len(args) > 1 and args[1] in ("tb_frame", "gi_frame", "cr_frame", "ag_frame"):
+                # The way to the harness's frames (and whatever they hold) without sys._getframe.
+                self._record("reference_peek", f"candidate reached interpreter frames through {args[1]}", str(args[1]))
             elif event == "sys.settrace" or event == "sys.setprofile":
                 self._record("timer_tamper", f"candidate installed a {event.split('.')[-1]} hook", event)
             elif event == "ctypes.dlopen":

@@ -1,4 +1,4 @@
-# cudaopt-redteam: category=uninitialised_output task=scale_shift device=cpu expect=rejected layer=dynamic
+# cudaopt-redteam: category=uninitialised_output task=scale_shift device=cpu expect=neutralised layer=dynamic
 """Skip the work when the freshly allocated output already holds the answer. In a timing loop the same
 input is used again and the allocator hands back the block the previous output was freed from, so a spot
 check of a few elements says "already there" and the call costs nothing. Fresh inputs fail the spot check
