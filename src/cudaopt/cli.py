@@ -196,6 +196,24 @@ def tune_gemm_cmd(
     console.print(f"table: {tune_gemm(shapes=shapes, out=out, rounds=rounds)}")
 
 
+@app.command("serve")
+def serve_cmd(
+    port: int = typer.Option(8000, help="Port to listen on."),
+    host: str = typer.Option("127.0.0.1", help="Address to bind; anything but loopback needs --api-key."),
+    device: str = typer.Option("cuda", "--device", help="cpu | cpu*N | cuda (every GPU) | cuda:0,cuda:1"),
+    api_key: Optional[str] = typer.Option(None, envvar="CUDAOPT_API_KEY", help="Key clients send (X-API-Key or Bearer)."),
+    pool: str = typer.Option("local", help="local (one worker per device here) | ray (one actor per GPU of a Ray cluster)."),
+    ray_address: Optional[str] = typer.Option(None, help="Ray cluster address for --pool ray."),
+) -> None:
+    """The evaluator pool as an HTTP service: POST /evaluate, /evaluate/batch, /jobs; GET /health, /queue, /."""
+    from cudaopt.service.server import serve
+
+    try:
+        serve(host=host, port=port, devices=device, api_key=api_key, pool=pool, ray_address=ray_address)
+    except ValueError as e:
+        _usage_error(str(e))
+
+
 def _need_cuda() -> None:
     import torch
 
