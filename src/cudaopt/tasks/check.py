@@ -9,6 +9,7 @@ task runs in its own subprocess: a task file is user code.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -55,7 +56,8 @@ def check_one(source: str, size: str = "small", device: str = "cpu", trials: int
                 return False, f"forward returns {type(out).__name__}, not tensors"
             fakes = {
                 "zeros": [torch.zeros_like(o) for o in outs],
-                "its mean": [torch.full_like(o, float(o.double().nan_to_num().mean())) if o.is_floating_point() else o for o in outs],
+                "its mean": [torch.full_like(o, float(o.double().nan_to_num().mean())) if o.is_floating_point()
+                             else torch.full_like(o, int(o.double().mean().round())) for o in outs],
             }
             for label, fake in fakes.items():
                 if compare_outputs(outs, fake, tol.get("atol"), tol.get("rtol")).ok:
@@ -63,22 +65,26 @@ def check_one(source: str, size: str = "small", device: str = "cpu", trials: int
     return (not problems), ("; ".join(sorted(set(problems))) if problems else "zero and constant outputs fail")
 
 
-def check_tasks(tasks: list[Task], size: str = "small", device: str = "cpu") -> list[TaskCheck]:
-    reports = []
-    for t in tasks:
-        code = (
-            "import json,sys\nfrom cudaopt.tasks.check import check_one\n"
-            "src=sys.stdin.read()\n"
-            f"ok,detail=check_one(src,{size!r},{device!r})\nprint(json.dumps([ok,detail]))\n"
-        )
-        try:
-            p = subprocess.run([sys.executable, "-c", code], input=t.source, capture_output=True, text=True, timeout=600)
-            if p.returncode != 0:
-                last = (p.stderr.strip().splitlines() or ["failed"])[-1]
-                reports.append(TaskCheck(t.name, False, f"reference failed to run: {last[:200]}"))
-                continue
-            ok, detail = json.loads(p.stdout.strip().splitlines()[-1])
-            reports.append(TaskCheck(t.name, ok, detail))
-        except subprocess.TimeoutExpired:
-            reports.append(TaskCheck(t.name, False, "reference did not finish within 600 s"))
-    return reports
+def check_tasks(tasks: list[Task], size: str = "small", device: str = "cpu", jobs: int | None = None) -> list[TaskCheck]:
+    """Each task in a subprocess of its own (task files are user code), `jobs` at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs or max(1, os.cpu_count() or 1)) as ex:
+        return list(ex.map(lambda t: _check_in_subprocess(t, size, device), tasks))
+
+
+def _check_in_subprocess(t: Task, size: str, device: str) -> TaskCheck:
+    code = (
+        "import json,sys\nfrom cudaopt.tasks.check import check_one\n"
+        "src=sys.stdin.read()\n"
+        f"ok,detail=check_one(src,{size!r},{device!r})\nprint(json.dumps([ok,detail]))\n"
+    )
+    try:
+        p = subprocess.run([sys.executable, "-c", code], input=t.source, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return TaskCheck(t.name, False, "reference did not finish within 600 s")
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["failed"])[-1]
+        return TaskCheck(t.name, False, f"reference failed to run: {last[:200]}")
+    ok, detail = json.loads(p.stdout.strip().splitlines()[-1])
+    return TaskCheck(t.name, ok, detail)
