@@ -319,9 +319,14 @@ class _Worker:
                         break
                 # A returned buffer that changes under a later call was a stale buffer, not a result.
                 if prev_out_obj is not None:
+                    now_ptrs = {o.untyped_storage().data_ptr() for o in _flat(out) if type(o) is torch.Tensor and o.numel()}
                     for a, b in zip(_flat(prev_out_obj), prev_out_copy):
                         if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and not _same(a, b):
-                            self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
+                            if a.untyped_storage().data_ptr() in now_ptrs:
+                                self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
+                            else:  # not returned again, yet written to: deferred work from an earlier call
+                                self.finding("side_stream", "an earlier output was written after its call returned: work runs outside the call",
+                                             f"trial {i}", blocking=True)
                 seed = None
                 if wants_sample(i):
                     self.send("cand_ready", i)  # the output exists; only now is the sample drawn
@@ -331,6 +336,13 @@ class _Worker:
                 if i == 0:
                     first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
                 prev_out_obj, prev_out_copy = out, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
+                _sync(self.device)
+                # Sent and waited on: an output that still changes now is being written outside the call.
+                for a, b in zip(_flat(out), prev_out_copy):
+                    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and not _same(a, b):
+                        self.finding("side_stream", "the output kept changing after the call returned: work runs outside the call",
+                                     f"trial {i}", blocking=True)
+                        break
                 prev_inputs = inputs  # the next reuse trial writes new values into these very tensors
             # nondeterminism: the first trial's inputs again
             plan = trial_plan(0, opt["seed"])
@@ -409,6 +421,9 @@ class _Worker:
                             raise
 
                         last_out[n % N_TIMING_SETS] = out
+                        if thread_count() > threads:
+                            self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
+                                         f"{thread_count() - threads} new", blocking=True)
                         ev_cand.append(t.event_us)
                         dv_cand.append(t.device_us)
                 n += 1
