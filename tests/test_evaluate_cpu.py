@@ -289,3 +289,28 @@ def test_sampled_comparisons_catch_a_wrong_element_late():
     assert r.status in ("incorrect", "rejected") and r.trials_passed == 2
     ok = run(cand("return torch.tanh(x * self.w) + self.b"), compare_full_limit=100, trials=6)
     assert ok.status == "ok" and ok.trials_passed == 6
+
+
+SHORTCUT = '''
+import torch
+import torch.nn as nn
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return x * sum(0.5 + 0.01 * k for k in range(24))
+'''
+
+
+def test_large_speedups_are_re_measured_in_a_fresh_process():
+    r = evaluate(FIX / "tasks" / "redundant_sum.py", SHORTCUT, EvalOptions(**{**FAST, "trials": 4}))
+    assert r.status == "ok", r.message
+    assert r.timing.speedup_raw > 3  # 24 additions against one multiply
+    assert r.timing.verified is not None and r.timing.verify_speedup is not None
+
+
+@pytest.mark.slow
+def test_torch_compile_baseline():
+    r = run(cand("return torch.tanh(x * self.w) + self.b"), baseline="compile", trials=3)
+    assert r.status == "ok", r.message + r.error[-1500:]
+    assert r.baseline == "compile" and r.timing is not None
