@@ -74,9 +74,20 @@ class PromptStream:
     def dataset(self):
         from datasets import Features, IterableDataset, Value
 
+        # `datasets` pickles the generator and its arguments to fingerprint them; the stream holds a live
+        # database engine, so it is passed by a key into this module's registry instead.
+        key = id(self)
+        _STREAMS[key] = self
         prompt = [{"role": Value("string"), "content": Value("string")}] if self.chat else Value("string")
-        return IterableDataset.from_generator(self, features=Features({"prompt": prompt, "task": Value("string"),
-                                                                       "parent_ids": Value("string")}))
+        return IterableDataset.from_generator(_stream_rows, gen_kwargs={"key": key}, features=Features(
+            {"prompt": prompt, "task": Value("string"), "parent_ids": Value("string")}))
+
+
+_STREAMS: dict[int, PromptStream] = {}
+
+
+def _stream_rows(key: int):
+    yield from _STREAMS[key]()
 
 
 class CudaoptReward:
@@ -249,7 +260,10 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
         trainer = GRPOTrainer(model=str(model) if isinstance(model, Path) else model, reward_funcs=[reward], args=config,
                               train_dataset=stream.dataset(), processing_class=tok, callbacks=_callbacks(reward, out / "grpo_steps.jsonl"),
                               peft_config=peft_config)
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        try:
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        finally:
+            _STREAMS.pop(id(stream), None)
         final = save_final(trainer.model, tok, out / "final")
         train_summary = summarise(reward.attempts, split.train)
         final_eval = _final_eval(final, tok, all_tasks, split, builder, reward, opts, final_eval_samples, max_completion_length) \

@@ -110,7 +110,7 @@ def train_self(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
                                 max_length=max_length, save_steps=10**9, seed=seed, bf16=bf16,
                                 lora=LoraSettings() if lora else None, overrides=dict(overrides or {}))
     state = _load_state(out) if resume else {"completed": 0, "model_dir": None, "reports": []}
-    current: Any = state["model_dir"] or model
+    current: Any = state["model_dir"] or (str(model) if isinstance(model, Path) else model)
     tok = load_tokenizer(model if isinstance(model, (str, Path)) else current, tokenizer)
     reports = [IterationReport(**r) for r in state["reports"]]
     db_path = db_url or out / "cudaopt.db"
@@ -144,15 +144,13 @@ def train_self(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
             reports.append(report)
             with (out / "iterations.jsonl").open("a") as f:
                 f.write(json.dumps(report.to_dict()) + "\n")
-            state = {"completed": it, "model_dir": model_dir if wins or state["model_dir"] else state["model_dir"],
+            state = {"completed": it, "model_dir": current if isinstance(current, str) else None,
                      "reports": [r.to_dict() for r in reports]}
-            if wins:
-                state["model_dir"] = model_dir
             _save_state(out, state)
             del llm, lm
         db.finish_run(run.id)
         url = db.url
-    final_dir = Path(state["model_dir"]) if state["model_dir"] else Path(str(model)) if isinstance(model, (str, Path)) else out
+    final_dir = Path(state["model_dir"]) if state["model_dir"] else out  # out: a loaded model never updated
     result = SelfResult(out, final_dir, split, tuple(reports), url)
     (out / "report.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     return result

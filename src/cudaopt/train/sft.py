@@ -69,6 +69,10 @@ def _rows_from(data_or_db: Any, holdout: HoldoutSpec, tasks: Sequence[str] | Non
         from cudaopt.train.data import read_jsonl
 
         rows = read_jsonl(data_or_db)
+        sidecar = Path(str(data_or_db)).with_suffix(".split.json")  # written by export_sft: its held-out tasks
+        if sidecar.is_file() and holdout is None:
+            exported = json.loads(sidecar.read_text())
+            return rows, Split(tuple(exported["train"]), tuple(exported["held_out"]))
     else:
         from cudaopt.db.store import ExemplarDB
         from cudaopt.prompts.builder import PromptBuilder
