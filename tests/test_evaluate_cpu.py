@@ -314,3 +314,19 @@ def test_torch_compile_baseline():
     r = run(cand("return torch.tanh(x * self.w) + self.b"), baseline="compile", trials=3)
     assert r.status == "ok", r.message + r.error[-1500:]
     assert r.baseline == "compile" and r.timing is not None
+
+
+def test_callers_main_is_not_re_run(tmp_path):
+    # A script without a __main__ guard, and a program read from stdin: both must work as callers.
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import sys\nfrom cudaopt.evaluate import evaluate, EvalOptions\n"
+        f"r = evaluate({str(TASK)!r}, sys.argv[1], EvalOptions(device='cpu', size='small', trials=3, timing=False))\n"
+        "print('RESULT', r.status)\n"
+    )
+    good = tmp_path / "good.py"
+    good.write_text(cand("return torch.tanh(x * self.w) + self.b"))
+    p = subprocess.run([sys.executable, str(script), str(good)], capture_output=True, text=True, timeout=300)
+    assert p.stdout.count("RESULT ok") == 1, p.stdout + p.stderr
+    p = subprocess.run([sys.executable, "-", str(good)], input=script.read_text(), capture_output=True, text=True, timeout=300)
+    assert p.stdout.count("RESULT ok") == 1, p.stdout + p.stderr

@@ -19,7 +19,6 @@ import uuid
 import torch
 
 from cudaopt.evaluate import clock as clock_mod  # imported before any candidate code: captured clocks
-from cudaopt.evaluate.codec import pack
 from cudaopt.evaluate.inputs import copy_into, make_init_inputs, make_inputs, timing_seed, trial_plan
 from cudaopt.evaluate.sandbox import Sandbox, TamperWatch, child_pids, precision_flags, set_precision, thread_count
 from cudaopt.evaluate.stats import estimate

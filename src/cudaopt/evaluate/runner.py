@@ -12,18 +12,20 @@ from __future__ import annotations
 import hashlib
 import multiprocessing as mp
 import os
+import secrets
 import signal
+import sys
+import threading
 import time
+import types
 from dataclasses import replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
-import secrets
-
-from cudaopt.evaluate.views import unview
-from cudaopt.evaluate.compare import Comparison, compare_outputs, flatten_outputs
+from cudaopt.evaluate.compare import Comparison, compare_outputs
 from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
+from cudaopt.evaluate.views import unview
 from cudaopt.guards.findings import Finding, GuardPolicy
 from cudaopt.tasks.loader import Task, TaskError, read_source, resolve_task
 
@@ -54,6 +56,26 @@ def _context():
         if method == "forkserver":
             _CTX.set_forkserver_preload(["torch", "cudaopt.evaluate.child"])
     return _CTX
+
+
+_START_LOCK = threading.Lock()
+
+
+def _start(proc) -> None:
+    """Start a child without multiprocessing's re-import of the caller's __main__ in it.
+
+    forkserver/spawn children normally run the parent's main script again (as __mp_main__): a caller's
+    script without a __main__ guard would run twice, and a program read from stdin cannot be found at
+    all. The children need nothing from __main__, so it is hidden while the process starts.
+    """
+    with _START_LOCK:
+        real = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            proc.start()
+        finally:
+            if real is not None:
+                sys.modules["__main__"] = real
 
 
 def evaluate(reference, candidate, options: EvalOptions | None = None, **overrides) -> EvalResult:
@@ -180,7 +202,7 @@ class _Session:
 
         w_parent, w_child = ctx.Pipe()
         self.worker = ctx.Process(target=child.worker_main, args=(w_child, self.task.source, self.cand_source, opts), daemon=True)
-        self.worker.start()
+        _start(self.worker)
         w_child.close()
         self.wconn = w_parent
         self.judge = None
@@ -188,7 +210,7 @@ class _Session:
         if not self.skip_correctness:
             j_parent, j_child = ctx.Pipe()
             self.judge = ctx.Process(target=child.judge_main, args=(j_child, self.task.source, opts), daemon=True)
-            self.judge.start()
+            _start(self.judge)
             j_child.close()
             self.jconn = j_parent
             self.jconn.send(("seeds", self.trial_seeds))
