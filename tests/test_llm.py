@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cudaopt.llm import LLMError, ReplayBook, ReplayLLM, make_llm
+from cudaopt.llm import LLMError, ReplayLLM, make_llm
 from cudaopt.llm.replay_server import ReplayServer
 from cudaopt.llm.transformers_local import TransformersLLM
 

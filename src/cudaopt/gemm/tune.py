@@ -13,7 +13,7 @@ import random
 import time
 from pathlib import Path
 
-from cudaopt.gemm.configs import Choice, candidate_choices
+from cudaopt.gemm.configs import candidate_choices
 from cudaopt.gemm.shapes import Shape
 
 FALLBACK_BELOW = 0.98  # hand a shape to torch.matmul when t_torch / t_ours is below this

@@ -25,7 +25,7 @@ from cudaopt.report.markdown import task_report
 from cudaopt.report.plots import speedup_histogram
 from cudaopt.report.stats import cost_of
 from cudaopt.search.progress import SearchProgress
-from cudaopt.search.proposers import DEFAULT_PROPOSERS, ProposerError, builtin_proposals
+from cudaopt.search.proposers import ProposerError, builtin_proposals
 from cudaopt.tasks.loader import Task, resolve_task
 
 EvaluateFn = Callable[[Task, str, EvalOptions], EvalResult]
