@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The GPU checks, in phases that each fit one 10-minute device call. Prints a short table last.
+#   bash scripts/gpu_check.sh issue2   # A/A over the suite, the seed corpus, the evaluator's cost (one call)
 #   bash scripts/gpu_check.sh aa       # A/A over the suite + evaluator cost (no compilation needed)
 #   bash scripts/gpu_check.sh corpus   # prebuild + evaluate the whole seed corpus
 #   bash scripts/gpu_check.sh redteam  # prebuild + the GPU red-team tests
+#   bash scripts/gpu_check.sh search   # optimize --suite: built-in proposers + the corpus as replayed answers
 #   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -56,6 +58,12 @@ print('prebuilt', sum(x.ok for x in b), 'of', len(b), [x.message for x in b if n
     python scripts/eval_corpus.py --device cuda --trials 30 --budget-s "${CORPUS_BUDGET:-1}" --out "$OUT/corpus.json" 2>&1 | tail -2
     python benchmarks/evaluator_cost.py --device cuda --tasks softmax_rows layernorm_gelu rmsnorm_explicit conv2d_3x3 matmul_square --out "$OUT/evaluator_cost.json" 2>&1 | tail -16
     python scripts/summarize_gpu_json.py "$OUT"
+    ;;
+  search)
+    # cudaopt optimize --suite with the built-in proposers plus the seed corpus as recorded answers.
+    python scripts/make_corpus_replay.py "$OUT/corpus_replay.jsonl"
+    python -m cudaopt.cli optimize --suite --device cuda --llm "replay:$OUT/corpus_replay.jsonl" \
+        --budget "${SEARCH_BUDGET:-6}" --rounds 2 --trials 20 --budget-s 1 --out "$OUT/suite-search" 2>&1 | tail -40
     ;;
   corpus)
     python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-2}" --out "$OUT/corpus.json" 2>&1 | tail -80
