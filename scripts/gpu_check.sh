@@ -13,6 +13,12 @@ export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export CUDAOPT_CACHE="${CUDAOPT_CACHE:-/tmp/cudaopt-cache}"
 OUT="${OUT:-runs}"; mkdir -p "$OUT"
 phase="${1:-aa}"
+# Packages the device image lacks (SQLAlchemy for the search's database, FastAPI/uvicorn for the
+# service) travel as wheels in .whl/ (git-ignored; pass `carry: [".whl"]`). See docs/gpu-runs.md.
+if ls .whl/*/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*/*.whl \
+    && export PYTHONPATH="/tmp/site:$PYTHONPATH"
+fi
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader || true
 git rev-parse --short HEAD 2>/dev/null || true
 case "$phase" in
