@@ -138,9 +138,8 @@ class CudaoptReward:
         t0 = time.perf_counter()
         batch = []
         for i, completion in enumerate(completions):
-            prompt = completion_text(prompts[i]) if not isinstance(prompts[i], str) else prompts[i]
-            if isinstance(prompts[i], list):
-                prompt = "\n".join(m.get("content", "") for m in prompts[i] if isinstance(m, dict))
+            p = prompts[i]  # plain text, or chat messages for a tokenizer with a chat template
+            prompt = p if isinstance(p, str) else "\n".join(m.get("content", "") for m in p if isinstance(m, dict))
             parents = json.loads(parent_ids[i]) if parent_ids else []
             batch.append(self._score(self.tasks[task[i]], prompt, completion_text(completion), parents, step))
         self.eval_seconds += time.perf_counter() - t0
