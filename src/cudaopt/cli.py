@@ -14,6 +14,8 @@ from rich.table import Table
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Write, verify and time CUDA kernels for PyTorch modules.")
 tasks_app = typer.Typer(no_args_is_help=True, help="The task suite: list tasks, check them for degenerate tolerances.")
 app.add_typer(tasks_app, name="tasks")
+train_app = typer.Typer(no_args_is_help=True, help="CUDA-L1's training stages: sft, self (self-supervised), grpo; and export.")
+app.add_typer(train_app, name="train")
 console = Console()
 err = Console(stderr=True)
 
@@ -212,6 +214,87 @@ def serve_cmd(
         serve(host=host, port=port, devices=device, api_key=api_key, pool=pool, ray_address=ray_address)
     except ValueError as e:
         _usage_error(str(e))
+
+
+def _train_tasks(tasks: Optional[str]):
+    from cudaopt.tasks.loader import builtin_tasks, discover_tasks
+
+    return discover_tasks(tasks) if tasks else builtin_tasks()
+
+
+@train_app.command("export")
+def train_export(
+    db: str = typer.Argument(..., help="Exemplar database: SQLAlchemy URL or SQLite file."),
+    out: Path = typer.Argument(..., help="JSONL of (prompt, completion) pairs to write."),
+    holdout: Optional[str] = typer.Option(None, help="Held-out tasks: a fraction (0.2), names (a,b) or @file."),
+) -> None:
+    """Export successful candidates as SFT pairs (one-shot prompt -> answer), for training elsewhere."""
+    from cudaopt.train import export_sft
+
+    console.print(f"wrote {export_sft(db, out, holdout=holdout)}")
+
+
+@train_app.command("sft")
+def train_sft_cmd(
+    model: str = typer.Argument(..., help="Local model path or hub name your machine can reach."),
+    data: str = typer.Argument(..., help="SFT JSONL, or an exemplar database to export from."),
+    out: Path = typer.Option(Path("runs/train/sft"), help="Output folder (checkpoints, final model, report)."),
+    lora: bool = typer.Option(False, help="Train LoRA adapters (peft) instead of all weights."),
+    epochs: float = typer.Option(1.0),
+    holdout: Optional[str] = typer.Option(None, help="Held-out tasks: a fraction, names or @file."),
+    resume: bool = typer.Option(False, help="Continue from the last checkpoint in --out."),
+) -> None:
+    """Stage 1: supervised fine-tuning on successful candidates."""
+    from cudaopt.train import train_sft
+
+    res = train_sft(model, data, out, lora=lora, epochs=epochs, holdout=holdout, resume=resume)
+    console.print_json(json.dumps(res.to_dict(), default=str))
+
+
+@train_app.command("self")
+def train_self_cmd(
+    model: str = typer.Argument(..., help="Local model path or hub name."),
+    tasks: Optional[str] = typer.Option(None, help="Task folder or file (default: the built-in suite)."),
+    out: Path = typer.Option(Path("runs/train/self"), help="Output folder."),
+    iterations: int = typer.Option(3),
+    samples_per_task: int = typer.Option(8),
+    device: str = typer.Option("cuda", help="Where candidates are evaluated."),
+    db: Optional[str] = typer.Option(None, help="Exemplar database every evaluated completion goes into."),
+    holdout: Optional[str] = typer.Option(None),
+    resume: bool = typer.Option(False),
+) -> None:
+    """Stage 2: generate, evaluate, keep the successes, fine-tune; report the success rate per iteration."""
+    from cudaopt.evaluate import EvalOptions
+    from cudaopt.train import train_self
+
+    res = train_self(model, _train_tasks(tasks), out, iterations=iterations, samples_per_task=samples_per_task,
+                     db_url=db, options=EvalOptions(device=device, timing=False), holdout=holdout, resume=resume)
+    console.print_json(json.dumps(res.to_dict(), default=str))
+
+
+@train_app.command("grpo")
+def train_grpo_cmd(
+    model: str = typer.Argument(..., help="Local model path or hub name."),
+    tasks: Optional[str] = typer.Option(None, help="Task folder or file (default: the built-in suite)."),
+    out: Path = typer.Option(Path("runs/train/grpo"), help="Output folder."),
+    db: Optional[str] = typer.Option(None, help="Exemplar database (prompts are sampled from it as it grows)."),
+    steps: int = typer.Option(100),
+    group_size: int = typer.Option(8),
+    k: float = typer.Option(1.5, help="Reward smoothing: clip the normalised reward to +-k."),
+    epsilon: float = typer.Option(0.2, help="Clipping epsilon of the GRPO ratio."),
+    beta: float = typer.Option(0.001, help="KL coefficient against the reference model (0 drops it)."),
+    device: str = typer.Option("cuda", help="Where candidates are evaluated."),
+    judge: Optional[str] = typer.Option(None, help="An --llm spec for the reward-check model (optional)."),
+    holdout: Optional[str] = typer.Option(None),
+    resume: bool = typer.Option(False),
+) -> None:
+    """Stage 3: contrastive GRPO with the evaluator's speedup as reward (smoothed, clipped)."""
+    from cudaopt.evaluate import EvalOptions
+    from cudaopt.train import train_grpo
+
+    res = train_grpo(model, _train_tasks(tasks), out, db_url=db, steps=steps, group_size=group_size, k=k, epsilon=epsilon,
+                     beta=beta, options=EvalOptions(device=device), judge=judge, holdout=holdout, resume=resume)
+    console.print_json(json.dumps(res.to_dict(), default=str))
 
 
 def _need_cuda() -> None:

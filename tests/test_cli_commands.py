@@ -1,0 +1,33 @@
+"""The CLI's wiring of the parts: each command reaches its part and answers bad input with exit 2."""
+
+import json
+import subprocess
+import sys
+
+from cudaopt.db import CandidateRecord, ExemplarDB
+from cudaopt.tasks.loader import find_builtin, identity_candidate
+
+
+def cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_train_export_writes_pairs(tmp_path):
+    task = find_builtin("softmax_rows")
+    db = ExemplarDB(tmp_path / "db.sqlite")
+    with db:
+        run = db.start_run("cli-test")
+        tid = db.ensure_task(task)
+        db.add_candidate(CandidateRecord(task_id=tid, run_id=run.id, source=identity_candidate(task), status="ok", speedup=1.0))
+    out = tmp_path / "sft.jsonl"
+    p = cli("train", "export", str(tmp_path / "db.sqlite"), str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 1 and "ModelNew" in json.dumps(rows[0])
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert cli("optimize", "no_such_task", "--device", "cpu").returncode == 2
+    assert cli("optimize", "--device", "cpu").returncode == 2  # neither a task nor --suite
+    assert cli("serve", "--host", "0.0.0.0", "--device", "cpu").returncode == 2  # off loopback without a key
+    assert cli("tasks", "list", str(tmp_path / "nothing")).returncode == 2
