@@ -151,3 +151,23 @@ def test_loop_with_the_real_evaluator_on_cpu(tmp_path):
         statuses = [r.status for r in db.candidates(run_id=res.run_id)]
     # Replay order: addmm (correct), no code, relu_ (correct), bias dropped (must be caught as incorrect).
     assert statuses == ["ok", "parse_error", "ok", "incorrect"] and res.best_speedup is not None
+
+
+def test_rounds_evaluate_concurrently_through_the_pool(tmp_path):
+    # Two devices: each round's candidates go to an EvaluatorPool; everything is stored, nothing twice.
+    import threading
+
+    seen_threads = set()
+
+    def tracking_eval(task, source, options):
+        seen_threads.add(threading.current_thread().name)
+        return stub_evaluate(task, source, options)
+
+    res = optimize(TASK, llm=ReplayLLM(REPLAY), budget=12, rounds=3, per_round=2, device="cpu", devices=["cpu", "cpu"],
+                   out_dir=tmp_path, evaluate_fn=tracking_eval, quiet=True)
+    with ExemplarDB(res.db_url) as db:
+        recs = db.candidates(run_id=res.run_id)
+    assert len(recs) == 8 and res.best_speedup == 2.10
+    assert sorted(r.status for r in recs[2:]) == sorted(["ok", "parse_error", "ok", "incorrect", "ok", "ok"])
+    assert len({r.source for r in recs if r.source}) == len([r for r in recs if r.source])
+    assert {"cudaopt-call-0", "cudaopt-call-1"} <= seen_threads  # both pool slots did work

@@ -127,7 +127,7 @@ def optimize_cmd(
     llm: Optional[str] = typer.Option(None, help="replay:FILE.jsonl | http(s)://HOST/v1[#MODEL] | openai:MODEL | transformers:MODEL. None: built-in proposers only."),
     budget: int = typer.Option(32, help="Candidates to evaluate (per task with --suite)."),
     rounds: int = typer.Option(8, help="Rounds of sample -> prompt -> generate -> evaluate."),
-    device: str = typer.Option("cuda", help="cpu, cuda or cuda:N."),
+    device: str = typer.Option("cuda", help="cpu, cuda or cuda:N; several, comma-separated (cuda:0,cuda:1), evaluate concurrently."),
     db: Optional[str] = typer.Option(None, help="SQLAlchemy URL or SQLite file of the exemplar database (default: in --out)."),
     out: Optional[Path] = typer.Option(None, help="Run folder: best kernel, report, plot, database."),
     resume: bool = typer.Option(False, help="Continue the run stored in the database."),
@@ -141,25 +141,29 @@ def optimize_cmd(
     from cudaopt.search import optimize, optimize_suite
     from cudaopt.tasks.loader import TaskError
 
+    devices = [d.strip() for d in device.split(",") if d.strip()]
     try:
-        options = EvalOptions(device=device, size=size, trials=trials, budget_s=budget_s)
-    except ValueError as e:
-        _usage_error(str(e))
+        options = EvalOptions(device=devices[0], size=size, trials=trials, budget_s=budget_s)
+        for d in devices[1:]:
+            EvalOptions(device=d)
+    except (ValueError, IndexError) as e:
+        _usage_error(str(e) or "give a device: cpu, cuda or cuda:N")
     if device.startswith("cuda"):
         import torch
 
         if not torch.cuda.is_available():
             _usage_error("no CUDA device here; pass --device cpu or run on a GPU machine")
+    pool_devices = devices if len(devices) > 1 else None
     try:
         if suite:
             res = optimize_suite(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
-                                 out_dir=out or "cudaopt-runs/suite", resume=resume, options=options)
+                                 out_dir=out or "cudaopt-runs/suite", resume=resume, options=options, devices=pool_devices)
             console.print(f"report: {res.report_path}")
         else:
             if reference is None:
                 _usage_error("give a task file or built-in task name (or --suite)")
             res = optimize(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
-                           out_dir=out, resume=resume, options=options)
+                           out_dir=out, resume=resume, options=options, devices=pool_devices)
             best = f"{res.best_speedup:.2f}x" if res.best_speedup is not None else "none correct"
             console.print(f"best: {best}  kernel: {res.best_path}  report: {res.report_path}")
     except TaskError as e:

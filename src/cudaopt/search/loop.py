@@ -8,8 +8,10 @@ never evaluated again, so `resume=True` after a crash or Ctrl-C loses nothing an
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -101,9 +103,10 @@ class TaskSearch:
 
     def __init__(self, task: Task, db: ExemplarDB, run: RunInfo, out_dir: Path, config: SearchConfig,
                  llm: LLM | None, evaluate_fn: EvaluateFn, options: EvalOptions, builder: PromptBuilder,
-                 progress: SearchProgress):
+                 progress: SearchProgress, pool=None):
         self.task, self.db, self.run, self.out_dir, self.cfg = task, db, run, out_dir, config
         self.llm, self.evaluate_fn, self.options, self.builder, self.progress = llm, evaluate_fn, options, builder, progress
+        self.pool = pool  # an EvaluatorPool: a round's candidates are evaluated concurrently, one per device
         self.sampler = make_sampler(config.sampler, n=config.n_exemplars, width=config.bucket_width, tau=config.tau,
                                     n_islands=config.n_islands, reset_every=config.island_reset_every, seed=config.seed)
         self.task_id = db.ensure_task(task)
@@ -138,12 +141,49 @@ class TaskSearch:
         return rec
 
     def _evaluate_and_store(self, source: str, **meta) -> CandidateRecord | None:
-        if self.db.has_source(self.task_id, source, run_id=self.run.id):
-            return None  # already evaluated in this run (resume, or the model repeating itself)
-        self.progress.update(phase=f"evaluating {meta.get('origin', '')}")
+        stored = self._evaluate_batch([(source, meta)])
+        return stored[0] if stored else None
+
+    def _evaluate_batch(self, items: list, limit: int | None = None) -> list[CandidateRecord]:
+        """Evaluate a round's candidates (concurrently when there is a pool) and store each as it finishes.
+
+        Storing happens here, in this thread, one committed row per result: a crash loses nothing
+        already evaluated. Sources already evaluated in this run are skipped (resume, repeats).
+        """
+        todo, seen = [], set()
+        for item in items:
+            if isinstance(item, CandidateRecord):  # already decided (no code, a repeat): stored in its place
+                todo.append(item)
+                continue
+            source, meta = item
+            if source in seen or self.db.has_source(self.task_id, source, run_id=self.run.id):
+                continue
+            seen.add(source)
+            todo.append(item)
+        todo = todo[:limit] if limit is not None else todo
+        if not todo:
+            return []
         opts = replace(self.options, previous_best=self.best)
-        result = _safe_evaluate(self.evaluate_fn, self.task, source, opts)
-        return self._store(CandidateRecord.from_result(result, task_id=self.task_id, run_id=self.run.id, source=source, **meta))
+        stored = []
+        to_run = [t for t in todo if not isinstance(t, CandidateRecord)]
+        if self.pool is None or len(to_run) <= 1:
+            for item in todo:
+                if isinstance(item, CandidateRecord):
+                    stored.append(self._store(item))
+                    continue
+                source, meta = item
+                self.progress.update(phase=f"evaluating {meta.get('origin', '')}")
+                result = _safe_evaluate(self.evaluate_fn, self.task, source, opts)
+                stored.append(self._store(CandidateRecord.from_result(result, task_id=self.task_id, run_id=self.run.id, source=source, **meta)))
+            return stored
+        stored += [self._store(t) for t in todo if isinstance(t, CandidateRecord)]
+        self.progress.update(phase=f"evaluating {len(to_run)} candidates on {self.pool.size} devices")
+        jobs = {self.pool.submit(self.task, source, opts): (source, meta) for source, meta in to_run}
+        for job in self.pool.as_completed(list(jobs)):
+            source, meta = jobs[job]
+            stored.append(self._store(CandidateRecord.from_result(job.result(), task_id=self.task_id, run_id=self.run.id,
+                                                                  source=source, **meta)))
+        return stored
 
     # -- rounds ---------------------------------------------------------------------------------------
     def _proposer_round(self) -> None:
@@ -152,10 +192,8 @@ class TaskSearch:
         except ProposerError as e:
             self.progress.log(f"[yellow]{self.task.name}: built-in proposers skipped: {e}[/]")
             return
-        for i, p in enumerate(proposals):
-            if self.count >= self.cfg.budget:
-                return
-            self._evaluate_and_store(p.source, origin=f"proposer:{p.name}", model="builtin", round=0, island=i % self.cfg.n_islands)
+        self._evaluate_batch([(p.source, dict(origin=f"proposer:{p.name}", model="builtin", round=0, island=i % self.cfg.n_islands))
+                              for i, p in enumerate(proposals)], limit=max(0, self.cfg.budget - self.count))
 
     def _llm_round(self, rnd: int) -> None:
         exemplars = self.db.exemplars(self.task_id)
@@ -167,21 +205,24 @@ class TaskSearch:
             plans.append((island, picked, self.builder.build(self.task, picked)))
         self.progress.update(phase=f"asking {self.llm.model or 'the LLM'} ({k} prompts)")
         completions = self.llm.generate([p for _, _, p in plans], n=1, task=self.task.name)
+        batch: list = []  # (source, meta) to evaluate, or a CandidateRecord already decided
         for (island, picked, prompt), c in zip(plans, completions):
-            if self.count >= self.cfg.budget:
-                return
             meta = dict(origin="llm" if picked else "oneshot", model=c.model or self.llm.model, prompt=prompt,
                         response=c.text, parent_ids=tuple(e.id for e in picked), prompt_tokens=c.prompt_tokens,
                         completion_tokens=c.completion_tokens, round=rnd, island=island)
             parsed = parse_response(c.text) if not c.error else None
             if parsed is None or not parsed.ok:
                 status, why = ("llm_error", c.error) if parsed is None else ("parse_error", parsed.reason)
-                self._store(CandidateRecord(task_id=self.task_id, run_id=self.run.id, source="", status=status,
-                                            stage_reached="", note=why, **meta))
-            elif self._evaluate_and_store(parsed.code, **meta) is None:
+                batch.append(CandidateRecord(task_id=self.task_id, run_id=self.run.id, source="", status=status,
+                                             stage_reached="", note=why, **meta))
+            elif parsed.code in {b[0] for b in batch if isinstance(b, tuple)} or self.db.has_source(
+                    self.task_id, parsed.code, run_id=self.run.id):
                 # Tokens were spent on a repeat: keep the cost, never the work.
-                self._store(CandidateRecord(task_id=self.task_id, run_id=self.run.id, source=parsed.code, status="duplicate",
-                                            note="same source as an earlier candidate of this run", **{**meta, "response": ""}))
+                batch.append(CandidateRecord(task_id=self.task_id, run_id=self.run.id, source=parsed.code, status="duplicate",
+                                             note="same source as an earlier candidate of this run", **{**meta, "response": ""}))
+            else:
+                batch.append((parsed.code, meta))
+        self._evaluate_batch(batch)
 
     def run_search(self) -> str:
         """Run until done; returns why it stopped."""
@@ -233,6 +274,21 @@ class TaskSearch:
         )
 
 
+@contextlib.contextmanager
+def evaluator_pool(devices: Sequence[str] | None, evaluate_fn: EvaluateFn | None):
+    """A pool with one worker per device when several are given; None (evaluate in turn) otherwise."""
+    if not devices or len(devices) < 2:
+        yield None
+        return
+    from cudaopt.pool.local import EvaluatorPool
+
+    pool = EvaluatorPool(list(devices), evaluate_fn)
+    try:
+        yield pool
+    finally:
+        pool.close(wait=True, cancel_pending=True)
+
+
 def _options(options: EvalOptions | None, device: str) -> EvalOptions:
     if options is None:
         return EvalOptions(device=device)
@@ -263,6 +319,7 @@ def optimize(
     out_dir: str | Path | None = None,
     resume: bool = False,
     evaluate_fn: EvaluateFn | None = None,
+    devices: Sequence[str] | None = None,
     options: EvalOptions | None = None,
     sampler: str = "bucket",
     n_exemplars: int = 2,
@@ -285,8 +342,9 @@ def optimize(
     with ExemplarDB(db_url or out / "cudaopt.db") as db:
         run = _open_run(db, run_name or f"optimize:{task.name}", "task", resume,
                         {"search": cfg.to_dict(), "options": opts.to_dict(), "llm": getattr(backend, "model", None)}, progress)
-        search = TaskSearch(task, db, run, out, cfg, backend, evaluate_fn or default_evaluate, opts, PromptBuilder(template_dir), progress)
-        with progress:
+        with evaluator_pool(devices, evaluate_fn) as pool, progress:
+            search = TaskSearch(task, db, run, out, cfg, backend, evaluate_fn or default_evaluate, opts, PromptBuilder(template_dir),
+                                progress, pool)
             try:
                 stopped = search.run_search()
             except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,16 @@ from cudaopt.prompts.builder import PromptBuilder
 from cudaopt.report.markdown import SuiteTaskRow, suite_report
 from cudaopt.report.plots import speedup_histogram
 from cudaopt.report.stats import ScoreSummary, cost_of, summarize_scores
-from cudaopt.search.loop import EvaluateFn, SearchConfig, SearchResult, TaskSearch, _open_run, _options, default_evaluate
+from cudaopt.search.loop import (
+    EvaluateFn,
+    SearchConfig,
+    SearchResult,
+    TaskSearch,
+    _open_run,
+    _options,
+    default_evaluate,
+    evaluator_pool,
+)
 from cudaopt.search.progress import SearchProgress
 from cudaopt.tasks.loader import SUITE_DIR, Task, discover_tasks
 
@@ -43,6 +53,7 @@ def optimize_suite(
     out_dir: str | Path = "cudaopt-runs/suite",
     resume: bool = False,
     evaluate_fn: EvaluateFn | None = None,
+    devices: Sequence[str] | None = None,
     options: EvalOptions | None = None,
     sampler: str = "bucket",
     n_exemplars: int = 2,
@@ -83,12 +94,12 @@ def optimize_suite(
         run = _open_run(db, run_name or f"suite:{title}", "suite", resume,
                         {"search": cfg.to_dict(), "options": opts.to_dict(), "llm": getattr(backend, "model", None),
                          "tasks": [t.name for t in task_list]}, progress)
-        with progress:
+        with evaluator_pool(devices, evaluate_fn) as pool, progress:
             for i, task in enumerate(task_list, 1):
                 progress.log(f"[{i}/{len(task_list)}] {task.name} (level {task.level})")
                 progress.failures.clear()
                 search = TaskSearch(task, db, run, out / f"level{task.level}" / task.name, cfg, backend,
-                                    evaluate_fn or default_evaluate, opts, builder, progress)
+                                    evaluate_fn or default_evaluate, opts, builder, progress, pool)
                 try:
                     why = search.run_search()
                 except KeyboardInterrupt:
