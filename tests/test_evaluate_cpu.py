@@ -60,6 +60,7 @@ def test_honest_candidate_is_ok_and_timed():
 def test_correctness_only_mode():
     r = run(cand("return torch.tanh(x * self.w) + self.b"), timing=False)
     assert r.status == "ok" and r.timing is None and r.speedup is None
+    assert r.precision["cuda.matmul.allow_tf32"] is False and r.precision["float32_matmul_precision"] == "highest"
     wrong = run(cand("return x * self.w + self.b"), timing=False)
     assert wrong.status == "incorrect" and not wrong.correct
 

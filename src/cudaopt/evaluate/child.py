@@ -136,6 +136,7 @@ class _Worker:
         self.device = _common_setup(self.opt)
         self.send("device_name", torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else _cpu_name())
         self.precision = precision_flags()
+        self.send("precision", self.precision)  # what both sides run under, reported with the result
         self.scratch = tempfile.mkdtemp(prefix="cudaopt-scratch-")
         cache = self.opt["cache_dir"]
         ext_dir = os.path.join(cache, "extensions", self.opt["source_hash"])

@@ -375,6 +375,8 @@ class _Session:
             self.timing = msg[1]
         elif kind == "note":
             self.notes.append(msg[1])
+        elif kind == "precision":
+            self.precision = dict(msg[1])
         elif kind == "device_name":
             self.device_name = msg[1]
         elif kind == "kernels":
