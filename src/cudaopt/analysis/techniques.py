@@ -139,22 +139,43 @@ def _callee_name(func: ast.AST) -> str:
     return ""
 
 
-def _is_scalar(node: ast.AST) -> bool:
-    """An expression over constants and shape queries: Python arithmetic, not a tensor op."""
+def _is_scalar(node: ast.AST, names: frozenset[str] = frozenset()) -> bool:
+    """An expression over constants, shape queries and `names` (locals holding such values): Python
+    arithmetic, not a tensor op."""
     if isinstance(node, ast.Constant):
         return True
+    if isinstance(node, ast.Name):
+        return node.id in names
     if isinstance(node, ast.Attribute):
         return node.attr in _SHAPE_ATTRS
     if isinstance(node, ast.Subscript):
-        return _is_scalar(node.value)
+        return _is_scalar(node.value, names)
     if isinstance(node, ast.Call):
-        name = _callee_name(node.func)
-        return name in {"size", "dim", "numel", "stride", "len", "int", "float", "item"}
+        return _callee_name(node.func) in {"size", "dim", "numel", "stride", "len", "int", "float", "item"}
     if isinstance(node, ast.BinOp):
-        return _is_scalar(node.left) and _is_scalar(node.right)
+        return _is_scalar(node.left, names) and _is_scalar(node.right, names)
     if isinstance(node, ast.UnaryOp):
-        return _is_scalar(node.operand)
+        return _is_scalar(node.operand, names)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_is_scalar(e, names) for e in node.elts)
     return False
+
+
+def _scalar_locals(fn: ast.AST) -> frozenset[str]:
+    """Local names assigned only from scalar expressions (e.g. `n = x.shape[0] * 2`), to a fixed point."""
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
+    names: frozenset[str] = frozenset()
+    while True:
+        grown = set(names)
+        for a in assigns:
+            if _is_scalar(a.value, names):
+                for t in a.targets:
+                    for leaf in ast.walk(t):
+                        if isinstance(leaf, ast.Name):
+                            grown.add(leaf.id)
+        if grown == names:
+            return names
+        names = frozenset(grown)
 
 
 _OP_SYMBOLS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.MatMult: "matmul",
@@ -174,6 +195,8 @@ def forward_ops(tree: ast.Module | None, class_name: str) -> list[str] | None:
         (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward"), None)
     if fwd is None:
         return None
+    scalars = _scalar_locals(fwd)
+    sc = lambda node: _is_scalar(node, scalars)  # noqa: E731
     ops: list[tuple[int, int, str]] = []  # (end line, end column, name): inner ops end first
     for node in ast.walk(fwd):
         if isinstance(node, ast.Call):
@@ -182,14 +205,14 @@ def forward_ops(tree: ast.Module | None, class_name: str) -> list[str] | None:
             if name and not bare_builtin and name not in _NON_COMPUTE_METHODS:
                 ops.append((node.end_lineno, node.end_col_offset, name))
         elif isinstance(node, ast.BinOp) and type(node.op) in _OP_SYMBOLS:
-            if not (_is_scalar(node.left) and _is_scalar(node.right)):
+            if not (sc(node.left) and sc(node.right)):
                 ops.append((node.end_lineno, node.end_col_offset, _OP_SYMBOLS[type(node.op)]))
         elif isinstance(node, ast.AugAssign) and type(node.op) in _OP_SYMBOLS:
-            if not (_is_scalar(node.target) and _is_scalar(node.value)):
+            if not (sc(node.target) and sc(node.value)):
                 ops.append((node.end_lineno, node.end_col_offset, _OP_SYMBOLS[type(node.op)]))
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not _is_scalar(node.operand):
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not sc(node.operand):
             ops.append((node.end_lineno, node.end_col_offset, "neg"))
-        elif isinstance(node, ast.Compare) and not all(_is_scalar(x) for x in [node.left, *node.comparators]):
+        elif isinstance(node, ast.Compare) and not all(sc(x) for x in [node.left, *node.comparators]):
             ops.append((node.end_lineno, node.end_col_offset, "compare"))
     return [name for _, _, name in sorted(ops)]
 
