@@ -1,0 +1,207 @@
+"""Profiler feedback: the ncu CSV and ptxas parsers on recorded text, ncu missing / forbidden / faked,
+the real `nvcc -Xptxas -v` fallback on a tiny kernel, storage beside the candidate, and the prompt."""
+
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from cudaopt.db import CandidateRecord, ExemplarDB
+from cudaopt.db.sampling import Exemplar
+from cudaopt.profile import (
+    ProfiledPromptBuilder,
+    ProfileReport,
+    db_profile_text,
+    extract_cuda_sources,
+    format_profile,
+    load_profile,
+    parse_ncu_csv,
+    parse_ptxas,
+    profile_candidate,
+    ptxas_resources,
+    run_ncu,
+    save_profile,
+)
+from cudaopt.tasks.loader import load_task
+
+FIX = Path(__file__).parent / "fixtures"
+TASK = FIX / "tasks" / "scaled_tanh.py"
+
+# What `ncu --csv --print-units base --print-kernel-base function --metrics ...` writes: ncu's own
+# lines and the program's output first, then one row per launch and metric.
+NCU_CSV = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
+==PROF== Profiling "scaled_tanh_kernel" - 0: 0%....50%....100% - 9 passes
+==PROF== Profiling "scaled_tanh_kernel" - 1: 0%....50%....100% - 9 passes
+==PROF== Profiling "vectorized_elementwise_kernel" - 2: 0%....50%....100% - 9 passes
+cudaopt-profile-driver: done
+==PROF== Disconnected from process 4242
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","88.12"
+"0","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","24,608"
+"0","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","launch__registers_per_thread","register/thread","16"
+"0","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","lts__t_sector_hit_rate.pct","%","33.50"
+"0","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","sm__warps_active.avg.pct_of_peak_sustained_active","%","81.00"
+"0","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum","byte","0"
+"1","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","87.88"
+"1","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","25,392"
+"1","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","launch__registers_per_thread","register/thread","16"
+"1","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","lts__t_sector_hit_rate.pct","%","34.50"
+"1","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","sm__warps_active.avg.pct_of_peak_sustained_active","%","79.00"
+"1","4242","python3.12","127.0.0.1","scaled_tanh_kernel","1","7","(256, 1, 1)","(16384, 1, 1)","0","9.0","Command line profiler metrics","l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum","byte","0"
+"2","4242","python3.12","127.0.0.1","vectorized_elementwise_kernel","1","7","(128, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","3.2"
+"2","4242","python3.12","127.0.0.1","vectorized_elementwise_kernel","1","7","(128, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum","Kbyte","1.5"
+"2","4242","python3.12","127.0.0.1","vectorized_elementwise_kernel","1","7","(128, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","lts__t_sector_hit_rate.pct","%","n/a"
+'''
+
+# `nvcc -Xptxas -v` output: a kernel that spills, a device function ptxas reports on its own, and the
+# older one-line format (smem and cmem on the `Used` line).
+PTXAS = '''ptxas info    : 0 bytes gmem
+ptxas info    : Function properties for _Z6helperf
+    8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function '_Z11tile_kernelPKfPfi' for 'sm_90a'
+ptxas info    : Function properties for _Z11tile_kernelPKfPfi
+    280 bytes stack frame, 24 bytes spill stores, 24 bytes spill loads
+ptxas info    : Used 255 registers, used 1 barriers, 280 bytes cumulative stack size, 16384 bytes smem, 380 bytes cmem[0], 8 bytes cmem[2]
+ptxas info    : Compile time = 31.994 ms
+ptxas info    : Compiling entry function '_Z7add_onePfi' for 'sm_80'
+ptxas info    : Function properties for _Z7add_onePfi
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, 360 bytes cmem[0]
+'''
+
+TINY_CANDIDATE = '''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+HEAD = """
+__global__ void scaled_tanh_kernel(const float* x, const float* w, const float* b, float* y, int n, int cols) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+"""
+BODY = """
+    if (i < n) y[i] = tanhf(x[i] * w[i % cols]) + b[i % cols];
+}
+"""
+CUDA_SRC = HEAD + BODY
+ext = load_inline(name="tiny", cpp_sources="", cuda_sources=[CUDA_SRC], extra_cuda_cflags=["-O3", "--use_fast_math", "-arch=sm_80"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(cols))
+        self.b = nn.Parameter(torch.randn(cols))
+
+    def forward(self, x):
+        return ext.forward(x, self.w, self.b)
+'''
+
+
+def test_parse_ncu_csv_averages_launches_and_converts_units():
+    kernels = parse_ncu_csv(NCU_CSV, own_names={"scaled_tanh_kernel"})
+    assert [k.name for k in kernels] == ["scaled_tanh_kernel", "vectorized_elementwise_kernel"]
+    own, lib = kernels
+    assert own.own and not lib.own and own.calls == 2 and lib.calls == 1
+    assert own.time_us == pytest.approx(25.0)  # (24,608 + 25,392) / 2 ns
+    assert own.metrics["dram_throughput_pct"] == pytest.approx(88.0) and own.metrics["l2_hit_rate_pct"] == pytest.approx(34.0)
+    assert own.metrics["achieved_occupancy_pct"] == pytest.approx(80.0) and own.metrics["registers_per_thread"] == 16
+    assert lib.time_us == pytest.approx(3.2) and lib.metrics["local_store_bytes"] == 1500 and "l2_hit_rate_pct" not in lib.metrics
+    assert parse_ncu_csv("==PROF== no kernels\n") == []
+
+
+def test_parse_ptxas_per_kernel():
+    ks = parse_ptxas(PTXAS)
+    assert [k.name for k in ks] == ["_Z11tile_kernelPKfPfi", "_Z7add_onePfi"]  # the device function is left out
+    tile, add = ks
+    assert (tile.registers, tile.shared_bytes, tile.constant_bytes, tile.barriers) == (255, 16384, 388, 1)
+    assert (tile.stack_frame_bytes, tile.spill_store_bytes, tile.spill_load_bytes, tile.arch) == (280, 24, 24, "sm_90a")
+    assert (add.registers, add.shared_bytes, add.constant_bytes, add.arch) == (8, 0, 360, "sm_80")
+    if shutil.which("c++filt"):
+        assert tile.display_name == "tile_kernel(float const*, float*, int)"
+
+
+def test_extract_cuda_sources_follows_names_concatenation_and_lists():
+    sources, flags = extract_cuda_sources(TINY_CANDIDATE)
+    assert len(sources) == 1 and "scaled_tanh_kernel" in sources[0] and "tanhf" in sources[0]
+    assert flags == ["-O3", "--use_fast_math"]  # -arch is ours to choose
+    assert extract_cuda_sources("x = load_inline(name='a', cpp_sources='', cuda_sources=make())\n") == ([], [])
+    assert extract_cuda_sources("not python (") == ([], [])
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(), reason="needs nvcc")
+def test_ptxas_fallback_for_real_on_a_tiny_kernel():
+    status, reason, kernels = ptxas_resources(TINY_CANDIDATE, arch="sm_90a")
+    assert (status, reason) == ("ok", "")
+    (k,) = kernels
+    assert k.arch == "sm_90a" and 1 <= k.registers <= 64 and k.spill_store_bytes == 0 and k.shared_bytes == 0
+    assert k.display_name.startswith("scaled_tanh_kernel")
+    # A compile error is a status and a reason, not an exception.
+    status, reason, _ = ptxas_resources(TINY_CANDIDATE.replace("tanhf(", "tanhf_nope("), arch="sm_90a")
+    assert status == "failed" and "nvcc failed" in reason
+
+
+def test_profile_candidate_without_ncu_and_on_cpu(tmp_path):
+    cand = tmp_path / "cand.py"
+    cand.write_text(TINY_CANDIDATE)
+    rep = profile_candidate(TASK, cand, device="cuda", ncu_path=str(tmp_path / "no-ncu-here"), ptxas=False)
+    assert rep.ncu_status == "missing" and "ncu" in rep.ncu_reason and rep.kernels == () and rep.ptxas_status == "skipped"
+    rep = profile_candidate(TASK, (FIX / "candidates" / "scaled_tanh_torch.py"), device="cpu")
+    assert rep.ncu_status == "skipped" and rep.ptxas_status == "no_cuda_source" and not rep.has_metrics
+    assert format_profile(rep) == ""
+
+
+def _fake_ncu(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "ncu"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_ncu_not_permitted_and_faked_output(tmp_path):
+    task = load_task(TASK)
+    forbidden = _fake_ncu(tmp_path, 'echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access '
+                                    'NVIDIA GPU Performance Counters on the target device 0." >&2\nexit 1\n')
+    status, reason, kernels = run_ncu(task.source, TINY_CANDIDATE, device="cuda:0", ncu_path=forbidden)
+    assert status == "not_permitted" and "NVreg_RestrictProfilingToAdminUsers" in reason and kernels == []
+
+    (tmp_path / "out.csv").write_text(NCU_CSV)
+    args = tmp_path / "args.txt"
+    ok = _fake_ncu(tmp_path, f'echo "$@" > {args}\ncat {tmp_path / "out.csv"}\n')
+    status, reason, kernels = run_ncu(task.source, TINY_CANDIDATE, device="cuda:0", ncu_path=ok)
+    assert (status, reason) == ("ok", "") and kernels[0].own and kernels[0].name == "scaled_tanh_kernel"
+    cmd = args.read_text()
+    for needle in ("--clock-control none", "--profile-from-start off", "--csv", "--print-units base",
+                   "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__registers_per_thread", "driver.py"):
+        assert needle in cmd
+
+
+def test_store_beside_candidate_and_show_in_prompt(tmp_path):
+    task = load_task(TASK)
+    report = ProfileReport(task="scaled_tanh", device="cuda:0", ncu_status="ok",
+                           kernels=tuple(parse_ncu_csv(NCU_CSV, {"scaled_tanh_kernel"})),
+                           ptxas_status="ok", resources=tuple(parse_ptxas(PTXAS)))
+    text = format_profile(report)
+    assert "scaled_tanh_kernel (own kernel): 25.0 us/launch x 2" in text and "achieved occupancy 80.0%" in text
+    assert "L2 hit rate 34.0%" in text and "16 registers/thread" in text
+    assert "255 registers/thread, 16.4 KB static shared memory, spills 24 B stored / 24 B loaded" in text
+    assert ProfileReport.from_dict(report.to_dict()) == report
+
+    with ExemplarDB(tmp_path / "db.sqlite") as db:
+        run = db.start_run("r")
+        tid = db.ensure_task(task)
+        rec = db.add_candidate(CandidateRecord(task_id=tid, run_id=run.id, source=TINY_CANDIDATE, status="ok", speedup=1.5))
+        other = db.add_candidate(CandidateRecord(task_id=tid, run_id=run.id, source="x = 1\n", status="ok", speedup=1.1))
+        save_profile(db, rec.id, report)
+        save_profile(db, rec.id, report)  # replacing is fine
+        assert load_profile(db, rec.id) == report and load_profile(db, other.id) is None
+        builder = ProfiledPromptBuilder(profile_text=db_profile_text(db))
+        prompt = builder.build(task, [Exemplar(rec.id, rec.source, 1.5), Exemplar(other.id, other.source, 1.1)])
+    assert prompt.count("Profile of implementation") == 1 and "Profile of implementation 1:\nNsight Compute" in prompt
+    assert prompt.index("Profile of implementation 1") < prompt.index("Implementation 2")
+    assert ProfiledPromptBuilder().build(task, [Exemplar(1, "x", 1.0)]) == ProfiledPromptBuilder().contrastive(task, [Exemplar(1, "x", 1.0)])
+
+
+def test_report_says_why_when_ncu_missing_in_prompt_text():
+    rep = ProfileReport(task="t", ncu_status="missing", ncu_reason="ncu (Nsight Compute) not found", ptxas_status="missing",
+                        ptxas_reason="nvcc not found")
+    assert format_profile(rep) == "No Nsight Compute metrics: ncu (Nsight Compute) not found\nNo compiler resource report: nvcc not found"
