@@ -126,3 +126,23 @@ def test_curriculum_general_first_then_hgemm_only():
         curriculum(general, [], switch_after=2)
     with pytest.raises(ValueError):
         cur(-1)
+
+
+def test_evaluator_accepts_the_reference_as_candidate():
+    """End to end through the evaluator (CPU, SMALL size, correctness only): the A/A candidate is exact."""
+    from cudaopt.evaluate import EvalOptions, evaluate
+
+    task = hgemm_task(128, 64, 256)
+    result = evaluate(task, identity_candidate(task), options=EvalOptions(size="small", trials=3, timing=False))
+    assert result.status == "ok" and result.correct and result.max_abs_error == 0.0
+
+
+def test_tolerance_rejects_a_five_percent_error():
+    mod = import_source(hgemm_task(64, 64, 64).source, "hgemm_tol_test", "<hgemm>")
+    apply_size(mod, "small")
+    torch.manual_seed(1)
+    a, b = mod.get_inputs()
+    ref = a.float() @ b.float()
+    bad = (ref * 1.05).half().float()
+    bound = mod.TOLERANCE["atol"] * ref.pow(2).mean().sqrt() + mod.TOLERANCE["rtol"] * ref.abs()
+    assert not bool(((bad - ref).abs() <= bound).all())
