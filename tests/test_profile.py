@@ -109,6 +109,13 @@ def test_parse_ncu_csv_averages_launches_and_converts_units():
     assert parse_ncu_csv("==PROF== no kernels\n") == []
 
 
+def test_driver_script_is_valid_python():
+    from cudaopt.profile.ncu import DRIVER
+
+    compile(DRIVER, "driver.py", "exec")
+    assert "torch.cuda.profiler.start()" in DRIVER and "profiler.stop()" in DRIVER
+
+
 def test_parse_ptxas_per_kernel():
     ks = parse_ptxas(PTXAS)
     assert [k.name for k in ks] == ["_Z11tile_kernelPKfPfi", "_Z7add_onePfi"]  # the device function is left out

@@ -158,7 +158,11 @@ def run_ncu(reference_source: str, candidate_source: str, *, device: str = "cuda
         return "missing", "ncu (Nsight Compute) not found on PATH or in CUDA_HOME/bin; install it or pass ncu_path", []
     env = dict(os.environ)
     index = device.split(":", 1)[1] if ":" in device else "0"
-    env["CUDA_VISIBLE_DEVICES"] = index if "CUDA_VISIBLE_DEVICES" not in os.environ else os.environ["CUDA_VISIBLE_DEVICES"].split(",")[int(index)]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    try:  # the driver always uses cuda:0, so make the asked-for device the only visible one
+        env["CUDA_VISIBLE_DEVICES"] = visible.split(",")[int(index)] if visible else index
+    except (IndexError, ValueError):
+        return "failed", f"device {device} is not among CUDA_VISIBLE_DEVICES={visible}", []
     metrics = list(NCU_METRICS)
     own = defined_kernels(candidate_source)
     with tempfile.TemporaryDirectory(prefix="cudaopt-ncu-") as tmp:

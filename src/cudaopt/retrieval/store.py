@@ -1,8 +1,9 @@
 """KnowledgeStore: passages from folders the user may use, kept in SQLite, ranked with BM25.
 
 The store is a folder holding `knowledge.sqlite` (files with their hashes, passages with their tokens).
-Adding a folder again re-reads only files whose content changed. The BM25 index (rank-bm25) is rebuilt from the stored tokens when the store is first searched; that takes well under a
-second for tens of thousands of passages, so no second copy of the index is kept on disk. The BM25+
+Adding a folder again re-reads only files whose content changed. The BM25 index (rank-bm25) is rebuilt
+from the stored tokens when the store is first searched; that takes well under a second for tens of
+thousands of passages, so no second copy of the index is kept on disk. The BM25+
 variant is used because its term weight log((N+1)/n) stays positive: Okapi's weight is zero or below for
 a term in half the passages or more, which in a small store hides real matches.
 """
