@@ -17,7 +17,13 @@ from cudaopt.tasks.hgemm import (
     hgemm_task,
     hgemm_tasks,
 )
-from cudaopt.tasks.loader import Task, apply_size, check_reference, identity_candidate, import_source
+from cudaopt.tasks.loader import (
+    Task,
+    apply_size,
+    check_reference,
+    identity_candidate,
+    import_source,
+)
 
 
 def test_task_imports_and_matches_fp32_within_tolerance():
@@ -74,10 +80,10 @@ def test_reward_hand_computed():
 
 
 @pytest.mark.parametrize("kw, msg", [
-    (dict(ref_times=[], custom_times=[], diffs=[]), "at least one"),
-    (dict(ref_times=[1.0], custom_times=[1.0, 2.0], diffs=[0.0]), "one entry per iteration"),
-    (dict(ref_times=[1.0], custom_times=[0.0], diffs=[0.0]), "positive"),
-    (dict(ref_times=[1.0], custom_times=[1.0], diffs=[math.nan]), "failure reward"),
+    ({"ref_times": [], "custom_times": [], "diffs": []}, "at least one"),
+    ({"ref_times": [1.0], "custom_times": [1.0, 2.0], "diffs": [0.0]}, "one entry per iteration"),
+    ({"ref_times": [1.0], "custom_times": [0.0], "diffs": [0.0]}, "positive"),
+    ({"ref_times": [1.0], "custom_times": [1.0], "diffs": [math.nan]}, "failure reward"),
 ])
 def test_reward_rejects_bad_input(kw, msg):
     with pytest.raises(ValueError, match=msg):

@@ -17,7 +17,13 @@ from cudaopt.analysis.report import (
     technique_table,
     top_quartile,
 )
-from cudaopt.analysis.techniques import TECHNIQUE_NAMES, forward_ops, source_views, tag_names, tag_source
+from cudaopt.analysis.techniques import (
+    TECHNIQUE_NAMES,
+    forward_ops,
+    source_views,
+    tag_names,
+    tag_source,
+)
 from cudaopt.db import CandidateRecord, ExemplarDB
 from cudaopt.tasks.loader import CORPUS_DIR, Task, find_builtin
 

@@ -9,4 +9,11 @@ from cudaopt.analysis.report import (  # noqa: F401
     technique_report,
     technique_table,
 )
-from cudaopt.analysis.techniques import TECHNIQUE_NAMES, TECHNIQUES, Tag, forward_ops, tag_names, tag_source  # noqa: F401
+from cudaopt.analysis.techniques import (  # noqa: F401
+    TECHNIQUE_NAMES,
+    TECHNIQUES,
+    Tag,
+    forward_ops,
+    tag_names,
+    tag_source,
+)

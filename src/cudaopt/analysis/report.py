@@ -23,9 +23,9 @@ import json
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -386,8 +386,8 @@ def render_markdown(analysis: TechniqueAnalysis, *, chart: Path | None = None, b
     lines = [
         "# Techniques of the stored kernels",
         "",
-        f"Database: `{a.source}`. {len(a.kernels)} correct, timed kernels (distinct sources per task) over "
-        f"{len({k.task for k in a.kernels})} tasks.",
+        (f"Database: `{a.source}`. {len(a.kernels)} correct, timed kernels (distinct sources per task) over "
+        f"{len({k.task for k in a.kernels})} tasks."),
         "",
         "How to read: *top quartile* / *rest* give the share of kernels using a technique among each task's "
         "fastest quarter (ties included) and among the others. *Δ mean log-speedup* is the mean log-speedup of "

@@ -18,8 +18,8 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 MAX_EVIDENCE = 3  # matches quoted per tag; the count says how many there were in all
 _EVIDENCE_CHARS = 120
@@ -62,7 +62,7 @@ class SourceViews:
         return f"line {self.line_of(offset)}: {text}"
 
 
-_C_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_C_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 def _blank(text: str) -> str:
@@ -123,11 +123,8 @@ def source_views(source: str) -> SourceViews:
 
 # Calls that move no data through arithmetic: shape queries, views, casts, allocation.
 _NON_COMPUTE_METHODS = frozenset(
-    "size dim numel stride view view_as reshape contiguous unsqueeze squeeze flatten unflatten permute transpose t "
-    "expand expand_as to type float half double bfloat16 is_contiguous data_ptr detach empty empty_like new_empty "
-    "get_device item tolist".split())
-_PY_BUILTINS = frozenset("len int float bool range isinstance super tuple list dict print getattr hasattr min max abs "
-                         "sum zip enumerate str type any all round".split())
+    ["size", "dim", "numel", "stride", "view", "view_as", "reshape", "contiguous", "unsqueeze", "squeeze", "flatten", "unflatten", "permute", "transpose", "t", "expand", "expand_as", "to", "type", "float", "half", "double", "bfloat16", "is_contiguous", "data_ptr", "detach", "empty", "empty_like", "new_empty", "get_device", "item", "tolist"])
+_PY_BUILTINS = frozenset(["len", "int", "float", "bool", "range", "isinstance", "super", "tuple", "list", "dict", "print", "getattr", "hasattr", "min", "max", "abs", "sum", "zip", "enumerate", "str", "type", "any", "all", "round"])
 _SHAPE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "training"})
 
 
@@ -196,7 +193,7 @@ def forward_ops(tree: ast.Module | None, class_name: str) -> list[str] | None:
     if fwd is None:
         return None
     scalars = _scalar_locals(fwd)
-    sc = lambda node: _is_scalar(node, scalars)  # noqa: E731
+    sc = lambda node: _is_scalar(node, scalars)
     ops: list[tuple[int, int, str]] = []  # (end line, end column, name): inner ops end first
     for node in ast.walk(fwd):
         if isinstance(node, ast.Call):
@@ -264,7 +261,7 @@ _WARP_REDUCTION = _rx(r"\b__shfl_(?:xor|down)(?:_sync)?\s*\(", r"\.shfl_(?:xor|d
 _CUB_BLOCK_REDUCE = _rx(r"\bBlockReduce\s*<")
 _SYNCTHREADS = _rx(r"\b__syncthreads\s*\(")
 _BLOCK_LEADERS = _rx(r"\b\w*lane\w*\s*==\s*0\b",  # warp leaders write their partial to shared memory
-                     r"threadIdx\.x\s*(?:%\s*(?:32|warpSize)|&\s*31)\s*\)?\s*==\s*0", flags=re.I)
+                     r"threadIdx\.x\s*(?:%\s*(?:32|warpSize)|&\s*31)\s*\)?\s*==\s*0", flags=re.IGNORECASE)
 _TREE_HALVING = re.compile(r"\b\w+\s*>>=\s*1\b|\b\w+\s*/=\s*2\b")
 _VECTOR = _rx(r"\b(?:float[24]|double2|__half2|half2|__nv_bfloat162|nv_bfloat162|u?int[24]|u?char4|u?short[24]|longlong2)\b",
               r"\b__h(?:add|sub|mul|fma|max|min|neg)2\s*\(", r"\bld\.(?:global|shared)(?:\.\w+)*\.v[248]\b",
@@ -341,8 +338,8 @@ def _fusion(ctx: _Context) -> tuple[list[str], int]:
         return [], 0
     ref_ops, cand_ops = ops
     if len(ref_ops) >= 3 and len(cand_ops) < len(ref_ops):
-        return [f"reference forward: {_describe_ops(ref_ops)}; candidate forward: {_describe_ops(cand_ops)}, "
-                f"with {ctx.found['custom_kernel'].count} __global__ kernel(s)"], 1
+        return [(f"reference forward: {_describe_ops(ref_ops)}; candidate forward: {_describe_ops(cand_ops)}, "
+                f"with {ctx.found['custom_kernel'].count} __global__ kernel(s)")], 1
     return [], 0
 
 
@@ -352,8 +349,8 @@ def _algebraic(ctx: _Context) -> tuple[list[str], int]:
         return [], 0
     ref_ops, cand_ops = ops
     if len(cand_ops) < len(ref_ops):
-        return [f"reference forward: {_describe_ops(ref_ops)}; candidate forward: {_describe_ops(cand_ops)}, "
-                "no compiled code"], 1
+        return [(f"reference forward: {_describe_ops(ref_ops)}; candidate forward: {_describe_ops(cand_ops)}, "
+                "no compiled code")], 1
     return [], 0
 
 

@@ -11,8 +11,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from cudaopt.tasks.loader import Task
 
@@ -146,7 +147,7 @@ def code_length(source: str, *, unit: str = "lines") -> int:
     raise ValueError(f"unknown code length unit {unit!r}; use 'lines' or 'chars'")
 
 
-def hgemm_reward_from_result(result: "EvalResult", *, source: str, alpha: float, beta: float,
+def hgemm_reward_from_result(result: EvalResult, *, source: str, alpha: float, beta: float,
                              length_unit: str = "lines") -> float | None:
     """Eq. 3 from one stored evaluation, or None when the candidate is not correct and timed.
 
