@@ -13,7 +13,7 @@ from cudaopt.report.stats import summarize_scores
 
 FIX = Path(__file__).parent / "fixtures" / "llm"
 sys.path.insert(0, str(FIX))
-from stub_eval import stub_evaluate  # noqa: E402
+from stub_eval import stub_evaluate
 
 
 def _answer(mark: str | None) -> str:

@@ -6,8 +6,15 @@ import pytest
 
 pytest.importorskip("rank_bm25", reason="retrieval needs rank-bm25 (pip install rank-bm25)")
 
-from cudaopt.retrieval import KnowledgeStore, RetrievalPromptBuilder, chunk_text, render_context, task_query, tokenize  # noqa: E402
-from cudaopt.tasks.loader import load_task  # noqa: E402
+from cudaopt.retrieval import (
+    KnowledgeStore,
+    RetrievalPromptBuilder,
+    chunk_text,
+    render_context,
+    task_query,
+    tokenize,
+)
+from cudaopt.tasks.loader import load_task
 
 FIX = Path(__file__).parent / "fixtures"
 

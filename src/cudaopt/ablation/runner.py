@@ -10,14 +10,19 @@ applicable rather than imitated.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from rich.console import Console
 from rich.table import Table
 
-from cudaopt.ablation.table import ABLATION_HEADERS, TableRow, ablation_markdown, ablation_rows
+from cudaopt.ablation.table import (
+    ABLATION_HEADERS,
+    TableRow,
+    ablation_markdown,
+    ablation_rows,
+)
 from cudaopt.ablation.variants import Variant, variant
 from cudaopt.collect.runner import resolve_tasks
 from cudaopt.evaluate.result import EvalOptions

@@ -6,8 +6,8 @@ Scores are each task's best correct speedup, 0 for a task without a correct cand
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from cudaopt.report.markdown import markdown_table
 from cudaopt.report.stats import ScoreSummary

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from rich.console import Console
 
@@ -24,7 +24,13 @@ from cudaopt.llm.base import LLM
 from cudaopt.llm.spec import make_llm
 from cudaopt.prompts.builder import PromptBuilder
 from cudaopt.prompts.parser import parse_response
-from cudaopt.search.loop import EvaluateFn, _open_run, _options, _safe_evaluate, default_evaluate
+from cudaopt.search.loop import (
+    EvaluateFn,
+    _open_run,
+    _options,
+    _safe_evaluate,
+    default_evaluate,
+)
 from cudaopt.search.progress import SearchProgress
 from cudaopt.tasks.loader import Task, discover_tasks, resolve_task
 

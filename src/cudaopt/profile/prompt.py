@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from cudaopt.db.sampling import Exemplar
 from cudaopt.db.store import ExemplarDB

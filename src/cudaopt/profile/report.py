@@ -53,7 +53,7 @@ class ProfileReport:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ProfileReport":
+    def from_dict(cls, d: dict) -> ProfileReport:
         d = dict(d)
         d["kernels"] = tuple(KernelProfile(**k) for k in d.get("kernels", ()))
         d["resources"] = tuple(KernelResources(**r) for r in d.get("resources", ()))

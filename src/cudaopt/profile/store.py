@@ -6,10 +6,21 @@ the table is created the first time a report is saved.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timezone
-from typing import Iterable
 
-from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, String, Table, delete, insert, select
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    delete,
+    insert,
+    select,
+)
 
 from cudaopt.db.store import ExemplarDB
 from cudaopt.profile.report import ProfileReport

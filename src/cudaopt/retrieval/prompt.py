@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from cudaopt.db.sampling import Exemplar
 from cudaopt.prompts.builder import PromptBuilder
@@ -17,8 +17,7 @@ ANSWER_HEADING = "## How to answer"
 
 # Words every reference file has; as query terms they only add noise.
 BOILERPLATE = frozenset(
-    "import torch nn self def return class model module init super forward get inputs init_inputs get_inputs "
-    "get_init_inputs randn rand batch size batch_size dim small level tolerance float none true false the".split())
+    ["import", "torch", "nn", "self", "def", "return", "class", "model", "module", "init", "super", "forward", "get", "inputs", "init_inputs", "get_inputs", "get_init_inputs", "randn", "rand", "batch", "size", "batch_size", "dim", "small", "level", "tolerance", "float", "none", "true", "false", "the"])
 
 
 def task_query(task: Task) -> str:
@@ -31,7 +30,7 @@ def insert_section(prompt: str, section: str) -> str:
     """Put `section` just before the answer instructions (so they stay last), or at the end."""
     if not section:
         return prompt
-    m = re.search(rf"^{re.escape(ANSWER_HEADING)}", prompt, flags=re.M)
+    m = re.search(rf"^{re.escape(ANSWER_HEADING)}", prompt, flags=re.MULTILINE)
     if m is None:
         return prompt.rstrip() + "\n\n" + section
     return prompt[: m.start()] + section + "\n" + prompt[m.start():]

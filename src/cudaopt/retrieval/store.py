@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from cudaopt.retrieval.chunking import chunk_text, tokenize
 
@@ -72,7 +72,7 @@ class KnowledgeStore:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "KnowledgeStore":
+    def __enter__(self) -> KnowledgeStore:
         return self
 
     def __exit__(self, *exc) -> None:
