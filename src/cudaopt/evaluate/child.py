@@ -107,6 +107,7 @@ class _Worker:
         self.ref_source = ref_source
         self.cand_source = cand_source
         self.findings: list[tuple[str, str, str]] = []
+        self.guard_time = _Stopwatch()  # seconds spent in dynamic checks (reported: their share of the cost)
         self._finding_keys: set = set()
 
     # -- messaging
@@ -180,6 +181,10 @@ class _Worker:
         cls.forward = original
 
     def check_state(self, where: str) -> None:
+        with self.guard_time:
+            self._check_state(where)
+
+    def _check_state(self, where: str) -> None:
         changed = self.tamper.changed()
         if changed:
             self.finding("timer_tamper", f"candidate replaced functions the harness relies on ({where})", ", ".join(changed[:6]))
@@ -298,8 +303,9 @@ class _Worker:
                 plan = trial_plan(i, opt["seed"])
                 fresh = make_inputs(self.ref, plan.seed, plan.transform, self.device)
                 inputs = copy_into(prev_inputs, fresh) if (plan.reuse_buffers and prev_inputs is not None) else fresh
-                pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-                self.poison(out_bytes)
+                with self.guard_time:
+                    pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                    self.poison(out_bytes)
                 if i == 0:
                     self.send("first_call_start",)
                 out = self.call_candidate(inputs)
@@ -307,6 +313,7 @@ class _Worker:
                 if i == 0:
                     self.send("first_call_done",)
                     self.send("stage", "correct")
+                guard_t0 = time.perf_counter()
                 if i == 0:
                     threads = thread_count()  # after a first call: library thread pools exist by now
                 elif thread_count() > threads:
@@ -327,12 +334,14 @@ class _Worker:
                             else:  # not returned again, yet written to: deferred work from an earlier call
                                 self.finding("side_stream", "an earlier output was written after its call returned: work runs outside the call",
                                              f"trial {i}", blocking=True)
+                self.guard_time.add(time.perf_counter() - guard_t0)
                 seed = None
                 if wants_sample(i):
                     self.send("cand_ready", i)  # the output exists; only now is the sample drawn
                     seed = self._expect("challenge", i)
                 self.send("cand_out", i, view(out, seed, opt["compare_full_limit"]))
                 out_bytes = sum(t.numel() * t.element_size() for t in _flat(out) if isinstance(t, torch.Tensor))
+                guard_t0 = time.perf_counter()
                 if i == 0:
                     first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
                 prev_out_obj, prev_out_copy = out, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
@@ -343,8 +352,10 @@ class _Worker:
                         self.finding("side_stream", "the output kept changing after the call returned: work runs outside the call",
                                      f"trial {i}", blocking=True)
                         break
+                self.guard_time.add(time.perf_counter() - guard_t0)
                 prev_inputs = inputs  # the next reuse trial writes new values into these very tensors
             # nondeterminism: the first trial's inputs again
+            guard_t0 = time.perf_counter()
             plan = trial_plan(0, opt["seed"])
             again = self.call_candidate(make_inputs(self.ref, plan.seed, plan.transform, self.device))
             _sync(self.device)
@@ -354,6 +365,7 @@ class _Worker:
                     d = float((a.double() - b.double()).abs().nan_to_num(0.0).max()) if a.numel() else 0.0
                     if d > worst:
                         worst, scale = d, float(a.double().nan_to_num(0.0).pow(2).mean().sqrt()) or 1.0
+            self.guard_time.add(time.perf_counter() - guard_t0)
             self.send("nondeterminism", worst, scale)
         self.check_state("correctness trials")
 
@@ -389,7 +401,18 @@ class _Worker:
             _sync(dev)
             rng = random.Random(opt["seed"] + 17)
             ev_ref, ev_cand, dv_ref, dv_cand = [], [], [], []
-            last_out = {}
+            last_out, last_ref = {}, {}
+            scratch: dict = {}
+
+            def scratch_like(out) -> list:
+                res = []
+                for o in _flat(out):
+                    if isinstance(o, torch.Tensor) and o.is_floating_point():
+                        key = (tuple(o.shape), o.dtype)
+                        if key not in scratch:
+                            scratch[key] = torch.empty(o.shape, dtype=o.dtype, device=o.device)
+                        res.append(scratch[key])
+                return res
             threads = thread_count()
             t_start = time.perf_counter()
 
@@ -404,9 +427,10 @@ class _Worker:
                             raise _LazyOutput(type(o).__name__)
 
             def check_ref(out):  # the same work on the reference's side, so neither side pays alone
-                for o, _kind in zip(_flat(out), ref_kinds):
-                    if isinstance(o, torch.Tensor):
-                        _ = type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0)
+                for o, kind in zip(_flat(out), ref_kinds):
+                    if isinstance(o, torch.Tensor) or kind is torch.Tensor:
+                        if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
+                            pass
 
             n = 0
             while True:
@@ -415,11 +439,14 @@ class _Worker:
                 for side in order:
                     clock.flush()
                     if side == "ref":
-                        out, t = clock.time(lambda: self.call_reference(base, x), check_ref)
-                        for o in _flat(out):  # a freed reference output must not hold the answer
+                        out, t = clock.time(lambda: self._invoke(base, x, self.quiet), check_ref)
+                        # After each call both sides do the same work (a thread count, one write pass over
+                        # output-sized memory, the output held): what follows a call must not favour a side.
+                        thread_count()
+                        for o in _flat(out):  # a reference output must never hold the answer for the candidate
                             if isinstance(o, torch.Tensor) and o.is_floating_point():
                                 o.fill_(float("nan"))
-                        del out
+                        last_ref[n % N_TIMING_SETS] = out
                         ev_ref.append(t.event_us)
                         dv_ref.append(t.device_us)
                     else:
@@ -429,10 +456,12 @@ class _Worker:
                             self.finding("lazy_output", "timed output is not a plain materialised tensor", str(e))
                             raise
 
-                        last_out[n % N_TIMING_SETS] = out
                         if thread_count() > threads:
                             self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
                                          f"{thread_count() - threads} new", blocking=True)
+                        for o in scratch_like(out):  # the reference's poisoning pass, on scratch memory
+                            o.fill_(float("nan"))
+                        last_out[n % N_TIMING_SETS] = out
                         ev_cand.append(t.event_us)
                         dv_cand.append(t.device_us)
                 n += 1
@@ -468,7 +497,8 @@ class _Worker:
             self.send("timed_ready", s)
             self.send("timed_out", s, view(out, self._expect("challenge_set", s), self.opt["compare_full_limit"]))
         if self.opt.get("profile_kernels", True) and dev.type == "cuda":
-            self.kernel_check()
+            with self.guard_time:
+                self.kernel_check()
 
     def kernel_check(self) -> None:
         """From the kernels actually launched: did the candidate run a kernel of its own?"""
@@ -500,6 +530,7 @@ class _Worker:
         if not self.opt.get("skip_correctness"):
             self.correctness()
         if not self.opt.get("timing", True):
+            self.send("guard_seconds", self.guard_time.seconds)
             self.send("done",)
             return
         msg = self.conn.recv()
@@ -507,6 +538,7 @@ class _Worker:
             self.send("done",)
             return
         self.timing()
+        self.send("guard_seconds", self.guard_time.seconds)
         self.send("done",)
 
 
@@ -555,6 +587,22 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.machine()
+
+
+class _Stopwatch:
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def add(self, dt: float) -> None:
+        self.seconds += dt
+
+    def __enter__(self):
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds += time.perf_counter() - self._t0
+        return False
 
 
 class _Quiet:

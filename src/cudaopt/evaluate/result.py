@@ -113,6 +113,7 @@ class EvalResult:
     compile_seconds: float = 0.0
     compile_cached: bool = False
     task: str = ""
+    guard_seconds: float = 0.0  # time the worker spent in dynamic guard checks (outside timing windows)
 
     @property
     def speedup(self) -> float | None:

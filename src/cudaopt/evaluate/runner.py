@@ -157,6 +157,7 @@ class _Session:
         self.compile_seconds = 0.0
         self.compile_cached = False
         self.notes: list[str] = []
+        self.guard_seconds = 0.0
         # Challenge seeds for sampled comparisons, drawn here: the candidate's process never holds them early.
         self.trial_seeds = [secrets.randbits(62) for _ in range(options.trials)]
         self.set_seeds: dict[int, int] = {}
@@ -181,6 +182,7 @@ class _Session:
             findings=tuple(self.findings), baseline=self.opt.baseline, device=self.opt.device,
             device_name=self.device_name, precision=self.precision, gpu_seconds=held if self.opt.device.startswith("cuda") else 0.0,
             compile_seconds=self.compile_seconds, compile_cached=self.compile_cached, task=self.task.name,
+            guard_seconds=self.guard_seconds,
         )
 
     def _options_dict(self) -> dict:
@@ -375,6 +377,8 @@ class _Session:
             self.timing = msg[1]
         elif kind == "note":
             self.notes.append(msg[1])
+        elif kind == "guard_seconds":
+            self.guard_seconds = msg[1]
         elif kind == "precision":
             self.precision = dict(msg[1])
         elif kind == "device_name":

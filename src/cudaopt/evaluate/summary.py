@@ -30,7 +30,10 @@ def print_result(r: EvalResult, console: Console | None = None) -> None:
         verified = "" if t.verified is None else (" [green]verified[/]" if t.verified else " [red]not verified[/]")
         table.add_row("speedup", f"[bold]{t.speedup:.2f}x[/] vs {r.baseline}  95% CI [{t.ci_low:.3f}, {t.ci_high:.3f}]{stable}{verified}")
         table.add_row("times", f"reference {t.ref_time_us:.1f} us, candidate {t.cand_time_us:.1f} us; {t.rounds} paired rounds in {t.seconds:.1f} s ({t.window} window)")
-    table.add_row("cost", f"{r.seconds:.1f} s wall" + (f", compile {r.compile_seconds:.1f} s" + (" (cached)" if r.compile_cached else "") if r.compile_seconds else ""))
+    if r.precision:
+        tf32 = r.precision.get("cuda.matmul.allow_tf32")
+        table.add_row("precision", f"TF32 {'on' if tf32 else 'off'} for both sides (matmul precision {r.precision.get('float32_matmul_precision', '?')})")
+    table.add_row("cost", f"{r.seconds:.1f} s wall" + (f", guards {r.guard_seconds:.2f} s" if r.guard_seconds else "") + (f", compile {r.compile_seconds:.1f} s" + (" (cached)" if r.compile_cached else "") if r.compile_seconds else ""))
     console.print(table)
     if r.findings:
         ft = Table(title="findings", title_justify="left")
