@@ -31,3 +31,21 @@ def test_usage_errors_exit_2(tmp_path):
     assert cli("optimize", "--device", "cpu").returncode == 2  # neither a task nor --suite
     assert cli("serve", "--host", "0.0.0.0", "--device", "cpu").returncode == 2  # off loopback without a key
     assert cli("tasks", "list", str(tmp_path / "nothing")).returncode == 2
+
+
+def test_techniques_and_profile_commands(tmp_path):
+    task = find_builtin("softmax_rows")
+    from cudaopt.tasks.seed_corpus import corpus_entries
+
+    with ExemplarDB(tmp_path / "db.sqlite") as db:
+        run = db.start_run("cli-test")
+        tid = db.ensure_task(task)
+        for i, e in enumerate(e for e in corpus_entries() if e.task == "softmax_rows"):
+            db.add_candidate(CandidateRecord(task_id=tid, run_id=run.id, source=e.source, status="ok", speedup=1.0 + 0.3 * i))
+    p = cli("techniques", str(tmp_path / "db.sqlite"), "--out", str(tmp_path / "tech"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "tech" / "techniques.md").exists()
+    assert cli("techniques", str(tmp_path / "missing.sqlite")).returncode == 2
+    fix = "tests/fixtures"
+    p = cli("profile", f"{fix}/tasks/scaled_tanh.py", f"{fix}/candidates/scaled_tanh_torch.py", "--device", "cpu", "--no-ncu")
+    assert p.returncode == 0 and "ptxas: no_cuda_source" in p.stdout

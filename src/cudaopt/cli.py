@@ -301,6 +301,73 @@ def train_grpo_cmd(
     console.print_json(json.dumps(res.to_dict(), default=str))
 
 
+@app.command("collect")
+def collect_cmd(
+    tasks: Optional[str] = typer.Argument(None, help="Task folder or file (default: the built-in suite)."),
+    llm: list[str] = typer.Option(..., "--llm", help="A model spec, repeatable; NAME=SPEC names it (e.g. a=http://host/v1#m)."),
+    attempts: int = typer.Option(20, help="Attempts per task and model."),
+    successes: int = typer.Option(2, help="Stop a task/model pair after this many successes."),
+    device: str = typer.Option("cuda"),
+    db: Optional[str] = typer.Option(None, help="Exemplar database (default: in --out)."),
+    out: Path = typer.Option(Path("cudaopt-runs/collect")),
+    resume: bool = typer.Option(False),
+) -> None:
+    """CUDA-L1 stage 1: several models, up to T attempts per task, stop after S successes; all stored."""
+    from cudaopt.collect import collect
+
+    res = collect(_train_tasks(tasks), llm, attempts=attempts, successes=successes, device=device, db_url=db, out_dir=out, resume=resume)
+    console.print(f"report: {res.report_path}")
+
+
+@app.command("profile")
+def profile_cmd(
+    reference: str = typer.Argument(..., help="Task file or built-in task name."),
+    candidate: Path = typer.Argument(..., help="Candidate file."),
+    device: str = typer.Option("cuda"),
+    no_ncu: bool = typer.Option(False, "--no-ncu", help="Only the compiler's resource report (-Xptxas -v)."),
+) -> None:
+    """Nsight Compute metrics of the candidate's own kernels (or the reason there are none) + ptxas resources."""
+    from cudaopt.profile import format_profile, profile_candidate
+    from cudaopt.tasks.loader import resolve_task
+
+    report = profile_candidate(resolve_task(reference), candidate, device=device, ncu=not no_ncu)
+    console.print(f"ncu: {report.ncu_status}" + (f" ({report.ncu_reason})" if report.ncu_reason else ""))
+    console.print(f"ptxas: {report.ptxas_status}" + (f" ({report.ptxas_reason})" if report.ptxas_reason else ""))
+    text = format_profile(report)
+    if text:
+        console.print(text)
+
+
+@app.command("techniques")
+def techniques_cmd(
+    db: str = typer.Argument(..., help="Exemplar database (SQLAlchemy URL or SQLite file)."),
+    out: Path = typer.Option(Path("runs/techniques"), help="Folder for techniques.md/.json/.png."),
+) -> None:
+    """Which techniques the fastest stored kernels use, per task and level, and how each relates to speedup."""
+    from cudaopt.analysis import technique_report
+
+    try:
+        console.print(f"report: {technique_report(db, out, console=console)}")
+    except FileNotFoundError as e:
+        _usage_error(str(e))
+
+
+@app.command("ablation")
+def ablation_cmd(
+    tasks: Optional[str] = typer.Argument(None, help="Task folder or file (default: the built-in suite)."),
+    llm: str = typer.Option(..., help="The model spec every variant uses."),
+    budget: int = typer.Option(8, help="Candidates per task and variant."),
+    device: str = typer.Option("cuda"),
+    holdout: Optional[str] = typer.Option(None, help="Held-out tasks: a fraction, names or @file."),
+    out: Path = typer.Option(Path("cudaopt-runs/ablation")),
+) -> None:
+    """The seeds' ablations on one budget: random / bucket / island sampling, with and without exemplars."""
+    from cudaopt.ablation import run_ablation
+
+    res = run_ablation(_train_tasks(tasks), llm=llm, budget=budget, device=device, holdout=holdout, out_dir=out)
+    console.print(f"report: {res.report_path}")
+
+
 def _need_cuda() -> None:
     import torch
 
