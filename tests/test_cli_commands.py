@@ -49,3 +49,13 @@ def test_techniques_and_profile_commands(tmp_path):
     fix = "tests/fixtures"
     p = cli("profile", f"{fix}/tasks/scaled_tanh.py", f"{fix}/candidates/scaled_tanh_torch.py", "--device", "cpu", "--no-ncu")
     assert p.returncode == 0 and "ptxas: no_cuda_source" in p.stdout
+
+
+def test_eval_profile_option_says_why_there_are_no_metrics(tmp_path):
+    fix = "tests/fixtures"
+    out = tmp_path / "r.json"
+    p = cli("eval", f"{fix}/tasks/scaled_tanh.py", f"{fix}/candidates/scaled_tanh_torch.py", "--device", "cpu", "--size", "small",
+            "--trials", "3", "--budget-s", "0.3", "--profile", "--json", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    prof = json.loads(out.read_text())["profile"]
+    assert prof["ncu_status"] != "ok" and prof["ncu_reason"] and prof["ptxas_status"] == "no_cuda_source"

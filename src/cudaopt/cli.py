@@ -36,6 +36,7 @@ def eval_cmd(
     size: str = typer.Option("full", help="full | small (the task's small sizes, for CPU tests)."),
     strict: bool = typer.Option(False, help="Reject on every guard finding, not only on those that change the measurement."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here ('-' for stdout)."),
+    profile: bool = typer.Option(False, help="Also collect Nsight Compute metrics and ptxas resources of the candidate's kernels."),
 ) -> None:
     """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
     from cudaopt.evaluate import EvalOptions, evaluate
@@ -58,14 +59,26 @@ def eval_cmd(
             result = evaluate(reference, candidate, options)
     except TaskError as e:
         _usage_error(str(e))
+    payload = result.to_dict()
+    if profile:
+        from cudaopt.profile import format_profile, profile_candidate
+        from cudaopt.tasks.loader import resolve_task
+
+        with console.status("profiling ...", spinner="dots"):
+            report = profile_candidate(resolve_task(reference), candidate, device=options.device, size=size)
+        payload["profile"] = report.to_dict()
     if json_path is not None:
-        text = json.dumps(result.to_dict(), indent=2)
+        text = json.dumps(payload, indent=2)
         if str(json_path) == "-":
             sys.stdout.write(text + "\n")
         else:
             json_path.write_text(text + "\n")
     if str(json_path) != "-":
         print_result(result, console)
+        if profile:
+            console.print(f"profile: ncu {report.ncu_status}" + (f" ({report.ncu_reason})" if report.ncu_reason else "")
+                          + f"; ptxas {report.ptxas_status}" + (f" ({report.ptxas_reason})" if report.ptxas_reason else ""))
+            console.print(format_profile(report) or "")
     raise typer.Exit(0 if result.ok else 1)
 
 
