@@ -171,3 +171,17 @@ def test_rounds_evaluate_concurrently_through_the_pool(tmp_path):
     assert sorted(r.status for r in recs[2:]) == sorted(["ok", "parse_error", "ok", "incorrect", "ok", "ok"])
     assert len({r.source for r in recs if r.source}) == len([r for r in recs if r.source])
     assert {"cudaopt-call-0", "cudaopt-call-1"} <= seen_threads  # both pool slots did work
+
+
+def test_a_custom_prompt_builder_is_used(tmp_path):
+    from cudaopt.prompts.builder import PromptBuilder
+
+    class Marked(PromptBuilder):
+        def build(self, task, exemplars):
+            return super().build(task, exemplars) + "\n<<custom builder>>"
+
+    res = optimize(TASK, llm=ReplayLLM(REPLAY), budget=4, rounds=1, per_round=2, device="cpu", out_dir=tmp_path,
+                   evaluate_fn=stub_evaluate, quiet=True, builder=Marked())
+    with ExemplarDB(res.db_url) as db:
+        prompts = [r.prompt for r in db.candidates(run_id=res.run_id) if r.origin in ("llm", "oneshot")]
+    assert prompts and all("<<custom builder>>" in p for p in prompts)

@@ -320,6 +320,7 @@ def optimize(
     resume: bool = False,
     evaluate_fn: EvaluateFn | None = None,
     devices: Sequence[str] | None = None,
+    builder: PromptBuilder | None = None,  # e.g. a retrieval or profile-aware builder (cudaopt.retrieval, cudaopt.profile)
     options: EvalOptions | None = None,
     sampler: str = "bucket",
     n_exemplars: int = 2,
@@ -343,7 +344,7 @@ def optimize(
         run = _open_run(db, run_name or f"optimize:{task.name}", "task", resume,
                         {"search": cfg.to_dict(), "options": opts.to_dict(), "llm": getattr(backend, "model", None)}, progress)
         with evaluator_pool(devices, evaluate_fn) as pool, progress:
-            search = TaskSearch(task, db, run, out, cfg, backend, evaluate_fn or default_evaluate, opts, PromptBuilder(template_dir),
+            search = TaskSearch(task, db, run, out, cfg, backend, evaluate_fn or default_evaluate, opts, builder or PromptBuilder(template_dir),
                                 progress, pool)
             try:
                 stopped = search.run_search()

@@ -54,6 +54,7 @@ def optimize_suite(
     resume: bool = False,
     evaluate_fn: EvaluateFn | None = None,
     devices: Sequence[str] | None = None,
+    builder: PromptBuilder | None = None,  # e.g. a retrieval or profile-aware builder (cudaopt.retrieval, cudaopt.profile)
     options: EvalOptions | None = None,
     sampler: str = "bucket",
     n_exemplars: int = 2,
@@ -86,7 +87,7 @@ def optimize_suite(
     out.mkdir(parents=True, exist_ok=True)
     backend = make_llm(llm)
     opts = _options(options, device)
-    builder = PromptBuilder(template_dir)
+    builder = builder or PromptBuilder(template_dir)
     progress = SearchProgress(quiet=quiet)
     results: list[SearchResult] = []
     stopped = ""
