@@ -106,7 +106,6 @@ class _Worker:
         self.opt = options
         self.ref_source = ref_source
         self.cand_source = cand_source
-        self.findings: list[tuple[str, str, str]] = []
         self.guard_time = _Stopwatch()  # seconds spent in dynamic checks (reported: their share of the cost)
         self._finding_keys: set = set()
 
