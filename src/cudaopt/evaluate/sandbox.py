@@ -40,10 +40,12 @@ class Sandbox:
             return
         try:
             if event == "open":
-                path, mode = args[0], args[1]
-                if isinstance(path, int) or mode is None:
+                path, mode, flags = args[0], args[1], args[2] if len(args) > 2 else 0
+                if isinstance(path, int):
                     return
-                if any(c in str(mode) for c in "wax+"):
+                writes = any(c in str(mode) for c in "wax+") if mode is not None else bool(
+                    (flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC))
+                if writes:
                     real = os.path.realpath(os.fsdecode(path))
                     if real in _HARMLESS_WRITES:
                         return

@@ -1,0 +1,41 @@
+"""The worker's audit-hook sandbox, in a subprocess (an audit hook cannot be removed once installed)."""
+
+import subprocess
+import sys
+import textwrap
+
+
+def test_sandbox_blocks_writes_processes_and_reports_peeks(tmp_path):
+    code = textwrap.dedent(
+        f"""
+        import gc, os, subprocess, sys
+        from cudaopt.evaluate.sandbox import Sandbox
+        box = Sandbox({str(tmp_path / "scratch")!r}, [])
+        os.makedirs(box.scratch, exist_ok=True)
+        blocked = []
+        with box:
+            for attempt in (
+                lambda: open({str(tmp_path / "outside.txt")!r}, "w"),
+                lambda: os.open({str(tmp_path / "outside2.txt")!r}, os.O_WRONLY | os.O_CREAT),
+                lambda: subprocess.run(["true"]),
+            ):
+                try:
+                    attempt()
+                except PermissionError:
+                    blocked.append(True)
+            open(os.path.join(box.scratch, "ok.txt"), "w").close()  # inside the scratch folder: fine
+            open(os.devnull, "w").close()
+            gc.get_objects()
+            try:
+                raise ValueError
+            except ValueError as e:
+                e.__traceback__.tb_frame
+        open({str(tmp_path / "after.txt")!r}, "w").close()  # disarmed: the harness itself may write
+        print(len(blocked), sorted({{c for c, _, _ in box.events}}))
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "3 ['process_escape', 'reference_peek']"
+    assert not (tmp_path / "outside.txt").exists() and not (tmp_path / "outside2.txt").exists()
+    assert (tmp_path / "after.txt").exists()
