@@ -111,3 +111,13 @@ def test_resolve_builtin_name():
     assert resolve_task(tasks[0].name).source == tasks[0].source
     with pytest.raises(TaskError, match="no built-in task"):
         resolve_task("definitely_not_a_task")
+
+
+def test_gpu_pinning_maps_the_index_through_visible_devices():
+    from cudaopt.evaluate.child import visible_devices_for
+
+    assert visible_devices_for(1, None) == "1"
+    assert visible_devices_for(1, "4,6") == "6"
+    assert visible_devices_for(0, "GPU-abc, GPU-def") == "GPU-abc"
+    with pytest.raises(RuntimeError, match="only 2 GPUs"):
+        visible_devices_for(2, "0,1")

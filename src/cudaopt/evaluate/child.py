@@ -31,10 +31,24 @@ CHECK_EVERY = 14  # re-estimate every two rounds per bucket
 MIN_TIMING_S = 0.2  # never stop before this much timing, however tight the interval looks
 
 
+def visible_devices_for(index: int, visible: str | None) -> str:
+    """CUDA_VISIBLE_DEVICES that shows this process only GPU `index` of what its parent could see."""
+    ids = [v.strip() for v in visible.split(",") if v.strip()] if visible else []
+    if ids:
+        if index >= len(ids):
+            raise RuntimeError(f"cuda:{index} requested but only {len(ids)} GPUs are visible ({visible})")
+        return ids[index]
+    return str(index)
+
+
 def _common_setup(options: dict) -> torch.device:
     os.setsid()  # own process group: the parent kills the whole group (compilers, candidate children)
     device = torch.device(options["device"])
     if device.type == "cuda":
+        if not torch.cuda.is_initialized():
+            # Pinned: the candidate's process sees one GPU, so nothing it does can touch another one.
+            os.environ["CUDA_VISIBLE_DEVICES"] = visible_devices_for(device.index or 0, os.environ.get("CUDA_VISIBLE_DEVICES"))
+            device = torch.device("cuda:0")
         torch.cuda.set_device(device)
     set_precision(options.get("allow_tf32", False))
     return device
