@@ -10,7 +10,7 @@ import ctypes
 import functools
 
 from cudaopt.gemm import build as _build
-from cudaopt.gemm.configs import KERNEL_CONFIGS
+from cudaopt.gemm.configs import KERNEL_CONFIGS, MMA_CONFIGS, WGMMA_CONFIGS
 
 _p, _i, _sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
 
@@ -21,7 +21,7 @@ class GemmError(RuntimeError):
 
 def _check(name: str, status: int) -> None:
     if status != 0:
-        raise GemmError(f"{name} failed with status {status} (cudaError/cublasStatus value; -1: bad arguments)")
+        raise GemmError(f"{name} failed with status {status} (cudaError/cublasStatus value; -1: bad arguments; -2/-3: TMA tensor map unavailable/rejected)")
 
 
 @functools.lru_cache(maxsize=1)
@@ -35,15 +35,34 @@ def kernels() -> ctypes.CDLL:
     lib.cudaopt_hgemm_config_info.argtypes = [_i, ctypes.POINTER(_i)]
     lib.cudaopt_hgemm_workspace_bytes.argtypes = [_i, _i, _i]
     lib.cudaopt_hgemm_workspace_bytes.restype = _sz
+    lib.cudaopt_hgemm_wgmma.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _p]
+    lib.cudaopt_hgemm_wgmma.restype = _i
+    lib.cudaopt_wgmma_config_info.argtypes = [_i, ctypes.POINTER(_i)]
     n = lib.cudaopt_hgemm_num_configs()
-    if n != len(KERNEL_CONFIGS):
-        raise GemmError(f"library has {n} configs, configs.py {len(KERNEL_CONFIGS)}: rebuild (python -m cudaopt.gemm.build --force)")
+    if n != len(MMA_CONFIGS):
+        raise GemmError(f"library has {n} mma configs, configs.py {len(MMA_CONFIGS)}: rebuild (python -m cudaopt.gemm.build --force)")
     buf = (_i * 7)()
-    for cfg in KERNEL_CONFIGS:
-        lib.cudaopt_hgemm_config_info(cfg.id, buf)
+    for cfg in MMA_CONFIGS:
+        lib.cudaopt_hgemm_config_info(cfg.index, buf)
         if tuple(buf[:6]) != (cfg.bm, cfg.bn, cfg.bk, cfg.warps_m, cfg.warps_n, cfg.stages):
             raise GemmError(f"config {cfg.id} differs between library and configs.py: rebuild")
+    n = lib.cudaopt_wgmma_num_configs()
+    if n != len(WGMMA_CONFIGS):
+        raise GemmError(f"library has {n} wgmma configs, configs.py {len(WGMMA_CONFIGS)}: rebuild (python -m cudaopt.gemm.build --force)")
+    for cfg in WGMMA_CONFIGS:
+        lib.cudaopt_wgmma_config_info(cfg.index, buf)
+        if tuple(buf[:6]) != (cfg.bm, cfg.bn, cfg.bk, cfg.consumers, cfg.stages, cfg.smem_bytes):
+            raise GemmError(f"wgmma config {cfg.id} differs between library and configs.py: rebuild")
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
+    return lib
+
+
+@functools.lru_cache(maxsize=1)
+def wgmma_kernels() -> ctypes.CDLL:
+    """The kernel library, after the wgmma family's one-time setup (shared-memory limits, the
+    driver's cuTensorMapEncodeTiled); separate so that the mma family works where this fails."""
+    lib = kernels()
+    _check("cudaopt_wgmma_init (-2: no cuTensorMapEncodeTiled in the driver)", lib.cudaopt_wgmma_init())
     return lib
 
 
@@ -71,8 +90,15 @@ def workspace_bytes(m: int, n: int, splits: int) -> int:
 def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, splits: int,
                 ws_ptr: int, ws_bytes: int, stream: int) -> None:
     """Row-major contiguous C = A @ B with our kernel `config`; all pointers are device addresses."""
-    status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, config, splits,
-                                     ws_ptr or None, ws_bytes, stream or None)
+    cfg = KERNEL_CONFIGS[config]
+    if cfg.kind == "wgmma":
+        if splits != 1:
+            raise GemmError(f"{cfg.label} does not split K (splits={splits}); use splits=1")
+        status = wgmma_kernels().cudaopt_hgemm_wgmma(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index,
+                                                     stream or None)
+    else:
+        status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index, splits,
+                                         ws_ptr or None, ws_bytes, stream or None)
     if status != 0:
         _check(f"cudaopt_hgemm(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
 

@@ -1,6 +1,7 @@
 """Build the HGEMM kernel family and the cuBLAS baselines into two shared libraries with nvcc.
 
-One nvcc call per library (the whole kernel family is one translation unit, a few seconds), into
+One nvcc call per library (the kernel library is two translation units, the mma.sync family and the
+Hopper wgmma family, about 10 s together), into
 `src/cudaopt/gemm/_build/` (gitignored). The kernel library needs only the CUDA runtime; the
 baseline library also needs cuBLAS headers and libraries, looked up in the CUDA toolkit and in the
 `nvidia-cublas` wheel that PyTorch installs. `python -m cudaopt.gemm.build` builds both.
@@ -21,6 +22,7 @@ CSRC = HERE / "csrc"
 BUILD_DIR = HERE / "_build"
 KERNEL_LIB = "libcudaopt_hgemm.so"
 BLAS_LIB = "libcudaopt_blas.so"
+KERNEL_SOURCES = ("hgemm_mma.cu", "hgemm_wgmma.cu")
 ARCH_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"]
 COMMON_FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-shared", "-cudart", "shared"]
 
@@ -76,7 +78,7 @@ def find_cublas(nvcc: str) -> tuple[Path, Path, str, str] | None:
 
 
 def _nvcc(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
         raise BuildError(f"nvcc failed ({' '.join(cmd[:3])} ...):\n{tail}")
@@ -88,9 +90,10 @@ def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = Fal
     out.mkdir(parents=True, exist_ok=True)
     nvcc = find_nvcc()
     kernel_lib = out / KERNEL_LIB
-    src = CSRC / "hgemm_mma.cu"
-    if force or not kernel_lib.exists() or kernel_lib.stat().st_mtime < src.stat().st_mtime:
-        _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, str(src), "-o", str(kernel_lib)])
+    srcs = [CSRC / name for name in KERNEL_SOURCES]
+    newest = max(s.stat().st_mtime for s in srcs)
+    if force or not kernel_lib.exists() or kernel_lib.stat().st_mtime < newest:
+        _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, *map(str, srcs), "-o", str(kernel_lib)])
     if not with_blas:
         return BuildResult(kernel_lib, None, "not requested")
     blas_lib = out / BLAS_LIB

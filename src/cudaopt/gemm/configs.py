@@ -1,4 +1,9 @@
-"""The kernel family's configurations, mirrored from csrc/hgemm_mma.cu (the config id is the index).
+"""The kernel family's configurations, mirrored from the CUDA sources.
+
+Two kinds share one id space (the id is the index in KERNEL_CONFIGS, stored in the tuned table):
+- "mma": mma.sync + cp.async (csrc/hgemm_mma.cu), ids 0..13; `index` = position in that file's table.
+- "wgmma": Hopper TMA + wgmma, warp-specialised and persistent (csrc/hgemm_wgmma.cu), appended
+  after them; `index` = position in that file's table; no split-K.
 
 The Python mirror lets the dispatcher's heuristic and the tests run without a GPU; `_lib` checks it
 against the compiled library at load time, so the two cannot drift apart silently.
@@ -20,21 +25,34 @@ class KernelConfig:
     warps_m: int
     warps_n: int
     stages: int
+    kind: str = "mma"  # "mma" (hgemm_mma.cu) or "wgmma" (hgemm_wgmma.cu)
+    index: int = -1  # position in its kind's table in the CUDA source (the C-side config id)
+    consumers: int = 0  # wgmma: consumer warpgroups (each owns bm / consumers rows)
 
     @property
     def threads(self) -> int:
+        if self.kind == "wgmma":
+            return (self.consumers + 1) * 128  # plus one producer warpgroup
         return self.warps_m * self.warps_n * 32
 
     @property
     def smem_bytes(self) -> int:
+        if self.kind == "wgmma":  # 1024 alignment slack + slots + two mbarriers per slot
+            return 1024 + self.stages * (self.bm * self.bk + self.bk * self.bn) * 2 + 16 * self.stages
         pad = 8  # halves of padding per shared-memory row, as in the kernel
         return self.stages * (self.bm * (self.bk + pad) + self.bk * (self.bn + pad)) * 2
+
+    @property
+    def max_splits(self) -> int:
+        return 1 if self.kind == "wgmma" else max(SPLIT_CHOICES)
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
 
     @property
     def label(self) -> str:
+        if self.kind == "wgmma":
+            return f"wgmma{self.bm}x{self.bn}x{self.bk}_c{self.consumers}_s{self.stages}"
         return f"mma{self.bm}x{self.bn}x{self.bk}_w{self.warps_m}x{self.warps_n}_s{self.stages}"
 
 
@@ -54,8 +72,29 @@ _TABLE = [
     (128, 128, 32, 2, 4, 4),
     (64, 128, 64, 2, 2, 4),
 ]
-KERNEL_CONFIGS: tuple[KernelConfig, ...] = tuple(KernelConfig(i, *row) for i, row in enumerate(_TABLE))
+# (bm, bn, consumers, stages) as in hgemm_wgmma.cu's kWgmmaConfigs; BK is 64 (one 128-byte swizzle row).
+_WGMMA_TABLE = [
+    (128, 128, 2, 6),
+    (128, 256, 2, 4),
+    (256, 128, 2, 4),
+    (128, 64, 2, 8),
+]
+WGMMA_BK = 64
+
+
+def _build_configs() -> tuple[KernelConfig, ...]:
+    out = [KernelConfig(i, *row, kind="mma", index=i) for i, row in enumerate(_TABLE)]
+    for j, (bm, bn, consumers, stages) in enumerate(_WGMMA_TABLE):
+        # warps_m: every warp of a consumer warpgroup owns 16-row strips of the tile.
+        out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, 4 * consumers, 1, stages, kind="wgmma", index=j,
+                                consumers=consumers))
+    return tuple(out)
+
+
 SPLIT_CHOICES = (1, 2, 4, 8, 16)
+KERNEL_CONFIGS: tuple[KernelConfig, ...] = _build_configs()
+MMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "mma")
+WGMMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "wgmma")
 
 
 @dataclass(frozen=True)
@@ -81,6 +120,8 @@ def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> li
             continue
         tiles = cfg.tiles(m, n)
         for s in SPLIT_CHOICES:
+            if s > cfg.max_splits:
+                continue
             if s > 1 and (tiles * s > 4 * num_sms or k // s < 128 or tiles >= num_sms):
                 continue
             out.append(Choice("ours", cfg.id, s))

@@ -22,12 +22,13 @@ def heuristic_choice(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> Cho
     """Largest 4- or 8-warp tile that still gives every SM a block; split K when even 64x64 tiles
     leave most SMs idle and K is long enough to share."""
     by_area = sorted(KERNEL_CONFIGS, key=lambda c: (-(c.bm * c.bn), c.bk, -c.stages))
-    preferred = [c for c in by_area if c.bk == 32 and (c.bm, c.bn) in
+    # Untuned shapes stay on the mma.sync family; wgmma configs run only where the tuned table says.
+    preferred = [c for c in by_area if c.kind == "mma" and c.bk == 32 and (c.bm, c.bn) in
                  {(256, 128), (128, 256), (128, 128), (64, 128), (128, 64), (64, 64)}]
     for cfg in preferred:
         if cfg.tiles(m, n) >= num_sms:
             return Choice("ours", cfg.id, 1)
-    small = next(c for c in KERNEL_CONFIGS if (c.bm, c.bn, c.bk) == (64, 64, 32))
+    small = next(c for c in KERNEL_CONFIGS if c.kind == "mma" and (c.bm, c.bn, c.bk) == (64, 64, 32))
     tiles = small.tiles(m, n)
     splits = 1
     while splits < 16 and tiles * splits * 2 <= 2 * num_sms and k // (splits * 2) >= 256:
