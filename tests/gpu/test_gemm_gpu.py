@@ -1,4 +1,5 @@
-"""GPU correctness of the HGEMM family: every config, with and without split-K, on awkward shapes."""
+"""GPU correctness of the HGEMM family: every config, with and without split-K, on awkward shapes;
+the Hopper (wgmma) configs also on large shapes, many tiles per persistent block, and other streams."""
 
 import pytest
 
@@ -15,7 +16,7 @@ def test_every_config_is_correct(shape):
     m, n, k = shape
     failures = []
     for cfg in KERNEL_CONFIGS:
-        for splits in (1, 3, 8):
+        for splits in (s for s in (1, 3, 8) if s <= cfg.max_splits):
             choice = Choice("ours", cfg.id, splits)
             r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c), m, n, k)
             if not r.ok:
@@ -52,3 +53,85 @@ def test_fp16_accumulate_fails_the_normal_bound():
 
     r = check_gemm(fp16_acc, 256, 256, 4096)
     assert not r.normal_ok, r
+
+
+# Awkward for the wgmma tiles (M, N, K not multiples of 64/128/256; K below one 64-wide slot; fewer
+# rows than a TMA box) and large (many tiles per persistent block: the ring's phases wrap across tiles).
+WGMMA_SHAPES = [(8, 8, 8), (72, 200, 40), (130, 264, 1000), (1000, 520, 1032), (2056, 1032, 520),
+                (4096, 4096, 4096), (16384, 512, 1024), (256, 16384, 2048)]
+
+
+@pytest.mark.parametrize("shape", WGMMA_SHAPES)
+def test_every_wgmma_config_is_correct(shape):
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    failures = []
+    for cfg in WGMMA_CONFIGS:
+        choice = Choice("ours", cfg.id, 1)
+        r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c), m, n, k, seed=m + n + k)
+        if not r.ok:
+            failures.append((choice.label(), r))
+    assert not failures, failures[:4]
+
+
+def test_wgmma_tensor_map_cache_is_keyed_by_pointer_and_shape():
+    """Same pointer with another shape, and another pointer with the same shape, must not reuse a map."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    choice = Choice("ours", WGMMA_CONFIGS[0].id, 1)
+    base_a = torch.randn(512, 256, device="cuda", dtype=torch.float16)
+    base_b = torch.randn(256, 384, device="cuda", dtype=torch.float16)
+    for m in (512, 192, 64):  # same data_ptr, fewer rows
+        a = base_a[:m]
+        out = hgemm(a, base_b, choice=choice)
+        ref = a.float() @ base_b.float()
+        assert (out.float() - ref).abs().max().item() < 0.25, m
+    for _ in range(3):  # fresh tensors of one shape, some landing on reused addresses
+        a = torch.randn(512, 256, device="cuda", dtype=torch.float16)
+        out = hgemm(a, base_b, choice=choice)
+        assert (out.float() - a.float() @ base_b.float()).abs().max().item() < 0.25
+
+
+def test_wgmma_runs_on_the_callers_stream():
+    """A is filled on a side stream after a GPU sleep; a launch on any other stream reads zeros."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    a = torch.randn(2048, 1024, device="cuda", dtype=torch.float16)
+    b = torch.randn(1024, 2048, device="cuda", dtype=torch.float16)
+    ref = a.float() @ b.float()
+    stream = torch.cuda.Stream()  # non-blocking: no implicit ordering with the legacy default stream
+    for cfg in WGMMA_CONFIGS:
+        a_late = torch.zeros_like(a)
+        out = torch.zeros((2048, 2048), device="cuda", dtype=torch.float16)
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            torch.cuda._sleep(50_000_000)
+            a_late.copy_(a)
+            hgemm(a_late, b, out=out, choice=Choice("ours", cfg.id, 1))
+        stream.synchronize()
+        assert (out.float() - ref).abs().max().item() < 0.5, cfg.label
+
+
+def test_wgmma_rejects_split_k_and_unaligned_shapes():
+    import torch
+
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    a = torch.randn(128, 128, device="cuda", dtype=torch.float16)
+    out = torch.empty(128, 128, device="cuda", dtype=torch.float16)
+    cfg = WGMMA_CONFIGS[0]
+    stream = torch.cuda.current_stream().cuda_stream
+    with pytest.raises(_lib.GemmError):
+        _lib.launch_ours(a.data_ptr(), a.data_ptr(), out.data_ptr(), 128, 128, 128, cfg.id, 2, 0, 0, stream)
+    with pytest.raises(_lib.GemmError):  # K not a multiple of 8: TMA strides must be 16-byte multiples
+        _lib.launch_ours(a.data_ptr(), a.data_ptr(), out.data_ptr(), 128, 128, 124, cfg.id, 1, 0, 0, stream)
