@@ -14,7 +14,8 @@ export CUDAOPT_CACHE="${CUDAOPT_CACHE:-/tmp/cudaopt-cache}"
 OUT="${OUT:-runs}"; mkdir -p "$OUT"
 phase="${1:-aa}"
 # Packages the device image lacks (SQLAlchemy for the search's database, FastAPI/uvicorn for the
-# service) travel as wheels in .whl/ (git-ignored; pass `carry: [".whl"]`). See docs/gpu-runs.md.
+# service) travel as wheels in .whl/ (git-ignored; `bash scripts/fetch_device_wheels.sh` fetches them here;
+# pass `carry: [".whl"]` to the device call).
 if ls .whl/*/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*/*.whl \
     && export PYTHONPATH="/tmp/site:$PYTHONPATH"
