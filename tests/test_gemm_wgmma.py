@@ -51,6 +51,13 @@ def test_wgmma_candidates_never_split_k():
     assert wg and all(c.splits == 1 for c in wg)
 
 
+def test_kinds_switch_limits_the_tuners_candidates(monkeypatch):
+    monkeypatch.setenv("CUDAOPT_GEMM_KINDS", "mma")
+    assert all(KERNEL_CONFIGS[c.config].kind == "mma" for c in candidate_choices(4096, 4096, 4096))
+    monkeypatch.setenv("CUDAOPT_GEMM_KINDS", "wgmma")
+    assert all(KERNEL_CONFIGS[c.config].kind == "wgmma" for c in candidate_choices(4096, 4096, 4096))
+
+
 def test_dispatcher_prefers_wgmma_only_when_the_table_says_so():
     for shape in [(16384, 16384, 16384), (4096, 4096, 4096), (1024, 1024, 1024), (64, 64, 16384)]:
         assert KERNEL_CONFIGS[dispatch.heuristic_choice(*shape).config].kind == "mma"

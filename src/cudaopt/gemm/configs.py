@@ -11,6 +11,7 @@ against the compiled library at load time, so the two cannot drift apart silentl
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 NUM_SMS_H200 = 132
@@ -111,11 +112,21 @@ class Choice:
         return KERNEL_CONFIGS[self.config].label + (f"_splitk{self.splits}" if self.splits > 1 else "")
 
 
+def enabled_kinds() -> frozenset[str]:
+    """Kernel kinds the tuner may time: $CUDAOPT_GEMM_KINDS (comma-separated, default "mma,wgmma").
+    The GPU script sets "mma" when the wgmma smoke test failed, so a broken kind cannot stall tuning."""
+    raw = os.environ.get("CUDAOPT_GEMM_KINDS", "mma,wgmma")
+    return frozenset(k.strip() for k in raw.split(",") if k.strip())
+
+
 def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> list[Choice]:
     """The configurations worth timing for one shape: tiles not far larger than the matrix, and
     split-K only where the tile grid leaves the SMs idle and each split keeps at least 128 of K."""
     out = []
+    kinds = enabled_kinds()
     for cfg in KERNEL_CONFIGS:
+        if cfg.kind not in kinds:
+            continue
         if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64):
             continue
         tiles = cfg.tiles(m, n)
