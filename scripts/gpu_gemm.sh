@@ -27,7 +27,7 @@ LOG=$OUT/log.txt
   echo "== wgmma smoke test (one process per config, 60 s each)"
   WG_OK=1
   for idx in $(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W; print(' '.join(str(c.id) for c in W))"); do
-    timeout 60 python3 - "$idx" <<'PY' || WG_OK=0
+    timeout 60 python3 - "$idx" <<'PY'
 import sys, torch
 from cudaopt.gemm import Choice, KERNEL_CONFIGS, hgemm
 cfg = KERNEL_CONFIGS[int(sys.argv[1])]
@@ -44,12 +44,16 @@ ok = worst < 2e-3
 print(f"{cfg.label}: worst rel err {worst:.2e} {'OK' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
 PY
+    rc=$?
+    if [ $rc -ne 0 ]; then WG_OK=0; fi
+    if [ $rc -eq 124 ]; then echo "config id $idx hung (timeout): skipping the other wgmma configs"; break; fi
   done
   if [ "$WG_OK" = 1 ]; then export CUDAOPT_GEMM_KINDS=mma,wgmma; else export CUDAOPT_GEMM_KINDS=mma; fi
+  TEST_FILTER=""; if [ "$WG_OK" != 1 ]; then TEST_FILTER="not wgmma"; fi
   echo "wgmma smoke: $([ "$WG_OK" = 1 ] && echo passed || echo FAILED): tuner kinds = $CUDAOPT_GEMM_KINDS"
 
-  echo "== GPU tests"
-  timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py 2>&1 | tail -25
+  echo "== GPU tests ${TEST_FILTER:+(-k '$TEST_FILTER')}"
+  timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "${TEST_FILTER}" 2>&1 | tail -25
   echo "== tune sample:$N (budget ${TUNE_S}s)"
   python3 -c "from cudaopt.gemm.cli import tune_gemm; tune_gemm(shapes='sample:$N', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=False)"
   echo "== bench offline/gpu sample:$N (budget ${BENCH_S}s)"

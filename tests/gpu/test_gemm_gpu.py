@@ -10,13 +10,14 @@ SHAPES = [(64, 64, 64), (200, 136, 264), (1000, 520, 1032), (64, 4096, 2048)]
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_every_config_is_correct(shape):
-    from cudaopt.gemm import KERNEL_CONFIGS, Choice, hgemm
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import MMA_CONFIGS
     from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
     failures = []
-    for cfg in KERNEL_CONFIGS:
-        for splits in (s for s in (1, 3, 8) if s <= cfg.max_splits):
+    for cfg in MMA_CONFIGS:  # the wgmma configs: test_every_wgmma_config_is_correct
+        for splits in (1, 3, 8):
             choice = Choice("ours", cfg.id, splits)
             r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c), m, n, k)
             if not r.ok:
