@@ -18,12 +18,34 @@ import uuid
 
 import torch
 
-from cudaopt.evaluate import clock as clock_mod  # imported before any candidate code: captured clocks
-from cudaopt.evaluate.inputs import copy_into, make_init_inputs, make_inputs, timing_seed, trial_plan
-from cudaopt.evaluate.sandbox import Sandbox, TamperWatch, child_pids, precision_flags, set_precision, thread_count
+from cudaopt.evaluate import (
+    clock as clock_mod,  # imported before any candidate code: captured clocks
+)
+from cudaopt.evaluate.compare import flatten_outputs
+from cudaopt.evaluate.inputs import (
+    copy_into,
+    make_init_inputs,
+    make_inputs,
+    timing_seed,
+    trial_plan,
+)
+from cudaopt.evaluate.sandbox import (
+    Sandbox,
+    TamperWatch,
+    child_pids,
+    precision_flags,
+    set_precision,
+    thread_count,
+)
 from cudaopt.evaluate.stats import estimate
 from cudaopt.evaluate.views import view, wants_sample
-from cudaopt.tasks.loader import TaskError, apply_size, check_candidate, check_reference, import_source
+from cudaopt.tasks.loader import (
+    TaskError,
+    apply_size,
+    check_candidate,
+    check_reference,
+    import_source,
+)
 
 N_TIMING_SETS = 4  # input sets rotated through the timed rounds (defeats caches keyed on content/address)
 WARMUP_CALLS = 3
@@ -339,8 +361,8 @@ class _Worker:
                         break
                 # A returned buffer that changes under a later call was a stale buffer, not a result.
                 if prev_out_obj is not None:
-                    now_ptrs = {o.untyped_storage().data_ptr() for o in _flat(out) if type(o) is torch.Tensor and o.numel()}
-                    for a, b in zip(_flat(prev_out_obj), prev_out_copy):
+                    now_ptrs = {o.untyped_storage().data_ptr() for o in flatten_outputs(out) if type(o) is torch.Tensor and o.numel()}
+                    for a, b in zip(flatten_outputs(prev_out_obj), prev_out_copy):
                         if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and not _same(a, b):
                             if a.untyped_storage().data_ptr() in now_ptrs:
                                 self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
@@ -353,14 +375,14 @@ class _Worker:
                     self.send("cand_ready", i)  # the output exists; only now is the sample drawn
                     seed = self._expect("challenge", i)
                 self.send("cand_out", i, view(out, seed, opt["compare_full_limit"]))
-                out_bytes = sum(t.numel() * t.element_size() for t in _flat(out) if isinstance(t, torch.Tensor))
+                out_bytes = sum(t.numel() * t.element_size() for t in flatten_outputs(out) if isinstance(t, torch.Tensor))
                 guard_t0 = time.perf_counter()
                 if i == 0:
-                    first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
-                prev_out_obj, prev_out_copy = out, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _flat(out)]
+                    first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in flatten_outputs(out)]
+                prev_out_obj, prev_out_copy = out, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flatten_outputs(out)]
                 _sync(self.device)
                 # Sent and waited on: an output that still changes now is being written outside the call.
-                for a, b in zip(_flat(out), prev_out_copy):
+                for a, b in zip(flatten_outputs(out), prev_out_copy):
                     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and not _same(a, b):
                         self.finding("side_stream", "the output kept changing after the call returned: work runs outside the call",
                                      f"trial {i}", blocking=True)
@@ -373,7 +395,7 @@ class _Worker:
             again = self.call_candidate(make_inputs(self.ref, plan.seed, plan.transform, self.device))
             _sync(self.device)
             worst, scale = 0.0, 1.0
-            for a, b in zip(first_out, _flat(again)):
+            for a, b in zip(first_out, flatten_outputs(again)):
                 if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.is_floating_point():
                     d = float((a.double() - b.double()).abs().nan_to_num(0.0).max()) if a.numel() else 0.0
                     if d > worst:
@@ -419,7 +441,7 @@ class _Worker:
 
             def scratch_like(out) -> list:
                 res = []
-                for o in _flat(out):
+                for o in flatten_outputs(out):
                     if isinstance(o, torch.Tensor) and o.is_floating_point():
                         key = (tuple(o.shape), o.dtype)
                         if key not in scratch:
@@ -429,18 +451,18 @@ class _Worker:
             threads = thread_count()
             t_start = time.perf_counter()
 
-            ref_kinds = [type(o) for o in _flat(self.call_reference(base, self.sets[0]))]
+            ref_kinds = [type(o) for o in flatten_outputs(self.call_reference(base, self.sets[0]))]
 
             def check(out):
                 # inside the window: a lazy or storage-less output would be caught before the clock stops;
                 # non-tensor entries are allowed where the reference has them too (e.g. an int in a tuple)
-                for o, kind in zip(_flat(out), ref_kinds):
+                for o, kind in zip(flatten_outputs(out), ref_kinds):
                     if isinstance(o, torch.Tensor) or kind is torch.Tensor:
                         if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
                             raise _LazyOutput(type(o).__name__)
 
             def check_ref(out):  # the same work on the reference's side, so neither side pays alone
-                for o, kind in zip(_flat(out), ref_kinds):
+                for o, kind in zip(flatten_outputs(out), ref_kinds):
                     if isinstance(o, torch.Tensor) or kind is torch.Tensor:
                         if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
                             pass
@@ -456,7 +478,7 @@ class _Worker:
                         # After each call both sides do the same work (a thread count, one write pass over
                         # output-sized memory, the output held): what follows a call must not favour a side.
                         thread_count()
-                        for o in _flat(out):  # a reference output must never hold the answer for the candidate
+                        for o in flatten_outputs(out):  # a reference output must never hold the answer for the candidate
                             if isinstance(o, torch.Tensor) and o.is_floating_point():
                                 o.fill_(float("nan"))
                         last_ref[n % N_TIMING_SETS] = out
@@ -632,15 +654,6 @@ class _Quiet:
 
 class _LazyOutput(Exception):
     pass
-
-
-def _flat(out) -> list:
-    if isinstance(out, (list, tuple)):
-        r = []
-        for o in out:
-            r.extend(_flat(o))
-        return r
-    return [out]
 
 
 def _median(xs: list[float]) -> float:

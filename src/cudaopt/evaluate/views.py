@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from cudaopt.evaluate.codec import pack, unpack
+from cudaopt.evaluate.compare import flatten_outputs
 
 FULL_TRIALS = 2  # the first trials are compared element by element, whatever their size
 FULL_LIMIT = 1 << 20  # outputs up to this many elements always travel whole
@@ -28,21 +29,12 @@ def wants_sample(trial: int) -> bool:
     return trial >= FULL_TRIALS
 
 
-def _flat(out) -> list:
-    if isinstance(out, (list, tuple)):
-        res = []
-        for o in out:
-            res.extend(_flat(o))
-        return res
-    return [out]
-
-
 def view(out, seed: int | None, full_limit: int = FULL_LIMIT):
     """The packed form of `out`: whole, or (when seed is given) sampled tensor by tensor."""
     if seed is None:
         return pack(out)
     res = []
-    for k, t in enumerate(_flat(out)):
+    for k, t in enumerate(flatten_outputs(out)):
         if not isinstance(t, torch.Tensor) or type(t) is not torch.Tensor or t.numel() <= full_limit:
             res.append(pack(t))
             continue
