@@ -59,3 +59,24 @@ def test_eval_profile_option_says_why_there_are_no_metrics(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     prof = json.loads(out.read_text())["profile"]
     assert prof["ncu_status"] != "ok" and prof["ncu_reason"] and prof["ptxas_status"] == "no_cuda_source"
+
+
+def test_knowledge_store_feeds_the_search_prompts(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "relu.md").write_text("Fusing the bias and the ReLU into the matmul epilogue saves a pass over memory.\n")
+    store = tmp_path / "store"
+    p = cli("knowledge", "add", str(store), str(docs))
+    assert p.returncode == 0 and "1 files added" in " ".join(p.stdout.split()), p.stdout + p.stderr
+    p = cli("knowledge", "search", str(store), "bias relu epilogue")
+    assert p.returncode == 0 and "docs/relu.md" in p.stdout.replace("\n", "")
+    assert cli("knowledge", "search", str(tmp_path / "none"), "x").returncode == 2
+    fix = "tests/fixtures/llm"
+    out = tmp_path / "run"
+    p = cli("optimize", f"{fix}/tiny_linear_relu.py", "--device", "cpu", "--size", "small", "--llm", f"replay:{fix}/tiny_linear_relu.jsonl",
+            "--budget", "3", "--rounds", "1", "--trials", "3", "--budget-s", "0.2", "--knowledge", str(store), "--out", str(out),
+            timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    with ExemplarDB(out / "cudaopt.db") as db:
+        prompts = [r.prompt for r in db.candidates() if r.origin in ("llm", "oneshot")]
+    assert prompts and all("docs/relu.md" in pr for pr in prompts)

@@ -16,6 +16,8 @@ tasks_app = typer.Typer(no_args_is_help=True, help="The task suite: list tasks, 
 app.add_typer(tasks_app, name="tasks")
 train_app = typer.Typer(no_args_is_help=True, help="CUDA-L1's training stages: sft, self (self-supervised), grpo; and export.")
 app.add_typer(train_app, name="train")
+knowledge_app = typer.Typer(no_args_is_help=True, help="A local knowledge store (documents and code you may use) for prompt context.")
+app.add_typer(knowledge_app, name="knowledge")
 console = Console()
 err = Console(stderr=True)
 
@@ -148,6 +150,7 @@ def optimize_cmd(
     size: str = typer.Option("full", help="full | small (CPU tests)."),
     trials: int = typer.Option(100, help="Correctness trials per candidate."),
     budget_s: float = typer.Option(10.0, "--budget-s", help="Timing budget per candidate."),
+    knowledge: Optional[Path] = typer.Option(None, help="A knowledge store (cudaopt knowledge add): its best passages go into each prompt."),
 ) -> None:
     """Search for a faster kernel (evolutionary, frozen model) and write the best kernel and a report."""
     from cudaopt.evaluate import EvalOptions
@@ -167,16 +170,24 @@ def optimize_cmd(
         if not torch.cuda.is_available():
             _usage_error("no CUDA device here; pass --device cpu or run on a GPU machine")
     pool_devices = devices if len(devices) > 1 else None
+    builder = None
+    if knowledge is not None:
+        from cudaopt.retrieval import KnowledgeStore, RetrievalPromptBuilder
+
+        if not (knowledge / "knowledge.sqlite").exists():
+            _usage_error(f"{knowledge}: no knowledge store here; create one with `cudaopt knowledge add {knowledge} FOLDER`")
+        builder = RetrievalPromptBuilder(store=KnowledgeStore(knowledge))
     try:
         if suite:
             res = optimize_suite(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
-                                 out_dir=out or "cudaopt-runs/suite", resume=resume, options=options, devices=pool_devices)
+                                 out_dir=out or "cudaopt-runs/suite", resume=resume, options=options, devices=pool_devices,
+                                 builder=builder)
             console.print(f"report: {res.report_path}")
         else:
             if reference is None:
                 _usage_error("give a task file or built-in task name (or --suite)")
             res = optimize(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
-                           out_dir=out, resume=resume, options=options, devices=pool_devices)
+                           out_dir=out, resume=resume, options=options, devices=pool_devices, builder=builder)
             best = f"{res.best_speedup:.2f}x" if res.best_speedup is not None else "none correct"
             console.print(f"best: {best}  kernel: {res.best_path}  report: {res.report_path}")
     except TaskError as e:
@@ -379,6 +390,38 @@ def ablation_cmd(
 
     res = run_ablation(_train_tasks(tasks), llm=llm, budget=budget, device=device, holdout=holdout, out_dir=out)
     console.print(f"report: {res.report_path}")
+
+
+@knowledge_app.command("add")
+def knowledge_add(
+    store: Path = typer.Argument(..., help="The store's folder (created if missing)."),
+    folders: list[Path] = typer.Argument(..., help="Folders of documents and code you are allowed to use."),
+) -> None:
+    """Index the text files of FOLDERS into STORE (changed files are re-read, unchanged ones skipped)."""
+    from cudaopt.retrieval import KnowledgeStore
+
+    ks = KnowledgeStore(store)
+    for folder in folders:
+        if not folder.is_dir():
+            _usage_error(f"{folder}: not a folder; give folders of text files")
+        r = ks.add_folder(folder)
+        console.print(f"{folder}: {r.added} files added, {r.unchanged} unchanged, {r.skipped} skipped, {r.passages} passages")
+
+
+@knowledge_app.command("search")
+def knowledge_search(
+    store: Path = typer.Argument(..., help="The store's folder."),
+    query: str = typer.Argument(..., help="What to look for."),
+    k: int = typer.Option(4, help="How many passages."),
+) -> None:
+    """The passages of STORE that best match QUERY, with their sources."""
+    from cudaopt.retrieval import KnowledgeStore
+
+    if not (store / "knowledge.sqlite").exists():
+        _usage_error(f"{store}: no knowledge store here; create one with `cudaopt knowledge add {store} FOLDER`")
+    for p in KnowledgeStore(store).search(query, k):
+        console.print(f"[bold]{p.source}[/] (score {p.score:.2f})")
+        console.print(p.text.strip()[:600], highlight=False, markup=False)
 
 
 def _need_cuda() -> None:
