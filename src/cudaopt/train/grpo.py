@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from cudaopt.train.hacks import HackStore, RewardChecker
-from cudaopt.train.holdout import HoldoutSpec, Split, split_tasks, write_split
+from cudaopt.train.holdout import HoldoutSpec, Split
 from cudaopt.train.modeling import (as_prompt, completion_text, default_bf16, default_device, latest_checkpoint,
                                     load_tokenizer, require_training_stack, save_final, uses_chat)
 from cudaopt.train.rollout import Attempt, EvaluateFn, generate_answers, judge_answer, real_evaluate, store_attempt, summarise
@@ -209,16 +209,10 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
     from cudaopt.evaluate.result import EvalOptions
     from cudaopt.llm.spec import make_llm
     from cudaopt.prompts.builder import PromptBuilder
-    from cudaopt.train.self_train import resolve_tasks
+    from cudaopt.train.self_train import stage_tasks
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    all_tasks = resolve_tasks(tasks)
-    split = split_tasks([t.name for t in all_tasks], holdout, seed=seed)
-    write_split(split, out / "split.json")
-    train_tasks = [t for t in all_tasks if t.name in split.train]
-    if not train_tasks:
-        raise ValueError("every task is held out; lower --holdout or give more tasks")
+    all_tasks, train_tasks, split = stage_tasks(tasks, holdout, seed, out)
     tok = load_tokenizer(model, tokenizer)
     chat = uses_chat(tok, chat)
     builder = PromptBuilder(Path(template_dir) if template_dir else None)

@@ -57,6 +57,20 @@ class SelfResult:
                 "db_url": self.db_url, "iterations": [r.to_dict() for r in self.iterations]}
 
 
+def stage_tasks(tasks: Sequence[Any], holdout, seed: int, out: Path):
+    """A stage's tasks split into training and held-out ones, the split written beside the stage's output.
+
+    Returns (all tasks, training tasks, Split)."""
+    out.mkdir(parents=True, exist_ok=True)
+    all_tasks = resolve_tasks(tasks)
+    split = split_tasks([t.name for t in all_tasks], holdout, seed=seed)
+    write_split(split, out / "split.json")
+    train_tasks = [t for t in all_tasks if t.name in split.train]
+    if not train_tasks:
+        raise ValueError("every task is held out; lower --holdout or give more tasks")
+    return all_tasks, train_tasks, split
+
+
 def resolve_tasks(tasks: Sequence[Any]) -> list:
     from cudaopt.tasks.loader import Task, resolve_task
 
@@ -95,14 +109,8 @@ def train_self(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
     from cudaopt.train.sft import fine_tune
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    all_tasks = resolve_tasks(tasks)
-    split = split_tasks([t.name for t in all_tasks], holdout, seed=seed)
-    write_split(split, out / "split.json")
-    train_tasks = [t for t in all_tasks if t.name in split.train]
+    all_tasks, train_tasks, split = stage_tasks(tasks, holdout, seed, out)
     held_tasks = [t for t in all_tasks if t.name in split.held_out] if eval_holdout else []
-    if not train_tasks:
-        raise ValueError("every task is held out; lower --holdout or give more tasks")
     opts = options or EvalOptions(device=default_device(), timing=False)
     evaluate_fn = evaluate_fn or real_evaluate
     builder = PromptBuilder(Path(template_dir) if template_dir else None)
