@@ -24,9 +24,15 @@ nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,no
 git rev-parse --short HEAD 2>/dev/null || true
 case "$phase" in
   aa)
-    # Right after `corpus` on the same (warm) machine, the fast candidates are compiled already.
-    python benchmarks/aa_check.py --device cuda --trials 5 --budget-s "${AA_BUDGET:-1}" --out "$OUT/aa.json" 2>&1 | tail -2
-    python benchmarks/evaluator_cost.py --device cuda --tasks softmax_rows layernorm_gelu rmsnorm_explicit conv2d_3x3 matmul_square \
+    # Right after `corpus` on the same (warm) machine, the fast candidates are compiled already;
+    # on a fresh machine the five that evaluator_cost needs are built here, in parallel, first.
+    python -c "
+from cudaopt.evaluate.prebuild import prebuild; from cudaopt.tasks.seed_corpus import corpus_entries
+want = {'softmax_rows', 'layernorm_gelu', 'rmsnorm_explicit', 'conv2d_3x3', 'matmul_square'}
+b = prebuild([e.source for e in corpus_entries() if e.device == 'cuda' and e.kind == 'fast' and e.task in want])
+print('prebuilt', sum(x.ok for x in b), 'of', len(b))" 2>&1 | tail -1
+    timeout "${AA_LIMIT:-330}" python benchmarks/aa_check.py --device cuda --trials 5 --budget-s "${AA_BUDGET:-1}" --out "$OUT/aa.json" 2>&1 | tail -2
+    timeout "${COST_LIMIT:-200}" python benchmarks/evaluator_cost.py --device cuda --tasks softmax_rows layernorm_gelu rmsnorm_explicit conv2d_3x3 matmul_square \
         --out "$OUT/evaluator_cost.json" 2>&1 | tail -16
     python scripts/summarize_gpu_json.py "$OUT" | head -20
     ;;
@@ -75,7 +81,11 @@ print('prebuilt', sum(x.ok for x in b), 'of', len(b), [x.message for x in b if n
         --budget "${SEARCH_BUDGET:-6}" --rounds 2 --trials 20 --budget-s 1 --out "$OUT/suite-search" 2>&1 | tail -40
     ;;
   corpus)
-    python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-1.5}" --out "$OUT/corpus.json" 2>&1 | tail -3
+    # A two-task A/A first: if the evaluator's GPU path is broken, stop here rather than spend the call.
+    timeout 150 python benchmarks/aa_check.py --device cuda --only softmax_rows elu --trials 3 --budget-s 0.3 \
+        --out "$OUT/smoke_aa.json" 2>&1 | tail -12
+    python -c "import json,sys; r=json.load(open('$OUT/smoke_aa.json')); print([(x['status'], x['message'][:300]) for x in r]); sys.exit(0 if r and all(x['status']=='ok' for x in r) else 3)" || exit 3
+    timeout "${CORPUS_LIMIT:-480}" python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-1.5}" --out "$OUT/corpus.json" 2>&1 | tail -3
     python scripts/summarize_gpu_json.py "$OUT"
     ;;
   redteam)
