@@ -40,7 +40,8 @@ def main() -> None:
                      "speedup": r.speedup, "raw": tm.speedup_raw if tm else None,
                      "ci": [tm.ci_low, tm.ci_high] if tm else None, "stable": tm.stable if tm else None,
                      "seconds": tm.seconds if tm else None, "ref_us": tm.ref_time_us if tm else None,
-                     "rounds": tm.rounds if tm else None, "findings": [f.category for f in r.findings]})
+                     "rounds": tm.rounds if tm else None, "findings": [f.category for f in r.findings],
+                     "wall_s": r.seconds, "phase_s": r.phase_seconds, "guard_parts": r.guard_parts})
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(rows, indent=1))
     table = Table(title="A/A: candidate identical to the reference")
@@ -53,7 +54,8 @@ def main() -> None:
     console.print(table)
     exact = sum(r["speedup"] == 1.0 for r in rows)
     console.print(f"A/A: {exact}/{len(rows)} tasks report 1.00 ({100 * exact / max(1, len(rows)):.0f}%); "
-                  f"not ok: {[r['task'] for r in rows if r['status'] != 'ok']}; wall {time.time() - t0:.0f} s")
+                  f"not ok: {[r['task'] for r in rows if r['status'] != 'ok']}; wall {time.time() - t0:.0f} s "
+                  f"({(time.time() - t0) / max(1, len(rows)):.1f} s per evaluation)")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def main() -> None:
                          "raw": t.speedup_raw if t else None, "rel_ci": t.rel_ci if t else None,
                          "timing_s": t.seconds if t else None, "rounds": t.rounds if t else None,
                          "ref_us": t.ref_time_us if t else None, "wall_s": r.seconds, "gpu_s": r.gpu_seconds,
-                         "guard_s": r.guard_seconds})
+                         "guard_s": r.guard_seconds, "guard_parts": r.guard_parts, "phase_s": r.phase_seconds})
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).write_text(json.dumps(rows, indent=1))
     table = Table(title=f"evaluator cost to a +-{args.target:.0%} interval (budget {args.budget_s:g} s)")
@@ -67,6 +67,9 @@ def main() -> None:
                       str(r["rounds"] or "-"), f"{r['timing_s']:.2f}" if r["timing_s"] else "-", f"{r['wall_s']:.1f}", f"{r['gpu_s']:.1f}",
                       f"{100 * r['guard_s'] / r['wall_s']:.1f}" if r["wall_s"] else "-")
     console.print(table)
+    for r in rows:  # where each evaluation's time went, and which checks cost what
+        console.print(f"{r['task']}/{r['candidate']}: phases " + " ".join(f"{k}={v:.2f}" for k, v in r["phase_s"].items())
+                      + " | guards " + " ".join(f"{k}={v:.2f}" for k, v in r["guard_parts"].items()))
 
 
 if __name__ == "__main__":

@@ -30,14 +30,17 @@ def main() -> None:
     ap.add_argument("--size", default="full")
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--jobs", type=int, default=None, help="parallel compiles before evaluating")
+    ap.add_argument("--resume", action="store_true", help="keep the rows already in --out and evaluate only the rest")
     args = ap.parse_args()
     want = "cuda" if args.device.startswith("cuda") else "cpu"
     entries = [e for e in corpus_entries() if e.device == want and (not args.only or e.task in args.only)]
+    rows = json.loads(Path(args.out).read_text()) if args.resume and Path(args.out).exists() else []
+    done = {(r["task"], r["candidate"]) for r in rows}
+    entries = [e for e in entries if (e.task, e.name) not in done]
     console = Console()
     t0 = time.time()
     built = prebuild([e.source for e in entries], jobs=args.jobs)
     console.print(f"prebuilt {sum(b.ok for b in built)}/{len(built)} extensions in {time.time() - t0:.0f} s")
-    rows = []
     for e in track(entries, description="evaluating corpus", console=console):
         r = evaluate(e.reference(), e.path, EvalOptions(device=args.device, trials=args.trials, budget_s=args.budget_s, size=args.size))
         rows.append({"task": e.task, "candidate": e.name, "kind": e.kind, "expected_correct": e.expected_correct, **r.to_dict()})

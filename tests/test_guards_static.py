@@ -257,3 +257,18 @@ def test_comments_in_embedded_code_are_ignored_and_syntax_errors_are_empty():
 def test_evidence_names_the_line():
     (f,) = [f for f in scan(cand("import os\nos.system('ls')\n")) if f.category == "process_escape" and "shell" in f.message]
     assert f.evidence == "os.system('ls')"
+
+
+def test_kernel_names_finds_kernels_wherever_launch_bounds_stands():
+    # A corpus kernel written `__global__ void __launch_bounds__(N) name(...)` was once missed, so the
+    # H200 kernel check called an honest candidate a fallback.
+    from cudaopt.guards.static import kernel_names
+
+    src = """
+    __global__ void __launch_bounds__(256, 2) after_void(const float* x) {}
+    __global__ __launch_bounds__(128) void before_void (float* y) {}
+    template <int N> __global__ static void templated(float* z) {}
+    extern "C" __global__ void plain(int n) {}
+    __device__ float helper(float v) { return v; }
+    """
+    assert kernel_names(src) == {"after_void", "before_void", "templated", "plain"}

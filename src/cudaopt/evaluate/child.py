@@ -8,6 +8,7 @@ it against the reference in paired rounds. Both speak to the parent through a Pi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sys
@@ -128,8 +129,13 @@ def judge_main(conn, ref_source: str, options: dict) -> None:
                 elif msg[0] == "quit":
                     break
         conn.send(("done",))
+    except (BrokenPipeError, EOFError):
+        return  # the parent has its answer (for example a failed candidate) and closed the pipe
     except BaseException as e:  # noqa: BLE001 - report, the parent decides
-        conn.send(("judge_error", f"{type(e).__name__}: {e}", traceback.format_exc()[-4000:]))
+        try:
+            conn.send(("judge_error", f"{type(e).__name__}: {e}", traceback.format_exc()[-4000:]))
+        except (BrokenPipeError, EOFError, OSError):
+            pass
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -216,7 +222,7 @@ class _Worker:
         cls.forward = original
 
     def check_state(self, where: str) -> None:
-        with self.guard_time:
+        with self.guard_time.part("state_checks"):
             self._check_state(where)
 
     def _check_state(self, where: str) -> None:
@@ -338,7 +344,7 @@ class _Worker:
                 plan = trial_plan(i, opt["seed"])
                 fresh = make_inputs(self.ref, plan.seed, plan.transform, self.device)
                 inputs = copy_into(prev_inputs, fresh) if (plan.reuse_buffers and prev_inputs is not None) else fresh
-                with self.guard_time:
+                with self.guard_time.part("input_copies_poison"):
                     pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
                     self.poison(out_bytes)
                 if i == 0:
@@ -400,7 +406,7 @@ class _Worker:
                     d = float((a.double() - b.double()).abs().nan_to_num(0.0).max()) if a.numel() else 0.0
                     if d > worst:
                         worst, scale = d, float(a.double().nan_to_num(0.0).pow(2).mean().sqrt()) or 1.0
-            self.guard_time.add(time.perf_counter() - guard_t0)
+            self.guard_time.add(time.perf_counter() - guard_t0, "nondeterminism_rerun")
             self.send("nondeterminism", worst, scale)
         self.check_state("correctness trials")
 
@@ -532,14 +538,14 @@ class _Worker:
             self.send("timed_ready", s)
             self.send("timed_out", s, view(out, self._expect("challenge_set", s), self.opt["compare_full_limit"]))
         if self.opt.get("profile_kernels", True) and dev.type == "cuda":
-            with self.guard_time:
+            with self.guard_time.part("kernel_check_profiler"):
                 self.kernel_check()
 
     def kernel_check(self) -> None:
         """From the kernels actually launched: did the candidate run a kernel of its own?"""
-        import re
+        from cudaopt.guards.static import kernel_names
 
-        defined = set(re.findall(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)", self.cand_source))
+        defined = kernel_names(self.cand_source)
         try:
             from torch.profiler import ProfilerActivity, profile
 
@@ -565,7 +571,7 @@ class _Worker:
         if not self.opt.get("skip_correctness"):
             self.correctness()
         if not self.opt.get("timing", True):
-            self.send("guard_seconds", self.guard_time.seconds)
+            self.send("guard_seconds", self.guard_time.seconds, self.guard_time.parts)
             self.send("done",)
             return
         msg = self.conn.recv()
@@ -573,7 +579,7 @@ class _Worker:
             self.send("done",)
             return
         self.timing()
-        self.send("guard_seconds", self.guard_time.seconds)
+        self.send("guard_seconds", self.guard_time.seconds, self.guard_time.parts)
         self.send("done",)
 
 
@@ -625,18 +631,32 @@ def _cpu_name() -> str:
 
 
 class _Stopwatch:
-    def __init__(self) -> None:
-        self.seconds = 0.0
+    """Seconds spent in the dynamic checks, by part (reported, so their cost can be seen and cut)."""
 
-    def add(self, dt: float) -> None:
-        self.seconds += dt
+    def __init__(self) -> None:
+        self.parts: dict[str, float] = {}
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.parts.values())
+
+    def add(self, dt: float, part: str = "output_checks") -> None:
+        self.parts[part] = self.parts.get(part, 0.0) + dt
+
+    @contextlib.contextmanager
+    def part(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield self
+        finally:
+            self.add(time.perf_counter() - t0, name)
 
     def __enter__(self):
         self._t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc):
-        self.seconds += time.perf_counter() - self._t0
+        self.add(time.perf_counter() - self._t0)
         return False
 
 

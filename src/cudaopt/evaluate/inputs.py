@@ -7,6 +7,7 @@ same (seed, transform) always gives the same tensors, so the judge and the worke
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
@@ -48,7 +49,7 @@ def _domain_of(module, index: int, t: torch.Tensor) -> str:
     return "positive" if bool((t >= 0).all()) else "any"
 
 
-def _apply(t: torch.Tensor, transform: str, domain: str, gen: torch.Generator) -> torch.Tensor:
+def _apply(t: torch.Tensor, transform: str, domain: str, seed: int) -> torch.Tensor:
     if domain == "fixed" or transform == "plain":
         return t
     if domain == "positive" and transform not in POSITIVE_SAFE:
@@ -62,21 +63,28 @@ def _apply(t: torch.Tensor, transform: str, domain: str, gen: torch.Generator) -
     if transform == "negate":
         return -t
     if transform == "uniform":
-        u = torch.rand(t.shape, generator=gen, dtype=torch.float32).to(t.dtype)
+        gen = torch.Generator(device=t.device).manual_seed(seed)
+        u = torch.rand(t.shape, generator=gen, dtype=torch.float32, device=t.device).to(t.dtype)
         return u * 2.0 if domain == "positive" else u * 4.0 - 2.0
     raise ValueError(f"unknown transform {transform}")
 
 
-def make_inputs(module, seed: int, transform: str, device: str) -> list:
-    """Build one input list on `device` from the reference module's get_inputs()."""
-    torch.manual_seed(seed)
-    raw = list(module.get_inputs())
-    gen = torch.Generator().manual_seed(seed ^ 0x5F3759DF)
+def make_inputs(module, seed: int, transform: str, device) -> list:
+    """Build one input list on `device` from the reference module's get_inputs().
+
+    On a GPU, get_inputs() runs with that GPU as the default device, so its random tensors are drawn
+    there: drawing hundreds of MB on the CPU and copying them cost ~0.5 s a trial in each of the two
+    processes on the H200, most of an evaluation. The seed fixes the values on either kind of device.
+    """
+    dev = torch.device(device)
+    torch.manual_seed(seed)  # seeds the CPU and every CUDA generator
+    with torch.device(dev) if dev.type == "cuda" else contextlib.nullcontext():
+        raw = list(module.get_inputs())
     out = []
     for i, x in enumerate(raw):
         if isinstance(x, torch.Tensor):
-            x = _apply(x, transform, _domain_of(module, i, x), gen)
-            x = x.to(device).contiguous()
+            x = x.to(dev).contiguous()
+            x = _apply(x, transform, _domain_of(module, i, x), (seed ^ 0x5F3759DF) + i)
         out.append(x)
     return out
 

@@ -114,6 +114,8 @@ class EvalResult:
     compile_cached: bool = False
     task: str = ""
     guard_seconds: float = 0.0  # time the worker spent in dynamic guard checks (outside timing windows)
+    guard_parts: dict = field(default_factory=dict)  # guard_seconds by check
+    phase_seconds: dict = field(default_factory=dict)  # wall seconds by stage: start, compile, build, executable, correct, timed
 
     @property
     def speedup(self) -> float | None:

@@ -158,6 +158,8 @@ class _Session:
         self.compile_cached = False
         self.notes: list[str] = []
         self.guard_seconds = 0.0
+        self.guard_parts: dict[str, float] = {}
+        self.phase_at: dict[str, float] = {}  # seconds since the start when each stage began
         # Challenge seeds for sampled comparisons, drawn here: the candidate's process never holds them early.
         self.trial_seeds = [secrets.randbits(62) for _ in range(options.trials)]
         self.set_seeds: dict[int, int] = {}
@@ -182,8 +184,16 @@ class _Session:
             findings=tuple(self.findings), baseline=self.opt.baseline, device=self.opt.device,
             device_name=self.device_name, precision=self.precision, gpu_seconds=held if self.opt.device.startswith("cuda") else 0.0,
             compile_seconds=self.compile_seconds, compile_cached=self.compile_cached, task=self.task.name,
-            guard_seconds=self.guard_seconds,
+            guard_seconds=self.guard_seconds, guard_parts=dict(self.guard_parts), phase_seconds=self._phase_seconds(held),
         )
+
+    def _phase_seconds(self, held: float) -> dict[str, float]:
+        """Where the evaluation's time went: start-up, then each stage until the next one began."""
+        marks = sorted(self.phase_at.items(), key=lambda kv: kv[1])
+        out = {"start": marks[0][1] if marks else held}
+        for (name, t), nxt in zip(marks, [m[1] for m in marks[1:]] + [held]):
+            out[name] = max(0.0, nxt - t)
+        return out
 
     def _options_dict(self) -> dict:
         d = self.opt.to_dict()
@@ -366,6 +376,7 @@ class _Session:
                 self.jconn.send(("sets", [(msg[1], self.set_seeds[msg[1]])]))
         elif kind == "stage":
             self.stage = msg[1]
+            self.phase_at.setdefault(msg[1], time.time() - self.t_start)
         elif kind == "compiled":
             self.compile_seconds, self.compile_cached = msg[1], msg[2]
         elif kind == "cand_out":
@@ -379,6 +390,7 @@ class _Session:
             self.notes.append(msg[1])
         elif kind == "guard_seconds":
             self.guard_seconds = msg[1]
+            self.guard_parts = dict(msg[2]) if len(msg) > 2 else {}
         elif kind == "precision":
             self.precision = dict(msg[1])
         elif kind == "device_name":

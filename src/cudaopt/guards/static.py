@@ -253,6 +253,14 @@ _EMBEDDED: list[tuple[re.Pattern, str, str, bool, bool]] = [
     ]
 ]
 _CUSTOM_KERNEL_RE = re.compile(r"__global__|\.entry\s+\w+|\bextern\s+\"C\"\s+__global__")
+_LAUNCH_BOUNDS_RE = re.compile(r"__launch_bounds__\s*\([^)]*\)")
+# After __global__: optional qualifiers, the return type (void), then the kernel's name and its "(".
+_KERNEL_NAME_RE = re.compile(r"__global__\s+(?:(?:static|inline|__noinline__|__forceinline__)\s+)*void\s+(\w+)\s*\(")
+
+
+def kernel_names(source: str) -> set[str]:
+    """Names of the __global__ kernels a source defines (__launch_bounds__ may stand anywhere)."""
+    return set(_KERNEL_NAME_RE.findall(_LAUNCH_BOUNDS_RE.sub(" ", source)))
 # Strings assembled from pieces (concatenation, join, reversal) that spell a sensitive name: obfuscation.
 _SENSITIVE_STRINGS: dict[str, str] = {
     **{n: "process_escape" for n in "subprocess system popen socket ctypes fork spawn Popen check_output".split()},

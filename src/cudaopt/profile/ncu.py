@@ -125,7 +125,9 @@ def parse_ncu_csv(text: str, own_names: set[str] | frozenset[str] = frozenset())
 
 
 def defined_kernels(candidate_source: str) -> set[str]:
-    return set(re.findall(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)", candidate_source))
+    from cudaopt.guards.static import kernel_names
+
+    return kernel_names(candidate_source)
 
 
 def _diagnose(output: str, returncode: int) -> tuple[str, str]:
