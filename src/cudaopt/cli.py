@@ -39,6 +39,8 @@ def eval_cmd(
     strict: bool = typer.Option(False, help="Reject on every guard finding, not only on those that change the measurement."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here ('-' for stdout)."),
     profile: bool = typer.Option(False, help="Also collect Nsight Compute metrics and ptxas resources of the candidate's kernels."),
+    kernel_check: str = typer.Option("auto", "--kernel-check", help="auto | always | never: list the kernels that ran (torch.profiler, "
+                                     "3-6 s on a GPU); auto does it when the candidate measured faster than its baseline."),
 ) -> None:
     """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
     from cudaopt.evaluate import EvalOptions, evaluate
@@ -51,7 +53,8 @@ def eval_cmd(
         if not torch.cuda.is_available():
             _usage_error("no CUDA device here; pass --device cpu (candidates in C++ or PyTorch) or run on a GPU machine")
     try:
-        options = EvalOptions(device=device, trials=trials, baseline=baseline, budget_s=budget_s, size=size, strict=strict)
+        options = EvalOptions(device=device, trials=trials, baseline=baseline, budget_s=budget_s, size=size, strict=strict,
+                              kernel_check=kernel_check)
     except ValueError as e:
         _usage_error(str(e))
     if not candidate.exists():

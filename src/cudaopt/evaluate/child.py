@@ -22,6 +22,7 @@ import torch
 from cudaopt.evaluate import (
     clock as clock_mod,  # imported before any candidate code: captured clocks
 )
+from cudaopt.evaluate.codec import timing_mac
 from cudaopt.evaluate.compare import flatten_outputs
 from cudaopt.evaluate.inputs import (
     copy_into,
@@ -98,6 +99,17 @@ def _sync(device):
 
 # ----------------------------------------------------------------------------------------------------------
 # judge
+
+
+def _forget_process_args() -> None:
+    """multiprocessing keeps the target's arguments (our pipe among them) on the process object, one
+    attribute away from candidate code; drop them (the parent never unpickles worker data anyway)."""
+    import multiprocessing
+
+    p = multiprocessing.current_process()
+    for name in ("_args", "_kwargs"):
+        if hasattr(p, name):
+            setattr(p, name, () if name == "_args" else {})
 
 
 def judge_main(conn, ref_source: str, options: dict) -> None:
@@ -526,18 +538,27 @@ class _Worker:
             window = "device"
         refs, cands = (dv_ref, dv_cand) if window == "device" else (ev_ref, ev_cand)
         est = estimate([r / c for r, c in zip(refs, cands)], opt["variance_gate"])
-        self.send("timing", {
-            "speedup_raw": est.raw, "speedup": est.rounded, "ci_low": est.ci_low, "ci_high": est.ci_high,
-            "bucket_means": list(est.bucket_means), "bucket_variance": est.bucket_variance, "stable": est.stable,
-            "rounds": est.rounds, "ref_time_us": _median(refs), "cand_time_us": _median(cands), "seconds": seconds,
-            "window": window,
-        })
+        payload = {
+            "speedup_raw": float(est.raw), "speedup": float(est.rounded), "ci_low": float(est.ci_low), "ci_high": float(est.ci_high),
+            "bucket_means": [float(m) for m in est.bucket_means], "bucket_variance": float(est.bucket_variance),
+            "stable": bool(est.stable), "rounds": int(est.rounds), "ref_time_us": float(_median(refs)),
+            "cand_time_us": float(_median(cands)), "seconds": float(seconds), "window": window,
+        }
+        # The parent hands out the key for this report only now, after the last timed call: candidate code
+        # that wrote a report of its own into the pipe earlier could not have signed it.
+        self.send("timing_ready",)
+        msg = self.conn.recv()
+        if msg[0] != "key":
+            raise RuntimeError(f"harness protocol: expected the timing key, got {msg[0]!r}")
+        self.send("timing", payload, timing_mac(msg[1], payload))
+        del msg
         self.check_state("timing")
         # drift: the outputs of the last timed call on each input set go to the parent for checking
         for s, out in sorted(last_out.items()):
             self.send("timed_ready", s)
             self.send("timed_out", s, view(out, self._expect("challenge_set", s), self.opt["compare_full_limit"]))
-        if self.opt.get("profile_kernels", True) and dev.type == "cuda":
+        when = self.opt.get("kernel_check", "auto")
+        if dev.type == "cuda" and (when == "always" or (when == "auto" and est.ci_low > 1.0)):
             with self.guard_time.part("kernel_check_profiler"):
                 self.kernel_check()
 
@@ -705,6 +726,7 @@ class _GraphReplay:
 
 
 def worker_main(conn, ref_source: str, cand_source: str, options: dict) -> None:
+    _forget_process_args()
     w = _Worker(conn, ref_source, cand_source, options)
     try:
         w.run()

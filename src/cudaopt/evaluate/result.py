@@ -42,6 +42,10 @@ class EvalOptions:
     # Outputs up to this many elements are compared whole in every trial; larger ones whole in the first
     # trials and by a challenged random sample after that (see cudaopt.evaluate.views).
     compare_full_limit: int = 1 << 20
+    # Which kernels ran (torch.profiler; flags exception_fallback / no_custom_kernel). Starting the profiler
+    # costs 3.5-6 s on the H200, so by default it runs only for a candidate that measured faster than
+    # its baseline (the case the flags exist for): "auto", "always" or "never".
+    kernel_check: str = "auto"
 
     def __post_init__(self) -> None:
         if self.device == "cuda":  # one evaluation runs on one device: name it
@@ -52,6 +56,8 @@ class EvalOptions:
             raise ValueError(f"unknown baseline {self.baseline!r}; choose one of {', '.join(BASELINES)}")
         if self.trials < 1:
             raise ValueError("trials must be at least 1")
+        if self.kernel_check not in ("auto", "always", "never"):
+            raise ValueError("kernel_check must be 'auto', 'always' or 'never'")
         if self.size not in ("full", "small"):
             raise ValueError("size must be 'full' or 'small'")
 

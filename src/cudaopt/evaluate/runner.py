@@ -10,6 +10,7 @@ the worker's process group, and turns whatever happens into an EvalResult.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import multiprocessing as mp
 import os
 import secrets
@@ -22,12 +23,20 @@ from dataclasses import replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
+from cudaopt.evaluate.codec import TamperedMessage, recv_plain, timing_mac
 from cudaopt.evaluate.compare import Comparison, compare_outputs
 from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
 from cudaopt.evaluate.views import unview
 from cudaopt.guards.findings import Finding, GuardPolicy
 from cudaopt.tasks.loader import Task, TaskError, read_source, resolve_task
+
+# Every kind of message the worker's harness sends; anything else on its pipe was written by someone else.
+_WORKER_KINDS = frozenset({
+    "cand_out", "cand_ready", "compiled", "device_name", "done", "fail", "finding", "first_call_done",
+    "first_call_start", "guard_seconds", "kernels", "nondeterminism", "note", "precision", "stage",
+    "timed_out", "timed_ready", "timing", "timing_ready",
+})
 
 EXEC_FACTOR = 1000  # executable: a call finishes within 1000 x the reference time (seeds) ...
 TIMING_GRACE_S = 60.0  # ... and timing may overrun its budget by warm-up, baseline compilation, checks
@@ -158,6 +167,8 @@ class _Session:
         self.compile_cached = False
         self.notes: list[str] = []
         self.guard_seconds = 0.0
+        self.time_sent = False  # the parent's own record of having asked for timing
+        self.timing_key: bytes | None = None
         self.guard_parts: dict[str, float] = {}
         self.phase_at: dict[str, float] = {}  # seconds since the start when each stage began
         # Challenge seeds for sampled comparisons, drawn here: the candidate's process never holds them early.
@@ -293,11 +304,13 @@ class _Session:
                 # drain everything the worker said, also when it has just exited
                 while not self.worker_done and self.wconn.poll():
                     try:
-                        msg = self.wconn.recv()
+                        msg = recv_plain(self.wconn)
+                        self.last_progress = time.time()
+                        res = self._on_worker(msg)
                     except (EOFError, OSError):
                         break
-                    self.last_progress = time.time()
-                    res = self._on_worker(msg)
+                    except (TamperedMessage, KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+                        return self._tampered(e)
                     if isinstance(res, EvalResult):
                         return res
                 if self.worker.sentinel in ready and not self.worker_done and not self.wconn.poll():
@@ -316,11 +329,12 @@ class _Session:
                 if not o.timing:
                     return self._final()
                 timing_requested = True  # set before sending: a dead worker must not read as unchecked
+                self.time_sent = True
                 self.wconn.send(("time",))
-                timing_requested = True
                 self.stage = "timed"
                 self.last_progress = time.time()
             if self.skip_correctness and not timing_requested and self.stage in ("executable", "correct", "build"):
+                self.time_sent = True
                 self.wconn.send(("time",))
                 timing_requested = True
             correctness_done = self.skip_correctness or timing_requested
@@ -360,6 +374,8 @@ class _Session:
         if kind == "done":
             self.worker_done = True
         elif kind == "nondeterminism":
+            if self.nondet_reported is not None:
+                raise TamperedMessage("a second nondeterminism report")
             self.nondet_reported = True
             worst, scale = msg[1], msg[2]
             if worst > NONDETERMINISM_REL * scale:
@@ -380,12 +396,23 @@ class _Session:
         elif kind == "compiled":
             self.compile_seconds, self.compile_cached = msg[1], msg[2]
         elif kind == "cand_out":
-            self.cand_outs[msg[1]] = unview(msg[2])
+            i = msg[1]
+            if not isinstance(i, int) or i in self.cand_outs or i in self.compared or not 0 <= i < self.opt.trials:
+                raise TamperedMessage(f"a second or unexpected output for trial {i!r}")
+            self.cand_outs[i] = unview(msg[2])
         elif kind == "finding":
             f = msg[1]
             self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"), f.get("blocking", False))
+        elif kind == "timing_ready":
+            if not self.time_sent or self.timing_key is not None:
+                raise TamperedMessage("a second or unrequested timing report")
+            self.timing_key = secrets.token_bytes(32)
+            self.wconn.send(("key", self.timing_key))
         elif kind == "timing":
-            self.timing = msg[1]
+            payload, mac = msg[1], msg[2]
+            if self.timing is not None or self.timing_key is None or not hmac.compare_digest(str(mac), timing_mac(self.timing_key, payload)):
+                raise TamperedMessage("a timing report the harness did not sign")
+            self.timing = payload
         elif kind == "note":
             self.notes.append(msg[1])
         elif kind == "guard_seconds":
@@ -397,14 +424,26 @@ class _Session:
             self.device_name = msg[1]
         elif kind == "kernels":
             self.kernels = msg[1]
+        elif kind not in _WORKER_KINDS:
+            raise TamperedMessage(f"unknown message kind {kind!r}")
         elif kind == "fail":
             status, message, error = msg[1], msg[2], msg[3]
+            if status not in ("compile_error", "runtime_error", "timeout", "incorrect", "rejected"):
+                raise TamperedMessage(f"a failure report with status {status!r}")
             rej = self.policy.rejects(self.findings)
             if rej and status != "compile_error":
                 f = rej[0]
                 return self._result("rejected", f"{f.category}: {f.message}", error)
             return self._result(status, message, error)
         return None
+
+    def _tampered(self, e: Exception) -> EvalResult:
+        """Something other than the harness wrote to the worker's pipe: the worker's reports are void."""
+        why = str(e) if isinstance(e, TamperedMessage) else f"malformed message ({type(e).__name__}: {e})"
+        self._add("timer_tamper", "the worker's channel to the harness carried a message the harness did not send", why[:200],
+                  blocking=True)
+        self.timing = None
+        return self._result("rejected", f"timer_tamper: the worker's channel carried a forged or malformed message ({why[:120]})")
 
     def _compare_trial(self, i: int) -> None:
         if i in self.compared:
