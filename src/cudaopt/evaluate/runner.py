@@ -27,7 +27,7 @@ from cudaopt.evaluate.codec import TamperedMessage, recv_plain, timing_mac
 from cudaopt.evaluate.compare import Comparison, compare_outputs
 from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
-from cudaopt.evaluate.views import unview
+from cudaopt.evaluate.views import unview, wants_sample
 from cudaopt.guards.findings import Finding, GuardPolicy
 from cudaopt.tasks.loader import Task, TaskError, read_source, resolve_task
 
@@ -168,6 +168,7 @@ class _Session:
         self.notes: list[str] = []
         self.guard_seconds = 0.0
         self.time_sent = False  # the parent's own record of having asked for timing
+        self.challenged: set[int] = set()
         self.timing_key: bytes | None = None
         self.guard_parts: dict[str, float] = {}
         self.phase_at: dict[str, float] = {}  # seconds since the start when each stage began
@@ -382,8 +383,16 @@ class _Session:
                 self._add("nondeterminism", "two calls on identical inputs gave different results (a race?)",
                           f"max difference {worst:.3g} (output rms {scale:.3g})")
         elif kind == "cand_ready":
-            self.wconn.send(("challenge", msg[1], self.trial_seeds[msg[1]]))
+            # Each challenge seed is handed out once: a second request for the same trial means someone else
+            # asked first (to learn which elements will be looked at before computing them).
+            i = msg[1]
+            if not isinstance(i, int) or i in self.challenged or not wants_sample(i) or not 0 <= i < self.opt.trials:
+                raise TamperedMessage(f"a second or unexpected challenge request for trial {i!r}")
+            self.challenged.add(i)
+            self.wconn.send(("challenge", i, self.trial_seeds[i]))
         elif kind == "timed_ready":
+            if msg[1] in self.set_seeds or not self.time_sent:
+                raise TamperedMessage(f"a second or unexpected challenge request for timed set {msg[1]!r}")
             self.set_seeds[msg[1]] = secrets.randbits(62)
             self.wconn.send(("challenge_set", msg[1], self.set_seeds[msg[1]]))
         elif kind == "timed_out":
