@@ -22,7 +22,7 @@ import torch
 from cudaopt.evaluate import (
     clock as clock_mod,  # imported before any candidate code: captured clocks
 )
-from cudaopt.evaluate.codec import timing_mac
+from cudaopt.evaluate.codec import send_msg, timing_mac
 from cudaopt.evaluate.compare import flatten_outputs
 from cudaopt.evaluate.inputs import (
     copy_into,
@@ -127,25 +127,25 @@ def judge_main(conn, ref_source: str, options: dict) -> None:
             for _ in range(3):
                 model(*x)
             _sync(device)
-            conn.send(("ref_time", (time.perf_counter() - t0) / 3))
+            send_msg(conn, ("ref_time", (time.perf_counter() - t0) / 3))
             for i in range(options["trials"]):
                 plan = trial_plan(i, options["seed"])
                 x = make_inputs(ref, plan.seed, plan.transform, device)
-                conn.send(("ref_out", i, view(model(*x), seeds[i] if wants_sample(i) else None, options["compare_full_limit"])))
+                send_msg(conn, ("ref_out", i, view(model(*x), seeds[i] if wants_sample(i) else None, options["compare_full_limit"])))
             while True:
                 msg = conn.recv()
                 if msg[0] == "sets":
                     for s, seed in msg[1]:
                         x = make_inputs(ref, timing_seed(s, options["seed"]), "plain", device)
-                        conn.send(("ref_set", s, view(model(*x), seed, options["compare_full_limit"])))
+                        send_msg(conn, ("ref_set", s, view(model(*x), seed, options["compare_full_limit"])))
                 elif msg[0] == "quit":
                     break
-        conn.send(("done",))
+        send_msg(conn, ("done",))
     except (BrokenPipeError, EOFError):
         return  # the parent has its answer (for example a failed candidate) and closed the pipe
     except BaseException as e:  # noqa: BLE001 - report, the parent decides
         try:
-            conn.send(("judge_error", f"{type(e).__name__}: {e}", traceback.format_exc()[-4000:]))
+            send_msg(conn, ("judge_error", f"{type(e).__name__}: {e}", traceback.format_exc()[-4000:]))
         except (BrokenPipeError, EOFError, OSError):
             pass
 
@@ -165,7 +165,7 @@ class _Worker:
 
     # -- messaging
     def send(self, *msg) -> None:
-        self.conn.send(msg)
+        send_msg(self.conn, msg)
 
     def finding(self, category: str, message: str, evidence: str = "", blocking: bool = False) -> None:
         key = (category, message)
@@ -733,16 +733,16 @@ def worker_main(conn, ref_source: str, cand_source: str, options: dict) -> None:
     except SystemExit:
         pass
     except _LazyOutput:
-        conn.send(("fail", "rejected", "timed output is not a plain materialised tensor", ""))
+        send_msg(conn, ("fail", "rejected", "timed output is not a plain materialised tensor", ""))
     except BaseException as e:  # noqa: BLE001 - everything a candidate does wrong is a result
         tb = traceback.format_exc()[-6000:]
         text = f"{type(e).__name__}: {e}".splitlines()[0][:300] if str(e) else type(e).__name__
         if isinstance(e, TaskError):
-            conn.send(("fail", "runtime_error", str(e), tb))
+            send_msg(conn, ("fail", "runtime_error", str(e), tb))
         elif "illegal memory access" in str(e) or "CUDA error" in str(e):
-            conn.send(("fail", "runtime_error", f"CUDA error: {text}", tb))
+            send_msg(conn, ("fail", "runtime_error", f"CUDA error: {text}", tb))
         else:
-            conn.send(("fail", "runtime_error", text, tb))
+            send_msg(conn, ("fail", "runtime_error", text, tb))
     finally:
         try:
             w.flush_sandbox()

@@ -1,7 +1,8 @@
-"""Tensors as plain bytes between processes.
+"""Tensors as plain bytes between processes, and the framing of the harness's messages.
 
 Shared-memory tensor passing needs the sender alive until the receiver maps the memory; a candidate
-process may die at any moment, so outputs travel as bytes (dtype, shape, raw data) instead.
+process may die at any moment, so outputs travel as bytes (dtype, shape, raw data) instead, each
+tensor's bytes as a message of its own (pickle protocol 5 out-of-band buffers: no extra copies).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import hmac
 import io
 import json
 import pickle
+import warnings
 
 import torch
 
@@ -20,7 +22,8 @@ _TAG = "__cudaopt_tensor__"
 def pack(obj):
     if isinstance(obj, torch.Tensor):
         t = obj.detach().to("cpu").contiguous()
-        raw = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        # The bytes travel out of band (send_msg): no copy into the pickle stream, none out of it.
+        raw = pickle.PickleBuffer(t.reshape(-1).view(torch.uint8).numpy()) if t.numel() else b""
         return (_TAG, str(t.dtype).removeprefix("torch."), tuple(t.shape), raw, type(obj).__name__)
     if isinstance(obj, tuple):
         return tuple(pack(o) for o in obj)
@@ -37,7 +40,11 @@ def unpack(obj):
         dt = getattr(torch, dtype)
         if not raw:
             return torch.empty(shape, dtype=dt)
-        return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dt).reshape(shape)
+        if isinstance(raw, pickle.PickleBuffer):  # sent and received in one process (tests)
+            raw = raw.raw()
+        with warnings.catch_warnings():  # received bytes are read-only; nothing writes to them
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.frombuffer(raw, dtype=torch.uint8).view(dt).reshape(shape)
     if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "__cudaopt_object__":
         return _Opaque(obj[1])
     if isinstance(obj, tuple):
@@ -75,11 +82,32 @@ class _PlainDataUnpickler(pickle.Unpickler):
         raise TamperedMessage(f"a message named {module}.{name}; the harness sends plain data only")
 
 
+MAX_BUFFERS = 4096
+BUFFER_WAIT_S = 60.0
+
+
+def send_msg(conn, msg: tuple) -> None:
+    """One message: a pickle of the small parts, then each tensor's bytes as a message of its own."""
+    bufs: list[pickle.PickleBuffer] = []
+    head = pickle.dumps(msg, protocol=5, buffer_callback=bufs.append)
+    conn.send_bytes(len(bufs).to_bytes(4, "little") + head)
+    for b in bufs:
+        conn.send_bytes(b.raw())
+
+
 def recv_plain(conn):
-    """conn.recv() for an untrusted sender: plain data or TamperedMessage."""
-    raw = conn.recv_bytes(MAX_MESSAGE_BYTES)
+    """The receiving side of send_msg, for an untrusted sender: plain data or TamperedMessage."""
+    first = conn.recv_bytes(MAX_MESSAGE_BYTES)
+    n = int.from_bytes(first[:4], "little")
+    if len(first) < 5 or n > MAX_BUFFERS:
+        raise TamperedMessage("a message without the harness's framing")
+    bufs = []
+    for _ in range(n):
+        if not conn.poll(BUFFER_WAIT_S):  # a sender that announces buffers and stops must not hang us
+            raise TamperedMessage("a message announced data that never came")
+        bufs.append(conn.recv_bytes(MAX_MESSAGE_BYTES))
     try:
-        msg = _PlainDataUnpickler(io.BytesIO(raw)).load()
+        msg = _PlainDataUnpickler(io.BytesIO(memoryview(first)[4:]), buffers=bufs).load()
     except TamperedMessage:
         raise
     except Exception as e:  # noqa: BLE001 - truncated or forged bytes

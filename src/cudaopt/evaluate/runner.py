@@ -346,8 +346,8 @@ class _Session:
 
     def _on_judge(self):
         try:
-            msg = self.jconn.recv()
-        except (EOFError, OSError):
+            msg = recv_plain(self.jconn)
+        except (EOFError, OSError, TamperedMessage):
             return self._result("runtime_error", "the reference process died", "judge exited without a result")
         kind = msg[0]
         if kind == "ref_time":

