@@ -40,7 +40,7 @@ def eval_cmd(
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here ('-' for stdout)."),
     profile: bool = typer.Option(False, help="Also collect Nsight Compute metrics and ptxas resources of the candidate's kernels."),
     kernel_check: str = typer.Option("auto", "--kernel-check", help="auto | always | never: list the kernels that ran (torch.profiler, "
-                                     "3-6 s on a GPU); auto does it when the candidate measured faster than its baseline."),
+                                     "3-6 s on a GPU); auto does it for speedups above 3x (those re-measured anyway)."),
 ) -> None:
     """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
     from cudaopt.evaluate import EvalOptions, evaluate

@@ -39,7 +39,7 @@ from cudaopt.evaluate.sandbox import (
     set_precision,
     thread_count,
 )
-from cudaopt.evaluate.stats import estimate
+from cudaopt.evaluate.stats import estimate, needs_verification
 from cudaopt.evaluate.views import view, wants_sample
 from cudaopt.tasks.loader import (
     TaskError,
@@ -558,7 +558,10 @@ class _Worker:
             self.send("timed_ready", s)
             self.send("timed_out", s, view(out, self._expect("challenge_set", s), self.opt["compare_full_limit"]))
         when = self.opt.get("kernel_check", "auto")
-        if dev.type == "cuda" and (when == "always" or (when == "auto" and est.ci_low > 1.0)):
+        # auto: only for speedups that the verification rule treats as suspicious (> 3x, or > 2x the best
+        # so far): starting the profiler costs 3.5-6 s on the H200, more than the rest of an evaluation.
+        suspicious = needs_verification(est.rounded, self.opt.get("previous_best"))
+        if dev.type == "cuda" and (when == "always" or (when == "auto" and suspicious)):
             with self.guard_time.part("kernel_check_profiler"):
                 self.kernel_check()
 

@@ -43,8 +43,8 @@ class EvalOptions:
     # trials and by a challenged random sample after that (see cudaopt.evaluate.views).
     compare_full_limit: int = 1 << 20
     # Which kernels ran (torch.profiler; flags exception_fallback / no_custom_kernel). Starting the profiler
-    # costs 3.5-6 s on the H200, so by default it runs only for a candidate that measured faster than
-    # its baseline (the case the flags exist for): "auto", "always" or "never".
+    # costs 3.5-6 s on the H200, so by default ("auto") it runs only for speedups the verification rule
+    # finds suspicious (> 3x, or > 2x previous_best); "always" or "never" otherwise.
     kernel_check: str = "auto"
 
     def __post_init__(self) -> None:
