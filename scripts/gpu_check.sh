@@ -5,6 +5,8 @@
 #   bash scripts/gpu_check.sh issue2   # all three in one call (only if it fits: ~15 min estimated)
 #   bash scripts/gpu_check.sh redteam  # prebuild + the GPU red-team tests
 #   bash scripts/gpu_check.sh search   # optimize --suite: built-in proposers + the corpus as replayed answers
+#   bash scripts/gpu_check.sh evaluator  # issue 2 in one call on a fresh machine (A/A, cost, corpus)
+#   bash scripts/gpu_check.sh rest       # then, warm: red team, service on one GPU, suite search
 #   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -102,6 +104,15 @@ b = prebuild([e.source for e in es]); print('corpus built', sum(x.ok for x in b)
     left=$((limit - SECONDS)); echo "corpus: $left s left"
     [ "$left" -gt 20 ] && timeout "$left" python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-1.5}" --resume --out "$OUT/corpus.json" 2>&1 | tail -2
     python scripts/summarize_gpu_json.py "$OUT"
+    ;;
+  rest)
+    # Right after `evaluator`, on the warm machine (corpus compiled): the red team, the service on this
+    # one GPU (corpus over HTTP, two passes), then the suite search with what time is left.
+    limit=${LIMIT:-570}
+    timeout 240 bash "$0" redteam 2>&1 | tail -25
+    timeout 150 python benchmarks/service_throughput.py --devices cuda:0 --passes 2 --json "$OUT/service_1gpu.json" 2>&1 | tail -12
+    left=$((limit - SECONDS)); echo "search: $left s left"
+    [ "$left" -gt 60 ] && SEARCH_BUDGET=${SEARCH_BUDGET:-2} timeout "$left" bash "$0" search 2>&1 | tail -30
     ;;
   search)
     # cudaopt optimize --suite with the built-in proposers plus the seed corpus as recorded answers.
