@@ -93,3 +93,43 @@ def test_database_url_accepts_paths_and_urls(tmp_path):
     assert database_url(tmp_path / "a" / "x.db").startswith("sqlite:///")
     assert (tmp_path / "a").is_dir()
     assert database_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
+
+
+SHUFFLE_KERNEL = '''
+from torch.utils.cpp_extension import load_inline
+src = r"""
+__global__ void k(const float* x, float* y, int n) {
+    float v = x[threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+    if (threadIdx.x == 0) y[blockIdx.x] = v;
+}
+"""
+'''
+
+
+def test_each_candidate_is_stored_with_its_technique_tags(db):
+    from cudaopt.analysis.techniques import tag_names
+
+    run = db.start_run("r", {})
+    tid = db.ensure_task(TASK)
+    rec = db.add_candidate(CandidateRecord.from_result(ok_result(2.0), task_id=tid, run_id=run.id, source=SHUFFLE_KERNEL))
+    stored = db.techniques([rec.id], backfill=False)
+    assert set(stored[rec.id]) == tag_names(SHUFFLE_KERNEL, TASK.source)
+    assert "warp_shuffle" in stored[rec.id] and "custom_kernel" in stored[rec.id]
+
+
+def test_tags_missing_or_from_an_older_tagger_are_computed_and_stored(db, monkeypatch):
+    from cudaopt.analysis import techniques
+    from cudaopt.db.models import CandidateTechniquesRow
+
+    run = db.start_run("r", {})
+    tid = db.ensure_task(TASK)
+    rec = db.add_candidate(CandidateRecord.from_result(ok_result(2.0), task_id=tid, run_id=run.id, source=SHUFFLE_KERNEL))
+    with db.session() as s, s.begin():  # as in a database written before tags were stored
+        s.delete(s.get(CandidateTechniquesRow, rec.id))
+    assert db.techniques([rec.id], backfill=False) == {}
+    assert "warp_shuffle" in db.techniques([rec.id])[rec.id]
+    assert "warp_shuffle" in db.techniques([rec.id], backfill=False)[rec.id]  # stored by the backfill
+    monkeypatch.setattr(techniques, "TAGGER_VERSION", techniques.TAGGER_VERSION + 1)
+    assert db.techniques([rec.id], backfill=False) == {}  # stale: made by an older tagger
+    assert "warp_shuffle" in db.techniques([rec.id])[rec.id]

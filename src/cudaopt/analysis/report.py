@@ -139,21 +139,28 @@ def load_kernels(db_url: str | Path, *, levels: Sequence[int] | None = None) -> 
     wanted = set(levels) if levels else None
     groups: dict[tuple[int, str], list[tuple[int, str, float]]] = defaultdict(list)
     tasks: dict[int, tuple[str, int, str]] = {}
-    with ExemplarDB(db_url) as db, db.session() as s:
-        for t in s.scalars(select(TaskRow)):
-            if wanted is None or t.level in wanted:
-                tasks[t.id] = (t.name, t.level, t.source)
-        q = (select(CandidateRow.id, CandidateRow.task_id, CandidateRow.source_hash, CandidateRow.source, CandidateRow.speedup)
-             .where(CandidateRow.status == "ok", CandidateRow.speedup.is_not(None)).order_by(CandidateRow.id))
-        for cid, task_id, shash, source, speedup in s.execute(q):
-            if task_id in tasks and speedup > 0 and math.isfinite(speedup):
-                groups[(task_id, shash)].append((cid, source, float(speedup)))
+    with ExemplarDB(db_url) as db:
+        with db.session() as s:
+            for t in s.scalars(select(TaskRow)):
+                if wanted is None or t.level in wanted:
+                    tasks[t.id] = (t.name, t.level, t.source)
+            q = (select(CandidateRow.id, CandidateRow.task_id, CandidateRow.source_hash, CandidateRow.source, CandidateRow.speedup)
+                 .where(CandidateRow.status == "ok", CandidateRow.speedup.is_not(None)).order_by(CandidateRow.id))
+            for cid, task_id, shash, source, speedup in s.execute(q):
+                if task_id in tasks and speedup > 0 and math.isfinite(speedup):
+                    groups[(task_id, shash)].append((cid, source, float(speedup)))
+        # The tags stored with each candidate (computed and stored now where missing or stale).
+        try:
+            stored = db.techniques([evals[0][0] for evals in groups.values()])
+        except Exception:  # noqa: BLE001 - a read-only database: tag in memory below
+            stored = {}
     rows = []
     for (task_id, _), evals in groups.items():
         name, level, ref_source = tasks[task_id]
         first_id, source, _ = evals[0]
         speedup = statistics.median(sp for _, _, sp in evals)
-        rows.append(KernelRow(first_id, name, level, speedup, frozenset(tag_names(source, ref_source))))
+        tags = stored[first_id] if first_id in stored else tag_names(source, ref_source)
+        rows.append(KernelRow(first_id, name, level, speedup, frozenset(tags)))
     return sorted(rows, key=lambda k: k.id)
 
 

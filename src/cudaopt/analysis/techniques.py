@@ -24,6 +24,9 @@ from dataclasses import dataclass
 MAX_EVIDENCE = 3  # matches quoted per tag; the count says how many there were in all
 _EVIDENCE_CHARS = 120
 
+# Stored tags carry this; raise it whenever a detector changes, so stored tags are computed again.
+TAGGER_VERSION = 1
+
 
 @dataclass(frozen=True)
 class Tag:

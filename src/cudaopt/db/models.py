@@ -73,3 +73,17 @@ class CandidateRow(Base):
     round: Mapped[int] = mapped_column(Integer, default=0)
     island: Mapped[int] = mapped_column(Integer, default=0)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CandidateTechniquesRow(Base):
+    """The techniques a candidate's source uses (`cudaopt.analysis.techniques`), written with it.
+
+    A table of its own, so databases made before it existed gain it without touching their rows; the
+    tagger's version says when stored tags are stale and must be computed again.
+    """
+
+    __tablename__ = "cudaopt_candidate_techniques"
+
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("cudaopt_candidates.id"), primary_key=True)
+    tags: Mapped[list] = mapped_column(JSON, default=list)
+    tagger_version: Mapped[int] = mapped_column(Integer, default=1)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import create_engine, event, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cudaopt.db.models import Base, CandidateRow, RunRow, TaskRow, utcnow
+from cudaopt.db.models import Base, CandidateRow, CandidateTechniquesRow, RunRow, TaskRow, utcnow
 from cudaopt.db.sampling import Exemplar
 from cudaopt.tasks.loader import Task
 
@@ -189,12 +189,40 @@ class ExemplarDB:
 
     # -- candidates -----------------------------------------------------------------------------------
     def add_candidate(self, record: CandidateRecord) -> CandidateRecord:
-        """Write one candidate and commit at once; returns it with its id."""
+        """Write one candidate, tagged with the techniques its source uses, and commit at once."""
         with self.session() as s, s.begin():
             row = CandidateRow(parent_ids=list(record.parent_ids), created=utcnow(), **{k: getattr(record, k) for k in _RECORD_FIELDS})
             s.add(row)
             s.flush()
+            if record.source:
+                task = s.get(TaskRow, record.task_id)
+                s.add(_techniques_row(row.id, record.source, task.source if task is not None else None))
             return _record(row)
+
+    def techniques(self, candidate_ids: list[int] | None = None, *, backfill: bool = True) -> dict[int, list[str]]:
+        """Stored technique tags by candidate id; with `backfill`, tags missing or made by an older tagger
+        are computed now and stored (databases written before tagging existed)."""
+        from cudaopt.analysis.techniques import TAGGER_VERSION
+
+        with self.session() as s, s.begin():
+            q = select(CandidateRow.id, CandidateRow.source, CandidateRow.task_id, CandidateTechniquesRow.tags,
+                       CandidateTechniquesRow.tagger_version).outerjoin(
+                CandidateTechniquesRow, CandidateTechniquesRow.candidate_id == CandidateRow.id)
+            if candidate_ids is not None:
+                q = q.where(CandidateRow.id.in_(candidate_ids))
+            out: dict[int, list[str]] = {}
+            ref_sources: dict[int, str | None] = {}
+            for cid, source, task_id, tags, version in s.execute(q).all():
+                if tags is not None and version == TAGGER_VERSION:
+                    out[cid] = list(tags)
+                elif backfill and source:
+                    if task_id not in ref_sources:
+                        task = s.get(TaskRow, task_id)
+                        ref_sources[task_id] = task.source if task is not None else None
+                    fresh = _techniques_row(cid, source, ref_sources[task_id])
+                    s.merge(fresh)
+                    out[cid] = list(fresh.tags)
+            return out
 
     def has_source(self, task_id: int, source: str, run_id: int | None = None) -> bool:
         with self.session() as s:
@@ -232,3 +260,10 @@ class ExemplarDB:
                 .order_by(CandidateRow.id)
             )
             return [Exemplar(id=i, source=src, speedup=sp, island=isl, round=rnd) for i, src, sp, isl, rnd in s.execute(q)]
+
+
+def _techniques_row(candidate_id: int, source: str, reference_source: str | None) -> CandidateTechniquesRow:
+    from cudaopt.analysis.techniques import TAGGER_VERSION, tag_names
+
+    return CandidateTechniquesRow(candidate_id=candidate_id, tags=sorted(tag_names(source, reference_source)),
+                                  tagger_version=TAGGER_VERSION)
