@@ -7,7 +7,6 @@ same (seed, transform) always gives the same tensors, so the judge and the worke
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import torch
@@ -78,7 +77,14 @@ def make_inputs(module, seed: int, transform: str, device) -> list:
     """
     dev = torch.device(device)
     torch.manual_seed(seed)  # seeds the CPU and every CUDA generator
-    with torch.device(dev) if dev.type == "cuda" else contextlib.nullcontext():
+    if dev.type == "cuda":
+        try:
+            with torch.device(dev):
+                raw = list(module.get_inputs())
+        except (RuntimeError, TypeError):  # e.g. a CPU torch.Generator passed to a factory: draw on the CPU
+            torch.manual_seed(seed)
+            raw = list(module.get_inputs())
+    else:
         raw = list(module.get_inputs())
     out = []
     for i, x in enumerate(raw):
