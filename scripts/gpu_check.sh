@@ -7,6 +7,7 @@
 #   bash scripts/gpu_check.sh search   # optimize --suite: built-in proposers + the corpus as replayed answers
 #   bash scripts/gpu_check.sh evaluator  # issue 2 in one call on a fresh machine (A/A, cost, corpus)
 #   bash scripts/gpu_check.sh rest       # then, warm: red team, service on one GPU, suite search
+#   bash scripts/gpu_check.sh train      # SFT a tiny model, a few GRPO steps with GPU rewards (issue 7)
 #   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -113,6 +114,10 @@ b = prebuild([e.source for e in es]); print('corpus built', sum(x.ok for x in b)
     timeout 150 python benchmarks/service_throughput.py --devices cuda:0 --passes 2 --json "$OUT/service_1gpu.json" 2>&1 | tail -12
     left=$((limit - SECONDS)); echo "search: $left s left"
     [ "$left" -gt 60 ] && SEARCH_BUDGET=${SEARCH_BUDGET:-2} timeout "$left" bash "$0" search 2>&1 | tail -30
+    ;;
+  train)
+    # SFT a tiny model on the corpus, then a few GRPO steps with real GPU rewards (carry .whl: TRL, SQLAlchemy).
+    timeout "${TRAIN_LIMIT:-420}" python scripts/gpu_train.py --out "$OUT/train" 2>&1 | grep -v -i "warn\|Loading weights\|Writing model" | tail -25
     ;;
   search)
     # cudaopt optimize --suite with the built-in proposers plus the seed corpus as recorded answers.

@@ -1,0 +1,109 @@
+"""The training stages on a GPU, small: what a GRPO step costs and where its time goes.
+
+    python scripts/gpu_train.py --out runs/train_gpu [--tasks 3] [--sft-epochs 30] [--steps 6] [--group-size 4]
+
+1. A database seeded with the seed corpus's correct CUDA candidates of the N tasks whose answers are
+   shortest. Their speedups there are placeholders by kind (fast 2.0, honest 1.2, slow 0.5): they only
+   steer prompt sampling; every GRPO completion is evaluated for real.
+2. A tiny GPT-2 (character tokenizer, built here: nothing is downloaded) fine-tuned by `train_sft` on the
+   export until it writes parseable answers.
+3. `train_grpo` for a few steps on those tasks, rewards from the real evaluator on the GPU.
+Prints, last: per-step seconds, evaluation seconds, the rest (generation + update), peak GPU memory, and
+the completions' statuses. Nothing is asserted; record what it prints in docs/gpu-runs.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import statistics
+import time
+from pathlib import Path
+
+PLACEHOLDER_SPEEDUP = {"fast": 2.0, "honest": 1.2, "slow": 0.5}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="runs/train_gpu")
+    ap.add_argument("--tasks", type=int, default=3)
+    ap.add_argument("--sft-epochs", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--group-size", type=int, default=4)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--device", default="cuda")
+    args = ap.parse_args()
+
+    from cudaopt.db.store import CandidateRecord, ExemplarDB
+    from cudaopt.evaluate.result import EvalOptions
+    from cudaopt.tasks.seed_corpus import corpus_entries
+    from cudaopt.train import export_sft, train_grpo, train_sft
+    from cudaopt.train.data import answer_with_sections
+    from cudaopt.train.tiny import save_tiny
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    templates = out / "templates"  # short prompts: a character-level tiny model reads every character
+    templates.mkdir(exist_ok=True)
+    (templates / "oneshot.txt").write_text("Task $task_name\n")
+    (templates / "contrastive.txt").write_text("Task $task_name after $n_exemplars\n")
+    (templates / "exemplar.txt").write_text("#$id ${speedup}x\n")
+
+    correct = [e for e in corpus_entries() if e.device == "cuda" and e.expected_correct]
+    by_task: dict[str, list] = collections.defaultdict(list)
+    for e in correct:
+        by_task[e.task].append(e)
+    chosen = sorted(by_task, key=lambda t: min(len(e.source) for e in by_task[t]))[: args.tasks]
+    db_url = out / "db.sqlite"
+    tasks = []
+    with ExemplarDB(db_url) as db:
+        run = db.start_run("corpus-seed")
+        for name in chosen:
+            task = by_task[name][0].reference()
+            tasks.append(task)
+            tid = db.ensure_task(task)
+            for e in by_task[name]:
+                db.add_candidate(CandidateRecord(task_id=tid, run_id=run.id, source=e.source, status="ok",
+                                                 response=answer_with_sections(e.source), origin="corpus",
+                                                 speedup=PLACEHOLDER_SPEEDUP.get(e.kind, 1.0)))
+    longest = max(len(e.source) for t in chosen for e in by_task[t])
+    print(f"tasks: {chosen}; longest answer {longest} characters", flush=True)
+
+    t0 = time.perf_counter()
+    data = export_sft(db_url, out / "sft.jsonl", template_dir=templates)
+    base = save_tiny(out / "tiny", hidden=args.hidden, layers=args.layers, heads=4, max_positions=longest + 512)
+    sft = train_sft(base, data, out / "sft", epochs=args.sft_epochs, learning_rate=3e-3, batch_size=1, grad_accum=1,
+                    max_length=longest + 512, save_steps=10_000)
+    sft_s = time.perf_counter() - t0
+    print(f"sft: {sft_s:.0f} s -> {sft.model_dir}", flush=True)
+
+    t0 = time.perf_counter()
+    options = EvalOptions(device=args.device, trials=10, budget_s=0.5)
+    res = train_grpo(sft.model_dir, tasks, out / "grpo", db_url=db_url, steps=args.steps, group_size=args.group_size,
+                     max_completion_length=longest + 256, learning_rate=1e-5, options=options, template_dir=templates,
+                     save_steps=10_000, final_eval_samples=1)
+    grpo_s = time.perf_counter() - t0
+
+    steps = [json.loads(line) for line in (out / "grpo" / "grpo_steps.jsonl").read_text().splitlines() if line.strip()]
+    rewards = [json.loads(line) for line in (out / "grpo" / "grpo_rewards.jsonl").read_text().splitlines() if line.strip()]
+    with ExemplarDB(db_url) as db:
+        statuses = collections.Counter(c.status for c in db.candidates() if c.origin == "grpo")
+    print("\nstep  seconds  eval s  generation+update s  peak GPU GiB")
+    for s in steps:
+        mem = s["peak_memory_bytes"] / 2**30 if s["peak_memory_bytes"] else 0.0
+        print(f"{s['step']:4d} {s['seconds']:8.1f} {s['eval_seconds']:7.1f} {s['seconds'] - s['eval_seconds']:20.1f} {mem:13.2f}")
+    if steps:
+        tot, ev = sum(s["seconds"] for s in steps), sum(s["eval_seconds"] for s in steps)
+        print(f"median step {statistics.median(s['seconds'] for s in steps):.1f} s; evaluation share {100 * ev / tot:.0f}%; "
+              f"sft {sft_s:.0f} s; grpo total {grpo_s:.0f} s")
+    raw = [r.get("raw") for r in rewards if r.get("raw") is not None]
+    print(f"completions: {sum(statuses.values())} stored, statuses {dict(statuses)}; "
+          f"mean raw reward {statistics.fmean(raw) if raw else float('nan'):.3f} over {len(raw)}")
+    (out / "summary.json").write_text(json.dumps({"tasks": chosen, "steps": steps, "statuses": dict(statuses),
+                                                  "sft_seconds": sft_s, "grpo_seconds": grpo_s}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
