@@ -38,6 +38,8 @@ _WORKER_KINDS = frozenset({
     "timed_out", "timed_ready", "timing", "timing_ready",
 })
 
+_STAGE_ORDER = {"compile": 0, "build": 1, "executable": 2, "correct": 3, "timed": 4}
+
 EXEC_FACTOR = 1000  # executable: a call finishes within 1000 x the reference time (seeds) ...
 TIMING_GRACE_S = 60.0  # ... and timing may overrun its budget by warm-up, baseline compilation, checks
 BASELINE_COMPILE_S = 300.0  # torch.compile baselines compile inside the worker before timing
@@ -400,6 +402,10 @@ class _Session:
             if self.jconn is not None:
                 self.jconn.send(("sets", [(msg[1], self.set_seeds[msg[1]])]))
         elif kind == "stage":
+            # Stages only move forward: a stage sent again from inside a call (for the compile stage's
+            # longer deadline, say) is not the harness's.
+            if _STAGE_ORDER.get(msg[1], -1) < _STAGE_ORDER.get(self.stage, 0):
+                raise TamperedMessage(f"stage {msg[1]!r} after {self.stage!r}")
             self.stage = msg[1]
             self.phase_at.setdefault(msg[1], time.time() - self.t_start)
         elif kind == "compiled":
