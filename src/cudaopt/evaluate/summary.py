@@ -34,6 +34,8 @@ def print_result(r: EvalResult, console: Console | None = None) -> None:
         tf32 = r.precision.get("cuda.matmul.allow_tf32")
         table.add_row("precision", f"TF32 {'on' if tf32 else 'off'} for both sides (matmul precision {r.precision.get('float32_matmul_precision', '?')})")
     table.add_row("cost", f"{r.seconds:.1f} s wall" + (f", guards {r.guard_seconds:.2f} s" if r.guard_seconds else "") + (f", compile {r.compile_seconds:.1f} s" + (" (cached)" if r.compile_cached else "") if r.compile_seconds else ""))
+    if r.phase_seconds:  # where the wall time went, stage by stage
+        table.add_row("", "  ".join(f"{k} {v:.1f} s" for k, v in r.phase_seconds.items() if v >= 0.05))
     console.print(table)
     if r.findings:
         ft = Table(title="findings", title_justify="left")
