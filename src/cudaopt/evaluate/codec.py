@@ -82,7 +82,7 @@ class _PlainDataUnpickler(pickle.Unpickler):
         raise TamperedMessage(f"a message named {module}.{name}; the harness sends plain data only")
 
 
-MAX_BUFFERS = 4096
+MAX_BUFFERS = 256  # tensors in one message (an output's tensors, or a sample's)
 BUFFER_WAIT_S = 60.0
 
 
@@ -95,17 +95,27 @@ def send_msg(conn, msg: tuple) -> None:
         conn.send_bytes(b.raw())
 
 
+def _recv_bounded(conn, limit: int) -> bytes:
+    try:
+        return conn.recv_bytes(limit)
+    except OSError as e:
+        if "bad message length" in str(e):
+            raise TamperedMessage(f"a message over the {limit}-byte limit") from None
+        raise
+
+
 def recv_plain(conn):
     """The receiving side of send_msg, for an untrusted sender: plain data or TamperedMessage."""
-    first = conn.recv_bytes(MAX_MESSAGE_BYTES)
+    first = _recv_bounded(conn, MAX_MESSAGE_BYTES)
     n = int.from_bytes(first[:4], "little")
     if len(first) < 5 or n > MAX_BUFFERS:
         raise TamperedMessage("a message without the harness's framing")
-    bufs = []
+    bufs, total = [], 0
     for _ in range(n):
         if not conn.poll(BUFFER_WAIT_S):  # a sender that announces buffers and stops must not hang us
             raise TamperedMessage("a message announced data that never came")
-        bufs.append(conn.recv_bytes(MAX_MESSAGE_BYTES))
+        bufs.append(_recv_bounded(conn, MAX_MESSAGE_BYTES - total))  # all of a message's data stays under the cap
+        total += len(bufs[-1])
     try:
         msg = _PlainDataUnpickler(io.BytesIO(memoryview(first)[4:]), buffers=bufs).load()
     except TamperedMessage:

@@ -1,0 +1,85 @@
+"""The harness's message framing: tensors round-trip, and a reader of untrusted bytes takes plain data only."""
+
+import multiprocessing as mp
+import pickle
+import threading
+
+import pytest
+import torch
+
+from cudaopt.evaluate import codec
+from cudaopt.evaluate.views import Sampled, unview, view
+
+
+def _pipe():
+    return mp.Pipe()
+
+
+def test_tensors_round_trip_whole_and_sampled():
+    a, b = _pipe()
+    x = torch.randn(3, 5)
+    big = torch.randn(4096)
+
+    def send():  # a sample is 1 MB: more than a pipe holds, so the writer runs beside the reader
+        codec.send_msg(b, ("cand_out", 0, view((x, 7, torch.tensor(2.5)), None)))
+        codec.send_msg(b, ("cand_out", 2, view(big, seed=123, full_limit=16)))
+
+    writer = threading.Thread(target=send)
+    writer.start()
+    kind, i, payload = codec.recv_plain(a)
+    got = unview(payload)
+    assert kind == "cand_out" and i == 0 and torch.equal(got[0], x) and got[1] == 7 and float(got[2]) == 2.5
+    [sampled] = unview(codec.recv_plain(a)[2])
+    writer.join()
+    assert isinstance(sampled, Sampled) and sampled.shape == (4096,) and sampled.stats["nan"] == 0
+
+
+class _Code:
+    def __reduce__(self):
+        return (print, ("this must never run",))
+
+
+def test_a_pickle_that_names_a_function_is_refused():
+    a, b = _pipe()
+    body = pickle.dumps(("note", _Code()), protocol=5)
+    b.send_bytes((0).to_bytes(4, "little") + body)
+    with pytest.raises(codec.TamperedMessage, match="builtins.print"):
+        codec.recv_plain(a)
+
+
+@pytest.mark.parametrize("frame, why", [
+    (b"\x00", "framing"),
+    ((5000).to_bytes(4, "little") + pickle.dumps(("done",)), "framing"),
+    ((0).to_bytes(4, "little") + b"not a pickle", "unreadable"),
+    ((0).to_bytes(4, "little") + pickle.dumps(["done"]), "tuple"),
+])
+def test_frames_the_harness_never_writes_are_refused(frame, why):
+    a, b = _pipe()
+    b.send_bytes(frame)
+    with pytest.raises(codec.TamperedMessage, match=why):
+        codec.recv_plain(a)
+
+
+def test_a_message_over_the_size_cap_is_refused(monkeypatch):
+    monkeypatch.setattr(codec, "MAX_MESSAGE_BYTES", 256)
+    a, b = _pipe()
+    codec.send_msg(b, ("cand_out", 0, view(torch.zeros(1000), None)))
+    with pytest.raises(codec.TamperedMessage, match="limit"):
+        codec.recv_plain(a)
+
+
+def test_announced_buffers_that_never_come_do_not_hang(monkeypatch):
+    monkeypatch.setattr(codec, "BUFFER_WAIT_S", 0.2)
+    a, b = _pipe()
+    b.send_bytes((1).to_bytes(4, "little") + pickle.dumps(("done",)))
+    with pytest.raises(codec.TamperedMessage, match="never came"):
+        codec.recv_plain(a)
+
+
+def test_the_timing_mac_binds_every_field():
+    key = b"k" * 32
+    payload = {"speedup": 1.5, "ci_low": 1.4, "rounds": 70}
+    mac = codec.timing_mac(key, payload)
+    assert mac == codec.timing_mac(key, dict(reversed(list(payload.items()))))  # key order does not matter
+    assert mac != codec.timing_mac(key, {**payload, "speedup": 1.6})
+    assert mac != codec.timing_mac(b"j" * 32, payload)
