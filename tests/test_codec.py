@@ -3,6 +3,7 @@
 import multiprocessing as mp
 import pickle
 import threading
+import time
 
 import pytest
 import torch
@@ -83,3 +84,48 @@ def test_the_timing_mac_binds_every_field():
     assert mac == codec.timing_mac(key, dict(reversed(list(payload.items()))))  # key order does not matter
     assert mac != codec.timing_mac(key, {**payload, "speedup": 1.6})
     assert mac != codec.timing_mac(b"j" * 32, payload)
+
+
+# -- the parent's protocol checks, message by message (what a forger inside the worker could send) -------------
+
+def _session():
+    from cudaopt.evaluate.result import EvalOptions
+    from cudaopt.evaluate.runner import _Session
+    from cudaopt.guards.findings import GuardPolicy
+    from cudaopt.tasks.loader import Task
+
+    s = _Session(Task(name="t", level=1, source="x"), "y", EvalOptions(trials=4), GuardPolicy(), [])
+    s.wconn, peer = mp.Pipe()
+    s.t_start, s.nondet_reported, s.drift_pending = time.time(), None, {}  # as run() and _loop() set them
+    return s, peer
+
+
+@pytest.mark.parametrize("msgs, why", [
+    ([("no_such_kind",)], "unknown"),
+    ([("fail", "ok", "all good", "")], "status"),
+    ([("stage", "correct"), ("stage", "compile")], "after"),
+    ([("nondeterminism", 0.0, 1.0), ("nondeterminism", 0.0, 1.0)], "second"),
+    ([("cand_ready", 0)], "trial 0"),  # the first trials are compared whole: no seed to ask for
+    ([("cand_ready", 2), ("cand_ready", 2)], "trial 2"),
+    ([("timing_ready",)], "unrequested"),
+    ([("timing", {"speedup": 50.0}, "0" * 64)], "did not sign"),
+])
+def test_the_parent_refuses_messages_the_harness_never_sends(msgs, why):
+    s, _peer = _session()
+    with pytest.raises(codec.TamperedMessage, match=why):
+        for m in msgs:
+            s._on_worker(m)
+
+
+def test_a_signed_timing_report_is_accepted_once():
+    s, peer = _session()
+    s.time_sent = True
+    s._on_worker(("timing_ready",))
+    kind, key = peer.recv()
+    payload = {"speedup": 1.2}
+    s._on_worker(("timing", payload, codec.timing_mac(key, payload)))
+    assert kind == "key" and s.timing == payload
+    with pytest.raises(codec.TamperedMessage):
+        s._on_worker(("timing", payload, codec.timing_mac(key, payload)))
+    with pytest.raises(codec.TamperedMessage):
+        s._on_worker(("timing_ready",))
