@@ -103,7 +103,7 @@ def _sync(device):
 
 def _forget_process_args() -> None:
     """multiprocessing keeps the target's arguments (our pipe among them) on the process object, one
-    attribute away from candidate code; drop them (the parent never unpickles worker data anyway)."""
+    attribute away from candidate code; drop them (the parent reads worker messages as plain data in any case)."""
     import multiprocessing
 
     p = multiprocessing.current_process()
