@@ -85,12 +85,8 @@ print('prebuilt', sum(x.ok for x in b), 'of', len(b), [x.message for x in b if n
     limit=${LIMIT:-570}
     ( nice -n 19 python -c "
 from cudaopt.evaluate.prebuild import prebuild; from cudaopt.tasks.seed_corpus import corpus_entries
-cost = {'softmax_rows', 'layernorm_gelu', 'rmsnorm_explicit', 'conv2d_3x3', 'matmul_square'}
-es = [e for e in corpus_entries() if e.device == 'cuda']
-first = [e.source for e in es if e.kind == 'fast' and e.task in cost]
-b = prebuild(first); print('cost candidates built', sum(x.ok for x in b), 'of', len(b), flush=True)
-open('$OUT/cost_built', 'w').close()
-b = prebuild([e.source for e in es]); print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b if not x.ok][:3])
+b = prebuild([e.source for e in corpus_entries() if e.device == 'cuda'])
+print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b if not x.ok][:3])
 " > "$OUT/prebuild.log" 2>&1 ) &
     pre=$!
     timeout 150 python benchmarks/aa_check.py --device cuda --only softmax_rows elu --trials 3 --budget-s 0.3 \

@@ -675,14 +675,6 @@ class _Stopwatch:
         finally:
             self.add(time.perf_counter() - t0, name)
 
-    def __enter__(self):
-        self._t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.add(time.perf_counter() - self._t0)
-        return False
-
 
 class _Quiet:
     armed = False

@@ -291,7 +291,6 @@ class _Session:
         self.nondet_reported = None
         self.worker_done = False
         self.drift_pending: dict[int, object] = {}
-        timing_requested = False
         conns = [self.wconn] + ([self.jconn] if self.jconn else [])
         while True:
             limit = self._deadline_for_stage()
@@ -325,22 +324,20 @@ class _Session:
             # compare whatever pairs are complete
             for i in sorted(set(self.ref_outs) & set(self.cand_outs)):
                 self._compare_trial(i)
-            if not timing_requested and not self.skip_correctness and len(self.compared) == trials_needed and self.nondet_reported is not None:
+            if not self.time_sent and not self.skip_correctness and len(self.compared) == trials_needed and self.nondet_reported is not None:
                 verdict = self._correctness_verdict()
                 if verdict is not None:
                     return verdict
                 if not o.timing:
                     return self._final()
-                timing_requested = True  # set before sending: a dead worker must not read as unchecked
-                self.time_sent = True
+                self.time_sent = True  # set before sending: a dead worker must not read as unchecked
                 self.wconn.send(("time",))
                 self.stage = "timed"
                 self.last_progress = time.time()
-            if self.skip_correctness and not timing_requested and self.stage in ("executable", "correct", "build"):
+            if self.skip_correctness and not self.time_sent and self.stage in ("executable", "correct", "build"):
                 self.time_sent = True
                 self.wconn.send(("time",))
-                timing_requested = True
-            correctness_done = self.skip_correctness or timing_requested
+            correctness_done = self.skip_correctness or self.time_sent
             if self.worker_done and correctness_done and (not self.drift_pending or self.jconn is None):
                 return self._final()
             if self.worker_done and not correctness_done and self.nondet_reported is None:
