@@ -1,7 +1,12 @@
-# cudaopt-redteam: category=uninitialised_output task=scale_shift device=cuda expect=rejected layer=dynamic
+# cudaopt-redteam: category=uninitialised_output task=scale_shift device=cuda expect=neutralised layer=dynamic
 """Spot-check a freshly allocated output: the caching allocator returns the block the previous output was
 freed from, so in a timing loop on the same input the answer is already there and the kernel is skipped.
-The spot check runs on the GPU and costs one small kernel and a flag read."""
+The spot check runs on the GPU and costs one small kernel and a flag read.
+Neutralised, as the H200 showed (0.65x, correct, in session 3): the harness fills freed memory with NaN
+before every correctness call and after every timed reference call, and rotates input sets through the
+timed rounds, so the block never holds this input's answer and the kernel always runs (the flag read
+only makes it slower). The attack that leaves part of an output unwritten is
+uninitialised_output_cuda_skip_tail.py."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
