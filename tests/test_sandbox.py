@@ -39,3 +39,22 @@ def test_sandbox_blocks_writes_processes_and_reports_peeks(tmp_path):
     assert p.stdout.strip() == "3 ['process_escape', 'reference_peek']"
     assert not (tmp_path / "outside.txt").exists() and not (tmp_path / "outside2.txt").exists()
     assert (tmp_path / "after.txt").exists()
+
+
+def test_new_threads_names_threads_started_since():
+    import threading
+
+    from cudaopt.evaluate.sandbox import new_threads, thread_ids
+
+    before = thread_ids()
+    assert new_threads(before) == []
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, name="leftover-worker")
+    t.start()
+    try:
+        started = new_threads(before)
+        assert len(started) == 1 and started[0].endswith(f"({t.native_id})")
+    finally:
+        stop.set()
+        t.join()
+    assert new_threads(before) == []

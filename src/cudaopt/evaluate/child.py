@@ -35,9 +35,10 @@ from cudaopt.evaluate.sandbox import (
     Sandbox,
     TamperWatch,
     child_pids,
+    new_threads,
     precision_flags,
     set_precision,
-    thread_count,
+    thread_ids,
 )
 from cudaopt.evaluate.stats import estimate, needs_verification
 from cudaopt.evaluate.views import view, wants_sample
@@ -361,17 +362,20 @@ class _Worker:
                     self.poison(out_bytes)
                 if i == 0:
                     self.send("first_call_start",)
+                before = thread_ids()
                 out = self.call_candidate(inputs)
                 _sync(self.device)
                 if i == 0:
                     self.send("first_call_done",)
                     self.send("stage", "correct")
                 guard_t0 = time.perf_counter()
-                if i == 0:
-                    threads = thread_count()  # after a first call: library thread pools exist by now
-                elif thread_count() > threads:
+                # Threads that a call started and left running. Compared per call, not against a count taken
+                # once: the harness's own work between calls may start library pools (session 3: an honest
+                # A/A was rejected that way). The first call may start a library's pools, so it is exempt.
+                started = new_threads(before) if i > 0 else []
+                if started:
                     self.finding("side_stream", "candidate started threads that are still running after the call: their work is outside any timing window",
-                                 f"{thread_count() - threads} new", blocking=True)
+                                 f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
                 self.check_output_object(out, inputs)
                 for a, b in zip(inputs, pristine):
                     if isinstance(a, torch.Tensor) and not torch.equal(a, b) and not (a.isnan().any() and torch.equal(a.isnan(), b.isnan())):
@@ -466,10 +470,10 @@ class _Worker:
                             scratch[key] = torch.empty(o.shape, dtype=o.dtype, device=o.device)
                         res.append(scratch[key])
                 return res
-            threads = thread_count()
             t_start = time.perf_counter()
 
             ref_kinds = [type(o) for o in flatten_outputs(self.call_reference(base, self.sets[0]))]
+            threads = thread_ids()  # after the reference's first call in this process: its library pools exist
 
             def check(out):
                 # inside the window: a lazy or storage-less output would be caught before the clock stops;
@@ -492,10 +496,11 @@ class _Worker:
                 for side in order:
                     clock.flush()
                     if side == "ref":
+                        before = thread_ids()
                         out, t = clock.time(lambda: self._invoke(base, x, self.quiet), check_ref)
                         # After each call both sides do the same work (a thread count, one write pass over
                         # output-sized memory, the output held): what follows a call must not favour a side.
-                        thread_count()
+                        new_threads(before)
                         for o in flatten_outputs(out):  # a reference output must never hold the answer for the candidate
                             if isinstance(o, torch.Tensor) and o.is_floating_point():
                                 o.fill_(float("nan"))
@@ -503,15 +508,17 @@ class _Worker:
                         ev_ref.append(t.event_us)
                         dv_ref.append(t.device_us)
                     else:
+                        before = thread_ids()
                         try:
                             out, t = clock.time(lambda: self._invoke(self.cand_model, x, self.sandbox), check)
                         except _LazyOutput as e:
                             self.finding("lazy_output", "timed output is not a plain materialised tensor", str(e))
                             raise
 
-                        if thread_count() > threads:
+                        started = new_threads(before)
+                        if started:
                             self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
-                                         f"{thread_count() - threads} new", blocking=True)
+                                         f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
                         for o in scratch_like(out):  # the reference's poisoning pass, on scratch memory
                             o.fill_(float("nan"))
                         last_out[n % N_TIMING_SETS] = out
@@ -526,9 +533,10 @@ class _Worker:
                 if elapsed >= opt["budget_s"] and n >= 7:
                     break
             seconds = time.perf_counter() - t_start
-            if thread_count() > threads:
+            started = new_threads(threads)
+            if started:
                 self.finding("side_stream", "candidate threads still running after timed calls: their work is outside any timing window",
-                             f"{thread_count() - threads} new", blocking=True)
+                             f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
         window = "events"
         gap_ref = _median([d - e for d, e in zip(dv_ref, ev_ref)])
         gap_cand = _median([d - e for d, e in zip(dv_cand, ev_cand)])

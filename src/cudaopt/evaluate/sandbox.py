@@ -158,11 +158,26 @@ def set_precision(allow_tf32: bool) -> dict:
     return precision_flags()
 
 
-def thread_count() -> int:
+def thread_ids() -> frozenset:
+    """The ids of this process's live threads (OS threads: native ones started from C++ count too)."""
     try:
-        return len(os.listdir("/proc/self/task"))
+        return frozenset(int(t) for t in os.listdir("/proc/self/task"))
     except OSError:
-        return threading.active_count()
+        return frozenset(t.ident for t in threading.enumerate())
+
+
+def new_threads(before: frozenset) -> list[str]:
+    """Threads alive now that were not alive at `before`, as 'name(tid)' (names help tell a library's own
+    lazily started helper from a candidate's worker in a finding's evidence)."""
+    out = []
+    for tid in sorted(thread_ids() - before):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            name = "?"
+        out.append(f"{name}({tid})")
+    return out
 
 
 def child_pids() -> list[int]:
