@@ -75,10 +75,13 @@ def main() -> int:
     ap.add_argument("--fake", action="store_true", help="misbehaving snippets instead of the corpus (no evaluator)")
     ap.add_argument("-n", type=int, default=200, help="evaluations per pass with --fake")
     ap.add_argument("--repeat", type=int, default=1, help="send the corpus this many times per pass")
+    ap.add_argument("--limit", type=int, default=0, help="only this many corpus candidates, one task after another (0: all)")
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--size", default="full", choices=["full", "small"])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--budget", type=float, default=2.0, help="timing budget per evaluation, seconds")
+    ap.add_argument("--prebuild", action="store_true",
+                    help="compile the candidates first, in parallel on every core (passes then show cached builds)")
     ap.add_argument("--warmup-slots", type=int, default=0,
                     help="first fill the compile cache with this many slots per device (correctness only, not measured)")
     ap.add_argument("--json", type=Path, help="write the measurements here too")
@@ -89,11 +92,31 @@ def main() -> int:
     else:
         options = {"size": args.size, "trials": args.trials, "budget_s": args.budget}
         kind = "cpu" if (args.devices or "").startswith("cpu") else "cuda"
-        requests = corpus_requests(kind, options) * args.repeat
+        requests = corpus_requests(kind, options)
+        if args.limit:
+            # round-robin over tasks, so a short run still mixes tasks (and sizes) rather than one task's files
+            by_task = collections.defaultdict(list)
+            for r in requests:
+                by_task[r["task"]].append(r)
+            mixed, queues = [], list(by_task.values())
+            while queues and len(mixed) < args.limit:
+                for q in list(queues):
+                    if len(mixed) < args.limit and q:
+                        mixed.append(q.pop(0))
+                    if not q:
+                        queues.remove(q)
+            requests = mixed
+        requests = requests * args.repeat
         if not requests:
             print(f"no corpus candidates for device={kind} under {CORPUS_DIR}", file=sys.stderr)
             return 1
 
+    if args.prebuild and not args.fake:
+        from cudaopt.evaluate.prebuild import prebuild
+
+        t0 = time.perf_counter()
+        built = prebuild([r["candidate"] for r in requests])
+        print(json.dumps({"prebuild": len(built), "ok": sum(b.ok for b in built), "wall_s": round(time.perf_counter() - t0, 1)}), flush=True)
     runs = []
     if args.url:
         n_devices = len(resolve_devices(args.devices)) if args.devices else 1

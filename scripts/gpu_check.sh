@@ -9,6 +9,7 @@
 #   bash scripts/gpu_check.sh rest       # then, warm: red team, service on one GPU, suite search
 #   bash scripts/gpu_check.sh train      # SFT a tiny model, a few GRPO steps with GPU rewards (issue 7)
 #   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
+#   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, A/A re-checks, service, HGEMM
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
 cd "$(dirname "$0")/.."
@@ -130,12 +131,26 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
     timeout "${CORPUS_LIMIT:-480}" python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-1.5}" --out "$OUT/corpus.json" 2>&1 | tail -3
     python scripts/summarize_gpu_json.py "$OUT"
     ;;
+  fixes)
+    # One call on a fresh machine after evaluator fixes: the cache_state probe, the whole GPU red team,
+    # A/A on the tasks that failed it, the service on this GPU (a mixed sample of the corpus, two passes),
+    # then the HGEMM checks with what time is left.
+    limit=${LIMIT:-560}
+    timeout 60 python scripts/l2_probe.py 2>&1 | tail -12
+    timeout 260 bash "$0" redteam 2>&1 | grep -E "passed|failed|FAILED|built|^E  " | head -30
+    timeout 90 python benchmarks/aa_check.py --device cuda --only lstm_two_layer softmax_rows --trials 5 --budget-s 1 \
+        --out "$OUT/aa_fixes.json" 2>&1 | tail -2
+    timeout 170 python benchmarks/service_throughput.py --devices cuda:0 --limit "${SERVICE_N:-10}" --prebuild --passes 2 --budget 1 \
+        --json "$OUT/service_1gpu.json" 2>&1 | grep -v "^\s*$" | tail -4
+    left=$((limit - SECONDS)); echo "gemm: $left s left"
+    [ "$left" -gt 90 ] && OUT="$OUT/gemm" timeout "$left" bash scripts/gpu_gemm.sh 8 20 $(( (left - 60) / 2 )) 20 2>&1 | tail -25
+    ;;
   redteam)
     python -c "
 from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
 srcs=[p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
 print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')"
-    python -m pytest -q -m gpu tests/redteam -p no:cacheprovider 2>&1 | tail -40
+    python -m pytest -q -m gpu tests/redteam -p no:cacheprovider > "$OUT/redteam.log" 2>&1; tail -40 "$OUT/redteam.log"
     ;;
   gemm)
     bash scripts/gpu_gemm.sh

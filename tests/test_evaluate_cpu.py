@@ -331,3 +331,27 @@ def test_callers_main_is_not_re_run(tmp_path):
     assert p.stdout.count("RESULT ok") == 1, p.stdout + p.stderr
     p = subprocess.run([sys.executable, "-", str(good)], input=script.read_text(), capture_output=True, text=True, timeout=300)
     assert p.stdout.count("RESULT ok") == 1, p.stdout + p.stderr
+
+
+def test_off_stream_names_device_work_away_from_the_harness_stream():
+    from types import SimpleNamespace as NS
+
+    from cudaopt.evaluate.child import _off_stream
+
+    def ev(name, start, stream):
+        return NS(name=name, time_range=NS(start=start), device_resource_id=stream)
+
+    marker = ev("fill (harness marker)", 0, 7)
+    assert _off_stream([marker, ev("my_kernel", 10, 7), ev("Memcpy DtoD", 12, 7)]) == []
+    # order in the list does not matter: the earliest event names the harness's stream
+    assert _off_stream([ev("scale_shift_kernel", 5, 13), marker]) == ["scale_shift_kernel (stream 13)"]
+    assert _off_stream([ev("a", 1, None), marker]) == []  # no stream ids: nothing concluded
+
+
+def test_device_state_readers_are_none_off_the_gpu():
+    import torch
+
+    from cudaopt.evaluate.child import _access_policy_bytes, _persisting_l2_limit
+
+    assert _persisting_l2_limit(torch.device("cpu")) is None
+    assert _access_policy_bytes(torch.device("cpu")) is None

@@ -206,6 +206,7 @@ class _Worker:
         # would (rightly) refuse to start on a candidate's behalf.
         os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         self.l2_persist = _persisting_l2_limit(self.device)
+        self.l2_window = _access_policy_bytes(self.device)
         os.environ["TMPDIR"] = self.scratch
         tempfile.tempdir = self.scratch
         os.chdir(self.scratch)
@@ -251,6 +252,10 @@ class _Worker:
         if l2 != self.l2_persist:
             self.finding("cache_state", f"candidate changed the L2 persisting-cache limit ({where})", f"{self.l2_persist} -> {l2} bytes",
                          blocking=True)
+        window = _access_policy_bytes(self.device)
+        if window != self.l2_window:
+            self.finding("cache_state", f"candidate set an L2 access-policy window on the harness's stream ({where})",
+                         f"{self.l2_window} -> {window} bytes", blocking=True)
         kids = child_pids()
         if kids:
             self.finding("process_escape", f"candidate left child processes running ({where})", str(kids[:5]))
@@ -546,6 +551,18 @@ class _Worker:
             window = "device"
         refs, cands = (dv_ref, dv_cand) if window == "device" else (ev_ref, ev_cand)
         est = estimate([r / c for r, c in zip(refs, cands)], opt["variance_gate"])
+        when = opt.get("kernel_check", "auto")
+        # auto: only for speedups that the verification rule treats as suspicious (> 3x, or > 2x the best
+        # so far): starting the profiler costs 3.5-6 s on the H200, more than the rest of an evaluation.
+        # It runs before the report is signed: kernels seen on another stream move the timing to the
+        # device-wide window even when their work hid inside the stream's (small side-stream gains).
+        suspicious = needs_verification(est.rounded, opt.get("previous_best"))
+        if dev.type == "cuda" and (when == "always" or (when == "auto" and suspicious)):
+            with self.guard_time.part("kernel_check_profiler"):
+                side = self.kernel_check()
+            if side and window == "events":
+                window, refs, cands = "device", dv_ref, dv_cand
+                est = estimate([r / c for r, c in zip(refs, cands)], opt["variance_gate"])
         payload = {
             "speedup_raw": float(est.raw), "speedup": float(est.rounded), "ci_low": float(est.ci_low), "ci_high": float(est.ci_high),
             "bucket_means": [float(m) for m in est.bucket_means], "bucket_variance": float(est.bucket_variance),
@@ -565,16 +582,10 @@ class _Worker:
         for s, out in sorted(last_out.items()):
             self.send("timed_ready", s)
             self.send("timed_out", s, view(out, self._expect("challenge_set", s), self.opt["compare_full_limit"]))
-        when = self.opt.get("kernel_check", "auto")
-        # auto: only for speedups that the verification rule treats as suspicious (> 3x, or > 2x the best
-        # so far): starting the profiler costs 3.5-6 s on the H200, more than the rest of an evaluation.
-        suspicious = needs_verification(est.rounded, self.opt.get("previous_best"))
-        if dev.type == "cuda" and (when == "always" or (when == "auto" and suspicious)):
-            with self.guard_time.part("kernel_check_profiler"):
-                self.kernel_check()
 
-    def kernel_check(self) -> None:
-        """From the kernels actually launched: did the candidate run a kernel of its own?"""
+    def kernel_check(self) -> bool:
+        """From the kernels actually launched: did the candidate run a kernel of its own, and did all of its
+        device work run on the harness's stream? Returns True when some ran on another stream."""
         from cudaopt.guards.static import kernel_names
 
         defined = kernel_names(self.cand_source)
@@ -582,18 +593,28 @@ class _Worker:
             from torch.profiler import ProfilerActivity, profile
 
             with profile(activities=[ProfilerActivity.CUDA]) as prof, torch.no_grad():
+                # A harness kernel first, alone on the device: the earliest device event names the stream
+                # the harness times (the profiler's stream ids are its own, not torch's).
+                torch.empty(1, device=self.device).fill_(1.0)
+                _sync(self.device)
                 self.call_candidate(self.sets[0])
                 _sync(self.device)
-            names = sorted({e.name for e in prof.events() if getattr(e, "device_type", None) is not None and "cuda" in str(e.device_type).lower()})
+            device_events = [e for e in prof.events() if getattr(e, "device_type", None) is not None and "cuda" in str(e.device_type).lower()]
+            names = sorted({e.name for e in device_events})
         except Exception as e:  # noqa: BLE001 - profiler unavailable: say so, do not fail the candidate
             self.send("note", f"kernel check skipped: {type(e).__name__}: {e}")
-            return
+            return False
         own = [n for n in names if any(d in n for d in defined)]
         self.send("kernels", names[:50])
         if not own:
             if defined:
                 self.finding("exception_fallback", "the candidate defines CUDA kernels but none of them ran", ", ".join(sorted(defined))[:200])
             self.finding("no_custom_kernel", "no kernel of the candidate's own was launched; only library kernels ran", ", ".join(names[:5]))
+        elsewhere = _off_stream(device_events)
+        if elsewhere:
+            self.finding("side_stream", "kernels ran on a CUDA stream other than the harness's; timed with a device-wide window",
+                         ", ".join(elsewhere[:4])[:300])
+        return bool(elsewhere)
 
     def run(self) -> None:
         self.setup()
@@ -615,31 +636,60 @@ class _Worker:
         self.send("done",)
 
 
+def _off_stream(device_events) -> list[str]:
+    """Device events (kernels, copies) on another stream than the first event's, as 'name (stream s)'.
+    Empty when the profiler gave no stream ids."""
+    timed = [e for e in device_events if getattr(e, "device_resource_id", None) is not None]
+    if len(timed) < 2:
+        return []
+    timed.sort(key=lambda e: e.time_range.start)
+    home = timed[0].device_resource_id
+    return [f"{e.name[:80]} (stream {e.device_resource_id})" for e in timed[1:] if e.device_resource_id != home]
+
+
+def _cuda_driver():
+    """libcuda, the one driver instance of the process (a runtime loaded here could be a second copy of
+    libcudart beside torch's; the driver is shared by every runtime and extension)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+
+
 def _persisting_l2_limit(device) -> int | None:
-    """cudaLimitPersistingL2CacheSize: a candidate that reserves L2 for itself changes the cache state."""
+    """CU_LIMIT_PERSISTING_L2_CACHE_SIZE of the current context: a candidate that reserves L2 for its own
+    data changes it. None where it cannot be read (no GPU, no driver, no current context)."""
     if device.type != "cuda":
         return None
     import ctypes
 
-    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
-        try:
-            lib = ctypes.CDLL(name)
-            break
-        except OSError:
-            continue
-    else:
-        try:
-            import glob
-
-            import nvidia  # noqa: F401 - the pip CUDA runtime, where torch found its own
-            paths = glob.glob(os.path.join(os.path.dirname(nvidia.__path__[0]), "nvidia", "*", "lib", "libcudart.so*"))
-            lib = ctypes.CDLL(paths[0])
-        except Exception:  # noqa: BLE001 - no runtime library to ask: the static guard still sees the API
-            return None
+    torch.empty(1, device=device)  # the primary context exists and is current on this thread
+    lib = _cuda_driver()
+    if lib is None:
+        return None
     value = ctypes.c_size_t(0)
-    if lib.cudaDeviceGetLimit(ctypes.byref(value), 0x06) != 0:
+    if lib.cuCtxGetLimit(ctypes.byref(value), 0x06) != 0:
         return None
     return int(value.value)
+
+
+def _access_policy_bytes(device) -> int | None:
+    """num_bytes of the access-policy (L2 persistence) window on the harness's current stream; 0 when none
+    is set. None where it cannot be read (the legacy default stream may refuse the query)."""
+    if device.type != "cuda":
+        return None
+    import ctypes
+
+    lib = _cuda_driver()
+    if lib is None:
+        return None
+    value = (ctypes.c_ubyte * 64)()  # CUlaunchAttributeValue: a 64-byte union
+    stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)
+    if lib.cuStreamGetAttribute(stream, 1, ctypes.byref(value)) != 0:  # CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+        return None
+    return int.from_bytes(bytes(value[8:16]), "little")  # {void* base_ptr; size_t num_bytes; ...}
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
