@@ -54,6 +54,8 @@ N_TIMING_SETS = 4  # input sets rotated through the timed rounds (defeats caches
 WARMUP_CALLS = 3
 CHECK_EVERY = 14  # re-estimate every two rounds per bucket
 MIN_TIMING_S = 0.2  # never stop before this much timing, however tight the interval looks
+POISON_COPIES = 3  # without an allocator snapshot: freed blocks of each output's size poisoned before a call
+POISON_CAP = 1 << 30  # bytes of free cached memory poisoned before a correctness call (at least 4x the outputs)
 
 
 def visible_devices_for(index: int, visible: str | None) -> str:
@@ -343,20 +345,40 @@ class _Worker:
                     if lo <= p < hi:
                         self.finding("output_alias", "output shares storage with a parameter or buffer", str(tuple(o.shape)))
 
-    def poison(self, nbytes: int) -> None:
-        """Fill freed device memory with NaN so parts of an output that are never written show up."""
-        if self.device.type != "cuda" or nbytes <= 0:
+    def poison(self, sizes: list[int]) -> None:
+        """Fill the freed device memory the next outputs can land in with NaN, so parts of an output that
+        are never written show up. The caching allocator hands a request the best-fitting free block of its
+        pool, so each free block at least as large as the smallest output is drawn here, smallest first (an
+        exact-size request takes exactly that block), up to POISON_CAP bytes, filled, and freed again.
+        (Session 3: one large poison block missed outputs under 1 MB, which have a pool of their own.)"""
+        if self.device.type != "cuda" or not sizes:
             return
-        blob = torch.empty(max(nbytes, 1 << 20) // 4 * 2, dtype=torch.float32, device=self.device)
-        blob.fill_(float("nan"))
-        del blob  # back to the caching allocator, poisoned
+        smallest, cap = min(sizes), max(POISON_CAP, 4 * sum(sizes))
+        try:
+            stream = torch.cuda.current_stream(self.device).cuda_stream
+            free = sorted(b["size"] for seg in torch.cuda.memory_snapshot()
+                          if seg.get("device", self.device.index or 0) == (self.device.index or 0) and seg.get("stream", stream) == stream
+                          for b in seg["blocks"] if b["state"] == "inactive" and b["size"] >= smallest)
+        except Exception:  # noqa: BLE001 - no snapshot: poison blocks of the outputs' own sizes instead
+            free = sorted(sizes) * POISON_COPIES
+        picked, total = [], 0
+        for n in free:
+            if total + n > cap:
+                break
+            picked.append(n)
+            total += n
+        # 0xFF bytes are NaN in every floating type (fp64 down to bf16), not only in fp32
+        blobs = [torch.empty(n, dtype=torch.uint8, device=self.device) for n in picked + sorted(sizes)]
+        for b in blobs:
+            b.fill_(255)
+        del blobs  # back to the caching allocator, poisoned
 
     def correctness(self) -> None:
         self.send("stage", "executable")
         opt = self.opt
         prev_inputs = None
         prev_out_obj = prev_out_copy = None
-        out_bytes = 0
+        out_sizes: list[int] = []
         with torch.no_grad():
             for i in range(opt["trials"]):
                 plan = trial_plan(i, opt["seed"])
@@ -364,7 +386,7 @@ class _Worker:
                 inputs = copy_into(prev_inputs, fresh) if (plan.reuse_buffers and prev_inputs is not None) else fresh
                 with self.guard_time.part("input_copies_poison"):
                     pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-                    self.poison(out_bytes)
+                    self.poison(out_sizes)
                 if i == 0:
                     self.send("first_call_start",)
                 before = thread_ids()
@@ -402,7 +424,7 @@ class _Worker:
                     self.send("cand_ready", i)  # the output exists; only now is the sample drawn
                     seed = self._expect("challenge", i)
                 self.send("cand_out", i, view(out, seed, opt["compare_full_limit"]))
-                out_bytes = sum(t.numel() * t.element_size() for t in flatten_outputs(out) if isinstance(t, torch.Tensor))
+                out_sizes = [t.numel() * t.element_size() for t in flatten_outputs(out) if isinstance(t, torch.Tensor) and t.numel()]
                 guard_t0 = time.perf_counter()
                 if i == 0:
                     first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in flatten_outputs(out)]
