@@ -132,16 +132,20 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
     python scripts/summarize_gpu_json.py "$OUT"
     ;;
   fixes)
-    # One call on a fresh machine after evaluator fixes: the cache_state probe, the whole GPU red team,
-    # A/A on the tasks that failed it, the service on this GPU (a mixed sample of the corpus, two passes),
-    # then the HGEMM checks with what time is left.
+    # One call on a fresh machine after evaluator fixes: the cache_state probe, the GPU red team and the
+    # evaluator's GPU-only paths (baselines, kernel check), the service on this GPU (a mixed sample of the
+    # corpus, two passes), then the HGEMM checks with what time is left. Every step logs to $OUT, so a
+    # call cut short still brings back what finished.
     limit=${LIMIT:-560}
-    timeout 60 python scripts/l2_probe.py 2>&1 | tail -12
-    timeout 260 bash "$0" redteam 2>&1 | grep -E "passed|failed|FAILED|built|^E  " | head -30
-    timeout 90 python benchmarks/aa_check.py --device cuda --only lstm_two_layer softmax_rows --trials 5 --budget-s 1 \
-        --out "$OUT/aa_fixes.json" 2>&1 | tail -2
+    timeout 60 python scripts/l2_probe.py > "$OUT/l2_probe.log" 2>&1; tail -8 "$OUT/l2_probe.log"
+    python -c "
+from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
+srcs=[p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
+print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')"
+    timeout 300 python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
+    grep -E "passed|failed|^FAILED|^E  " "$OUT/gpu_tests.log" | head -30
     timeout 170 python benchmarks/service_throughput.py --devices cuda:0 --limit "${SERVICE_N:-10}" --prebuild --passes 2 --budget 1 \
-        --json "$OUT/service_1gpu.json" 2>&1 | grep -v "^\s*$" | tail -4
+        --json "$OUT/service_1gpu.json" > "$OUT/service.log" 2>&1; grep -v "^\s*$" "$OUT/service.log" | tail -4
     left=$((limit - SECONDS)); echo "gemm: $left s left"
     [ "$left" -gt 90 ] && OUT="$OUT/gemm" timeout "$left" bash scripts/gpu_gemm.sh 8 20 $(( (left - 60) / 2 )) 20 2>&1 | tail -25
     ;;

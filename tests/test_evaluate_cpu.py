@@ -355,3 +355,12 @@ def test_device_state_readers_are_none_off_the_gpu():
 
     assert _persisting_l2_limit(torch.device("cpu")) is None
     assert _access_policy_bytes(torch.device("cpu")) is None
+
+
+def test_result_round_trip_keeps_kernels_and_notes():
+    from cudaopt.evaluate.result import EvalResult
+
+    r = EvalResult(status="ok", stage_reached="timed", kernels=("my_kernel", "fill"), notes=("kernel check skipped: x",))
+    back = EvalResult.from_dict(json.loads(r.to_json()))
+    assert back.kernels == r.kernels and back.notes == r.notes
+    assert EvalResult.from_dict({"status": "ok", "stage_reached": "timed"}).kernels == ()  # older JSON still loads

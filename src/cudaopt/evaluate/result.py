@@ -122,6 +122,8 @@ class EvalResult:
     guard_seconds: float = 0.0  # time the worker spent in dynamic guard checks (outside timing windows)
     guard_parts: dict = field(default_factory=dict)  # guard_seconds by check
     phase_seconds: dict = field(default_factory=dict)  # wall seconds by stage: start, compile, build, executable, correct, timed
+    kernels: tuple[str, ...] = ()  # device kernels the candidate launched, when the profiler check ran
+    notes: tuple[str, ...] = ()  # what the harness wants said that is not a finding (a check it skipped, say)
 
     @property
     def speedup(self) -> float | None:
@@ -156,6 +158,8 @@ class EvalResult:
             t["bucket_means"] = tuple(t["bucket_means"])
             d["timing"] = Timing(**t)
         d["findings"] = tuple(Finding.from_dict(f) for f in d.get("findings", ()))
+        d["kernels"] = tuple(d.get("kernels", ()))
+        d["notes"] = tuple(d.get("notes", ()))
         return cls(**d)
 
     def __repr__(self) -> str:  # readable in a REPL, like torch.utils.benchmark.Measurement

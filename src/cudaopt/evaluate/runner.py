@@ -168,6 +168,7 @@ class _Session:
         self.compile_seconds = 0.0
         self.compile_cached = False
         self.notes: list[str] = []
+        self.kernels: list[str] = []
         self.guard_seconds = 0.0
         self.time_sent = False  # the parent's own record of having asked for timing
         self.challenged: set[int] = set()
@@ -199,6 +200,7 @@ class _Session:
             device_name=self.device_name, precision=self.precision, gpu_seconds=held if self.opt.device.startswith("cuda") else 0.0,
             compile_seconds=self.compile_seconds, compile_cached=self.compile_cached, task=self.task.name,
             guard_seconds=self.guard_seconds, guard_parts=dict(self.guard_parts), phase_seconds=self._phase_seconds(held),
+            kernels=tuple(str(k) for k in (self.kernels or ())), notes=tuple(str(n) for n in self.notes),
         )
 
     def _phase_seconds(self, held: float) -> dict[str, float]:

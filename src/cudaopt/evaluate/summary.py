@@ -36,6 +36,10 @@ def print_result(r: EvalResult, console: Console | None = None) -> None:
     table.add_row("cost", f"{r.seconds:.1f} s wall" + (f", guards {r.guard_seconds:.2f} s" if r.guard_seconds else "") + (f", compile {r.compile_seconds:.1f} s" + (" (cached)" if r.compile_cached else "") if r.compile_seconds else ""))
     if r.phase_seconds:  # where the wall time went, stage by stage
         table.add_row("", "  ".join(f"{k} {v:.1f} s" for k, v in r.phase_seconds.items() if v >= 0.05))
+    if r.kernels:  # from the profiler check: which device kernels the candidate's call launched
+        table.add_row("kernels", ", ".join(k[:60] for k in r.kernels[:6]) + (f" (+{len(r.kernels) - 6} more)" if len(r.kernels) > 6 else ""))
+    for n in r.notes:
+        table.add_row("note", n[:200])
     console.print(table)
     if r.findings:
         ft = Table(title="findings", title_justify="left")
