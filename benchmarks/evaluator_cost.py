@@ -55,7 +55,11 @@ def main() -> None:
                          "raw": t.speedup_raw if t else None, "rel_ci": t.rel_ci if t else None,
                          "timing_s": t.seconds if t else None, "rounds": t.rounds if t else None,
                          "ref_us": t.ref_time_us if t else None, "wall_s": r.seconds, "gpu_s": r.gpu_seconds,
-                         "guard_s": r.guard_seconds, "guard_parts": r.guard_parts, "phase_s": r.phase_seconds})
+                         "guard_s": r.guard_seconds, "guard_parts": r.guard_parts, "phase_s": r.phase_seconds,
+                         # the seven bucket means (time order) and the window: a run that does not converge
+                         # shows here whether the ratio drifts or scatters
+                         "bucket_means": list(t.bucket_means) if t else None, "window": t.window if t else None,
+                         "cand_us": t.cand_time_us if t else None})
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).write_text(json.dumps(rows, indent=1))
     table = Table(title=f"evaluator cost to a +-{args.target:.0%} interval (budget {args.budget_s:g} s)")
