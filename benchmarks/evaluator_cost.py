@@ -34,6 +34,8 @@ def main() -> None:
     ap.add_argument("--target", type=float, default=0.01)
     ap.add_argument("--out", default="runs/evaluator_cost.json")
     ap.add_argument("--size", default="full")
+    ap.add_argument("--head-start-us", type=float, default=0.0,
+                    help="experimental: a spin kernel this long before each timed call (device time only in the window)")
     args = ap.parse_args()
     console = Console()
     fast = {e.task: e for e in corpus_entries() if e.kind == "fast" and e.device == ("cuda" if args.device.startswith("cuda") else "cpu")}
@@ -48,7 +50,8 @@ def main() -> None:
         if name in fast:
             cands.append((fast[name].name, fast[name].path))
         for label, cand in cands:
-            opts = EvalOptions(device=args.device, budget_s=args.budget_s, target_rel_ci=args.target, size=args.size)
+            opts = EvalOptions(device=args.device, budget_s=args.budget_s, target_rel_ci=args.target, size=args.size,
+                               head_start_us=args.head_start_us)
             r = evaluate(task, cand, opts)
             t = r.timing
             rows.append({"task": name, "candidate": label, "status": r.status, "speedup": r.speedup,

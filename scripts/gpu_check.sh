@@ -6,7 +6,7 @@
 #   bash scripts/gpu_check.sh redteam  # prebuild + the GPU red-team tests
 #   bash scripts/gpu_check.sh search   # optimize --suite: built-in proposers + the corpus as replayed answers
 #   bash scripts/gpu_check.sh evaluator  # issue 2 in one call on a fresh machine (A/A, cost, corpus)
-#   bash scripts/gpu_check.sh rest       # then, warm: red team, service on one GPU, suite search
+#   bash scripts/gpu_check.sh rest       # service on one GPU, then the suite search
 #   bash scripts/gpu_check.sh train      # SFT a tiny model, a few GRPO steps with GPU rewards (issue 7)
 #   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
 #   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, A/A re-checks, service, HGEMM
@@ -105,11 +105,11 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
     python scripts/summarize_gpu_json.py "$OUT"
     ;;
   rest)
-    # Right after `evaluator`, on the warm machine (corpus compiled): the red team, the service on this
-    # one GPU (corpus over HTTP, two passes), then the suite search with what time is left.
+    # The service on this one GPU (a task-mixed sample of the corpus over HTTP, two passes), then the
+    # suite search with what time is left.
     limit=${LIMIT:-570}
-    timeout 240 bash "$0" redteam 2>&1 | tail -25
-    timeout 150 python benchmarks/service_throughput.py --devices cuda:0 --passes 2 --json "$OUT/service_1gpu.json" 2>&1 | tail -12
+    timeout 170 python benchmarks/service_throughput.py --devices cuda:0 --limit "${SERVICE_N:-10}" --prebuild --passes 2 --budget 1 \
+        --json "$OUT/service_1gpu.json" > "$OUT/service.log" 2>&1; grep -v "^\s*$" "$OUT/service.log" | tail -4
     left=$((limit - SECONDS)); echo "search: $left s left"
     [ "$left" -gt 60 ] && SEARCH_BUDGET=${SEARCH_BUDGET:-2} timeout "$left" bash "$0" search 2>&1 | tail -30
     ;;
@@ -133,19 +133,29 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
     ;;
   fixes)
     # One call on a fresh machine after evaluator fixes: the cache_state probe, the GPU red team and the
-    # evaluator's GPU-only paths (baselines, kernel check), the service on this GPU (a mixed sample of the
-    # corpus, two passes), then the HGEMM checks with what time is left. Every step logs to $OUT, so a
-    # call cut short still brings back what finished.
+    # evaluator's GPU-only paths (baselines, kernel check, head start), an A/B of the head start, then the
+    # HGEMM checks with what time is left. Every step logs to $OUT, so a call cut short still brings back
+    # what finished.
     limit=${LIMIT:-560}
     timeout 60 python scripts/l2_probe.py > "$OUT/l2_probe.log" 2>&1; tail -8 "$OUT/l2_probe.log"
     python -c "
 from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
+from cudaopt.tasks.loader import CORPUS_DIR
 srcs=[p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
+srcs += [(CORPUS_DIR / t / 'fast_row_cached.py').read_text() for t in ('softmax_rows', 'rmsnorm_explicit')]
+srcs += [(CORPUS_DIR / 'softmax_rows' / 'honest_block_per_row.py').read_text()]
 print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')"
     timeout 300 python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
     grep -E "passed|failed|^FAILED|^E  " "$OUT/gpu_tests.log" | head -30
-    timeout 170 python benchmarks/service_throughput.py --devices cuda:0 --limit "${SERVICE_N:-10}" --prebuild --passes 2 --budget 1 \
-        --json "$OUT/service_1gpu.json" > "$OUT/service.log" 2>&1; grep -v "^\s*$" "$OUT/service.log" | tail -4
+    # A/B of the experimental head start (device time only in the window) on the two fast candidates
+    # whose intervals converged slowest (rmsnorm did not reach +-1% in 10 s in session 3).
+    for hs in 0 300; do
+      timeout 100 python benchmarks/evaluator_cost.py --device cuda --tasks rmsnorm_explicit softmax_rows --budget-s 4 \
+          --head-start-us $hs --out "$OUT/cost_headstart_$hs.json" > "$OUT/cost_headstart_$hs.log" 2>&1
+      python -c "
+import json; r = json.load(open('$OUT/cost_headstart_$hs.json'))
+for x in r: print('head start $hs us', x['task'], x['candidate'], x['speedup'], 'rel_ci', round(100 * (x['rel_ci'] or 0), 2), '% rounds', x['rounds'], 'buckets', [round(b, 3) for b in x['bucket_means'] or []])"
+    done
     left=$((limit - SECONDS)); echo "gemm: $left s left"
     [ "$left" -gt 90 ] && OUT="$OUT/gemm" timeout "$left" bash scripts/gpu_gemm.sh 8 20 $(( (left - 60) / 2 )) 20 2>&1 | tail -25
     ;;

@@ -30,3 +30,10 @@ def test_kernel_check_on_honest_candidates_finds_nothing(name):
     assert r.status == "ok", f"{r.message} {r.error[-2000:]}"
     assert r.kernels, "the profiler saw no kernels"
     assert not r.findings, r.findings  # no side_stream, no_custom_kernel or exception_fallback
+
+
+@pytest.mark.gpu
+def test_head_start_option_times_on_the_gpu():
+    r = evaluate(SOFTMAX, identity_candidate(load_task(SOFTMAX)), EvalOptions(**OPTS, head_start_us=200))
+    assert r.status == "ok", f"{r.message} {r.error[-2000:]}"
+    assert r.timing is not None and r.timing.ref_time_us > 0 and r.timing.cand_time_us > 0

@@ -475,7 +475,7 @@ class _Worker:
         dev = self.device
         self._unwrap_reference_forward()
         self.sets = [make_inputs(self.ref, timing_seed(s, opt["seed"]), "plain", dev) for s in range(N_TIMING_SETS)]
-        clock = clock_mod.DeviceClock(dev) if dev.type == "cuda" else clock_mod.HostClock()
+        clock = clock_mod.DeviceClock(dev, head_start_us=opt.get("head_start_us", 0.0)) if dev.type == "cuda" else clock_mod.HostClock()
         with torch.no_grad():
             base = self._baseline()
             for _ in range(WARMUP_CALLS):

@@ -39,10 +39,12 @@ class HostClock:
 class DeviceClock:
     """GPU timing with stream events; a second end point after a device-wide sync sees side streams."""
 
-    def __init__(self, device: torch.device, flush_l2: bool = True) -> None:
+    def __init__(self, device: torch.device, flush_l2: bool = True, head_start_us: float = 0.0) -> None:
         self.device = device
         self._event_cls = torch._C._CudaEventBase
         self._sync = torch._C._cuda_synchronize
+        self._spin = torch._C._cuda_sleep  # a busy-wait kernel of N clock cycles on the current stream
+        self._spin_cycles = int(head_start_us * 2000)  # at ~2 GHz; at lower clocks the head start is longer
         self.stream = torch.cuda.current_stream(device)
         l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20) or 50 * 2**20
         # Writing twice the L2 size evicts what the previous call left there (cache_state).
@@ -56,6 +58,8 @@ class DeviceClock:
         ev = self._event_cls
         start, end, end_dev = ev(enable_timing=True), ev(enable_timing=True), ev(enable_timing=True)
         self._sync()
+        if self._spin_cycles:  # the start event fires when the spin ends, with the call's kernels queued
+            self._spin(self._spin_cycles)
         start.record(self.stream)
         out = fn()
         check(out)

@@ -46,6 +46,10 @@ class EvalOptions:
     # costs 3.5-6 s on the H200, so by default ("auto") it runs only for speedups the verification rule
     # finds suspicious (> 3x, or > 2x previous_best); "always" or "never" otherwise.
     kernel_check: str = "auto"
+    # Experimental, off by default: a spin kernel of this many microseconds on the stream before each timed
+    # call's start event, so the call's launches queue behind it and the window holds device time only
+    # (without it, the host's launch latency of the first kernel is inside the window and moves with host load).
+    head_start_us: float = 0.0
 
     def __post_init__(self) -> None:
         if self.device == "cuda":  # one evaluation runs on one device: name it
@@ -60,6 +64,8 @@ class EvalOptions:
             raise ValueError("kernel_check must be 'auto', 'always' or 'never'")
         if self.size not in ("full", "small"):
             raise ValueError("size must be 'full' or 'small'")
+        if not 0 <= self.head_start_us <= 100_000:
+            raise ValueError("head_start_us must be between 0 and 100000 microseconds")
 
     def to_dict(self) -> dict:
         return asdict(self)
