@@ -364,3 +364,37 @@ def test_result_round_trip_keeps_kernels_and_notes():
     back = EvalResult.from_dict(json.loads(r.to_json()))
     assert back.kernels == r.kernels and back.notes == r.notes
     assert EvalResult.from_dict({"status": "ok", "stage_reached": "timed"}).kernels == ()  # older JSON still loads
+
+
+def _seg(kind, blocks, stream=0, device=0, pool=(0, 0)):
+    return {"device": device, "stream": stream, "segment_type": kind, "segment_pool_id": pool,
+            "blocks": [{"size": n, "state": st} for n, st in blocks]}
+
+
+def test_poison_requests_cover_the_small_pool_for_small_outputs():
+    from cudaopt.evaluate.child import SMALL_REQUEST, poison_requests
+
+    # a 2 MiB small segment with 4 KiB in use: its free rest is one block above 1 MiB, which a single
+    # request of that size would take from the large pool instead; it is drawn in chunks of at most 1 MiB
+    rest = 2 * SMALL_REQUEST - 4096
+    snap = [_seg("small", [(4096, "active_allocated"), (rest, "inactive")]),
+            _seg("small", [(8192, "inactive"), (512, "inactive")]),
+            _seg("large", [(20 << 20, "inactive")]),
+            _seg("small", [(65536, "inactive")], stream=123),  # another stream's pool
+            _seg("small", [(65536, "inactive")], pool=(1, 7)),  # a CUDA-graph private pool
+            _seg("small", [(65536, "inactive")], device=1)]
+    req = poison_requests(snap, 0, 0, [4096], cap=1 << 30)
+    assert req == [512, 8192, SMALL_REQUEST, rest - SMALL_REQUEST]  # smallest blocks first, no large-pool block
+    assert all(n <= SMALL_REQUEST for n in req)
+
+
+def test_poison_requests_large_outputs_take_large_blocks_that_fit_up_to_the_cap():
+    from cudaopt.evaluate.child import poison_requests
+
+    mb = 1 << 20
+    snap = [_seg("large", [(4 * mb, "inactive"), (64 * mb, "inactive"), (8 * mb, "active_allocated"), (2 * mb, "inactive")]),
+            _seg("large", [(32 * mb, "inactive")]),
+            _seg("small", [(mb, "inactive")])]
+    assert poison_requests(snap, 0, 0, [3 * mb], cap=1 << 30) == [4 * mb, 32 * mb, 64 * mb]
+    assert poison_requests(snap, 0, 0, [3 * mb], cap=40 * mb) == [4 * mb, 32 * mb]  # the cap stops it
+    assert poison_requests(snap, 0, 0, [3 * mb, 1024], cap=1 << 30) == [mb, 4 * mb, 32 * mb, 64 * mb]

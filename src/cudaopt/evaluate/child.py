@@ -209,6 +209,10 @@ class _Worker:
         os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         self.l2_persist = _persisting_l2_limit(self.device)
         self.l2_window = _access_policy_bytes(self.device)
+        self.poison_note_sent = False
+        if self.device.type == "cuda" and (self.l2_persist is None or self.l2_window is None):
+            self.send("note", f"L2 state not readable (persisting limit {self.l2_persist}, stream window {self.l2_window}): "
+                              "the cache_state check relies on the static layer and the L2 flush")
         os.environ["TMPDIR"] = self.scratch
         tempfile.tempdir = self.scratch
         os.chdir(self.scratch)
@@ -250,12 +254,13 @@ class _Worker:
             diff = {k: v for k, v in now.items() if self.precision.get(k) != v}
             self.finding("precision_downgrade", f"candidate changed global precision flags ({where})", str(diff))
             set_precision(self.opt.get("allow_tf32", False))
+        # A read that fails (None) proves nothing either way: compare only two readings.
         l2 = _persisting_l2_limit(self.device)
-        if l2 != self.l2_persist:
+        if l2 is not None and self.l2_persist is not None and l2 != self.l2_persist:
             self.finding("cache_state", f"candidate changed the L2 persisting-cache limit ({where})", f"{self.l2_persist} -> {l2} bytes",
                          blocking=True)
         window = _access_policy_bytes(self.device)
-        if window != self.l2_window:
+        if window is not None and self.l2_window is not None and window != self.l2_window:
             self.finding("cache_state", f"candidate set an L2 access-policy window on the harness's stream ({where})",
                          f"{self.l2_window} -> {window} bytes", blocking=True)
         kids = child_pids()
@@ -347,28 +352,21 @@ class _Worker:
 
     def poison(self, sizes: list[int]) -> None:
         """Fill the freed device memory the next outputs can land in with NaN, so parts of an output that
-        are never written show up. The caching allocator hands a request the best-fitting free block of its
-        pool, so each free block at least as large as the smallest output is drawn here, smallest first (an
-        exact-size request takes exactly that block), up to POISON_CAP bytes, filled, and freed again.
+        are never written show up: the free blocks of the caching allocator are drawn (poison_requests),
+        filled with 0xFF bytes (NaN in every floating type, fp64 down to bf16) and freed again.
         (Session 3: one large poison block missed outputs under 1 MB, which have a pool of their own.)"""
         if self.device.type != "cuda" or not sizes:
             return
-        smallest, cap = min(sizes), max(POISON_CAP, 4 * sum(sizes))
         try:
             stream = torch.cuda.current_stream(self.device).cuda_stream
-            free = sorted(b["size"] for seg in torch.cuda.memory_snapshot()
-                          if seg.get("device", self.device.index or 0) == (self.device.index or 0) and seg.get("stream", stream) == stream
-                          for b in seg["blocks"] if b["state"] == "inactive" and b["size"] >= smallest)
-        except Exception:  # noqa: BLE001 - no snapshot: poison blocks of the outputs' own sizes instead
-            free = sorted(sizes) * POISON_COPIES
-        picked, total = [], 0
-        for n in free:
-            if total + n > cap:
-                break
-            picked.append(n)
-            total += n
-        # 0xFF bytes are NaN in every floating type (fp64 down to bf16), not only in fp32
-        blobs = [torch.empty(n, dtype=torch.uint8, device=self.device) for n in picked + sorted(sizes)]
+            requests = poison_requests(torch.cuda.memory_snapshot(), self.device.index or 0, stream, sizes,
+                                       max(POISON_CAP, 4 * sum(sizes)))
+        except Exception as e:  # noqa: BLE001 - no snapshot: poison blocks of the outputs' own sizes instead
+            if not self.poison_note_sent:
+                self.send("note", f"allocator snapshot unavailable ({type(e).__name__}); poisoning blocks of the outputs' sizes only")
+                self.poison_note_sent = True
+            requests = sorted(sizes) * POISON_COPIES
+        blobs = [torch.empty(n, dtype=torch.uint8, device=self.device) for n in requests + sorted(sizes)]
         for b in blobs:
             b.fill_(255)
         del blobs  # back to the caching allocator, poisoned
@@ -614,6 +612,7 @@ class _Worker:
         try:
             from torch.profiler import ProfilerActivity, profile
 
+            _sync(self.device)  # nothing of earlier calls may still be running when the marker is launched
             with profile(activities=[ProfilerActivity.CUDA]) as prof, torch.no_grad():
                 # A harness kernel first, alone on the device: the earliest device event names the stream
                 # the harness times (the profiler's stream ids are its own, not torch's).
@@ -621,18 +620,30 @@ class _Worker:
                 _sync(self.device)
                 self.call_candidate(self.sets[0])
                 _sync(self.device)
-            device_events = [e for e in prof.events() if getattr(e, "device_type", None) is not None and "cuda" in str(e.device_type).lower()]
-            names = sorted({e.name for e in device_events})
+            events = list(prof.events())
         except Exception as e:  # noqa: BLE001 - profiler unavailable: say so, do not fail the candidate
             self.send("note", f"kernel check skipped: {type(e).__name__}: {e}")
             return False
+        device_events = sorted((e for e in events if getattr(e, "device_type", None) is not None and "cuda" in str(e.device_type).lower()),
+                               key=lambda e: e.time_range.start)
+        # Without CUPTI the profiler records no device events and says nothing: without the marker first,
+        # conclude nothing (an empty list would read as "no kernel of its own ran").
+        if not device_events or "fill" not in device_events[0].name.lower():
+            self.send("note", "kernel check skipped: the profiler recorded no device events (CUPTI unavailable?)")
+            return False
+        names = sorted({e.name for e in device_events[1:]})  # the candidate's, without the marker
         own = [n for n in names if any(d in n for d in defined)]
         self.send("kernels", names[:50])
         if not own:
             if defined:
                 self.finding("exception_fallback", "the candidate defines CUDA kernels but none of them ran", ", ".join(sorted(defined))[:200])
             self.finding("no_custom_kernel", "no kernel of the candidate's own was launched; only library kernels ran", ", ".join(names[:5]))
-        elsewhere = _off_stream(device_events)
+        # A CUDA graph's kernels are reported on the streams the graph executor picked, not the stream it
+        # was launched on; the launch itself is stream-ordered, so its work is inside the window anyway.
+        graph = any("GraphLaunch" in e.name for e in events)
+        elsewhere = [] if graph else _off_stream(device_events)
+        if graph:
+            self.send("note", "stream check skipped: the call replays a CUDA graph (its kernels' streams are the executor's)")
         if elsewhere:
             self.finding("side_stream", "kernels ran on a CUDA stream other than the harness's; timed with a device-wide window",
                          ", ".join(elsewhere[:4])[:300])
@@ -656,6 +667,55 @@ class _Worker:
         self.timing()
         self.send("guard_seconds", self.guard_time.seconds, self.guard_time.parts)
         self.send("done",)
+
+
+SMALL_REQUEST = 1 << 20  # the caching allocator serves requests up to 1 MiB from its small pool (2 MiB segments)
+
+
+def poison_requests(snapshot: list[dict], device: int, stream: int, sizes: list[int], cap: int) -> list[int]:
+    """The byte sizes to allocate, in order, so that every free block an output of `sizes` could be handed
+    is drawn (and then poisoned). The allocator gives a request the smallest free block of its pool that
+    fits (512-byte granularity) and splits off the rest, so drawing the free blocks smallest first, each as
+    exact requests, takes each block itself:
+      - outputs up to 1 MiB come from the small pool: its free blocks (the free remainders of 2 MiB
+        segments are up to 2 MiB, more than one request may take) are drawn in chunks of at most 1 MiB;
+      - larger outputs come from the large pool, whose free blocks are all above 1 MiB: one request each,
+        for the blocks at least as large as the smallest such output.
+    Only the default pool of this device and stream counts (CUDA-graph private pools do not serve plain
+    requests). Stops at `cap` bytes, smallest blocks first."""
+    small_out = [n for n in sizes if n <= SMALL_REQUEST]
+    large_out = [n for n in sizes if n > SMALL_REQUEST]
+    small, large = [], []
+    for seg in snapshot:
+        if seg.get("device", device) != device or seg.get("stream", stream) != stream:
+            continue
+        if tuple(seg.get("segment_pool_id", (0, 0)) or (0, 0)) != (0, 0):
+            continue
+        pool = small if seg.get("segment_type") == "small" else large
+        pool += [b["size"] for b in seg.get("blocks", ()) if b.get("state") == "inactive"]
+    out, total = [], 0
+
+    def take(n: int) -> bool:
+        nonlocal total
+        if total + n > cap:
+            return False
+        out.append(n)
+        total += n
+        return True
+
+    if small_out:
+        for size in sorted(small):
+            rest = size
+            while rest >= 512:
+                chunk = min(rest, SMALL_REQUEST)
+                if not take(chunk):
+                    break
+                rest -= chunk
+    if large_out:
+        for size in sorted(b for b in large if b >= min(large_out)):
+            if not take(size):
+                break
+    return out
 
 
 def _off_stream(device_events) -> list[str]:
