@@ -398,3 +398,30 @@ def test_poison_requests_large_outputs_take_large_blocks_that_fit_up_to_the_cap(
     assert poison_requests(snap, 0, 0, [3 * mb], cap=1 << 30) == [4 * mb, 32 * mb, 64 * mb]
     assert poison_requests(snap, 0, 0, [3 * mb], cap=40 * mb) == [4 * mb, 32 * mb]  # the cap stops it
     assert poison_requests(snap, 0, 0, [3 * mb, 1024], cap=1 << 30) == [mb, 4 * mb, 32 * mb, 64 * mb]
+
+
+_SLOW_FIRST_CALL = '''
+import time
+import torch
+import torch.nn as nn
+{marker}
+class ModelNew(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(cols))
+        self.b = nn.Parameter(torch.randn(cols))
+        self.first = True
+    def forward(self, x):
+        if self.first:  # stands in for a JIT compiler's first call
+            time.sleep(4)
+            self.first = False
+        return torch.tanh(x * self.w) + self.b
+'''
+
+
+def test_jit_candidates_compile_before_the_executable_clock_starts():
+    jit = run(_SLOW_FIRST_CALL.format(marker="# compiled lazily, as with torch.compile"), exec_floor_s=2, trials=3, timing=False)
+    assert jit.status == "ok", jit.message
+    assert any("JIT warm-up" in n for n in jit.notes)
+    plain = run(_SLOW_FIRST_CALL.format(marker=""), exec_floor_s=2, trials=3, timing=False)
+    assert plain.status == "timeout" and plain.stage_reached in ("executable", "correct"), (plain.status, plain.message)

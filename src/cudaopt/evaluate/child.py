@@ -56,6 +56,7 @@ CHECK_EVERY = 14  # re-estimate every two rounds per bucket
 MIN_TIMING_S = 0.2  # never stop before this much timing, however tight the interval looks
 POISON_COPIES = 3  # without an allocator snapshot: freed blocks of each output's size poisoned before a call
 POISON_CAP = 1 << 30  # bytes of free cached memory poisoned before a correctness call (at least 4x the outputs)
+JIT_MARKERS = ("torch.compile", "triton.jit", "@triton", "torch._dynamo")  # candidates that compile at their first call
 
 
 def visible_devices_for(index: int, visible: str | None) -> str:
@@ -300,6 +301,19 @@ class _Worker:
             list(self.cand_model.parameters()) + list(self.cand_model.buffers())
             if isinstance(self.cand_model, torch.nn.Module) else []
         )
+
+    def jit_warm_up(self) -> None:
+        """torch.compile (and Triton's JIT) compile at the first call, which can take a minute: that is
+        compilation, so for candidates that use them one call runs here, under the build stage's compile
+        deadline, before the executable stage's clock (max(1000 x reference time, floor)) starts."""
+        if not any(s in self.cand_source for s in JIT_MARKERS):
+            return
+        t0 = time.perf_counter()
+        plan = trial_plan(0, self.opt["seed"])
+        with torch.no_grad():
+            self.call_candidate(make_inputs(self.ref, plan.seed, plan.transform, self.device))
+        _sync(self.device)
+        self.send("note", f"JIT warm-up call before the executable stage (torch.compile/Triton compile at first call): {time.perf_counter() - t0:.1f} s")
 
     @staticmethod
     def _storage_ranges(tensors) -> list[tuple[int, int]]:
@@ -654,6 +668,7 @@ class _Worker:
         self.compile()
         self.send("stage", "build")
         self.build_models()
+        self.jit_warm_up()
         if not self.opt.get("skip_correctness"):
             self.correctness()
         if not self.opt.get("timing", True):
