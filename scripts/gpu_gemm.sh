@@ -3,15 +3,32 @@
 # benchmark a sample of the grid, the wgmma configs against cuBLASLt, and short tables last.
 # Full results land under $OUT (at most 8 files come back).
 # Usage on the device machine, from the repo root:
-#   bash scripts/gpu_gemm.sh [N_SHAPES] [TUNE_S] [BENCH_S] [WGMMA_BENCH_S]
+#   bash scripts/gpu_gemm.sh [N_SHAPES|grid] [TUNE_S] [BENCH_S] [WGMMA_BENCH_S]
+# Resumable across calls: tuning merges into work/tuned.json (rewritten after every shape, tuned
+# shapes skipped) and each benchmark logs every shape to its folder's shapes.jsonl (logged shapes
+# skipped). results.tgz (all of the work folder) is refreshed after the tune and bench steps; to
+# continue an earlier call, hand its results.tgz back (carried into the repo), e.g.
+#   GEMM_WORK=/tmp/gemm_work GEMM_RESUME=runs/gemm_grid/results.tgz bash scripts/gpu_gemm.sh grid 300 0 0
+# GEMM_WORK puts the work folder outside $OUT, so that only the few files named below land there
+# (the device returns at most 8). With N=grid the benchmarks wait until a call's tune step got
+# through all its shapes (so every shape is timed with the final table), the tune step's unused
+# seconds go to the offline benchmark, and the wgmma comparison (sample:N only) is skipped.
+# GEMM_TESTS=0 skips the GPU tests (not the wgmma smoke test, which decides the tuner's kinds).
 set -uo pipefail
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
+if [ "$N" = grid ]; then SHAPES=grid; else SHAPES="sample:$N"; fi
 OUT=${OUT:-runs/gemm_gpu}
-WORK=$OUT/work
-mkdir -p "$WORK"
+WORK=${GEMM_WORK:-$OUT/work}
+mkdir -p "$WORK" "$OUT"
 LOG=$OUT/log.txt
+checkpoint() { tar czf "$OUT/results.tgz.tmp" -C "$WORK" . 2>/dev/null && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"; }
 {
+  if [ -n "${GEMM_RESUME:-}" ]; then
+    if [ -f "$GEMM_RESUME" ]; then tar xzf "$GEMM_RESUME" -C "$WORK"; else cp -r "$GEMM_RESUME"/. "$WORK"/; fi \
+      && echo "== resuming from $GEMM_RESUME: $(python3 -c "import json; print(len(json.load(open('$WORK/tuned.json'))['entries']))" 2>/dev/null || echo 0) shapes tuned, $(cat "$WORK/offline_gpu/shapes.jsonl" 2>/dev/null | wc -l) benchmarked" \
+      || echo "== GEMM_RESUME=$GEMM_RESUME unreadable: starting afresh"
+  fi
   echo "== $(date -u +%FT%TZ) commit ${GEMM_COMMIT:-unknown}"
   nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv
   python3 -m cudaopt.gemm.build
@@ -52,18 +69,40 @@ PY
   TEST_FILTER=""; if [ "$WG_OK" != 1 ]; then TEST_FILTER="not wgmma"; fi
   echo "wgmma smoke: $([ "$WG_OK" = 1 ] && echo passed || echo FAILED): tuner kinds = $CUDAOPT_GEMM_KINDS"
 
-  echo "== GPU tests ${TEST_FILTER:+(-k '$TEST_FILTER')}"
-  timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "${TEST_FILTER}" 2>&1 | tail -25
-  echo "== tune sample:$N (budget ${TUNE_S}s)"
-  python3 -c "from cudaopt.gemm.cli import tune_gemm; tune_gemm(shapes='sample:$N', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=False)"
-  echo "== bench offline/gpu sample:$N (budget ${BENCH_S}s)"
-  python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='sample:$N', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=$BENCH_S)"
-  echo "== bench call timing sample:12"
-  python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='sample:12:1', mode='offline', timing='call', out_dir='$WORK/offline_call', table='$WORK/tuned.json', check=False, budget_s=25)"
-  echo "== bench server/gpu sample:12"
-  python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='sample:12:1', mode='server', timing='gpu', out_dir='$WORK/server_gpu', table='$WORK/tuned.json', check=False, rounds=7, budget_s=25)"
+  if [ "${GEMM_TESTS:-1}" = 0 ]; then
+    echo "== GPU tests skipped (GEMM_TESTS=0)"
+  else
+    echo "== GPU tests ${TEST_FILTER:+(-k '$TEST_FILTER')}"
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "${TEST_FILTER}" 2>&1 | tail -25
+  fi
+  # Resumable: merges into (and skips the shapes of) a tuned.json from an earlier call; the
+  # benchmarks skip the shapes in their folder's shapes.jsonl.
+  echo "== tune $SHAPES (budget ${TUNE_S}s)"
+  T0=$SECONDS
+  timeout $((TUNE_S + 120)) python3 -c "from cudaopt.gemm.cli import tune_gemm; tune_gemm(shapes='$SHAPES', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=True)" 2>&1 | tee "$WORK/tune_step.txt"
+  TUNE_RC=$?
+  checkpoint
+  RUN_BENCH=1; B_S=$BENCH_S
+  if [ "$N" = grid ]; then
+    LEFT=$(( TUNE_S - (SECONDS - T0) )); [ $LEFT -gt 0 ] || LEFT=0
+    B_S=$(( BENCH_S + LEFT ))
+    if [ $TUNE_RC -ne 0 ] || grep -qE "tune budget reached|stopping:" "$WORK/tune_step.txt"; then RUN_BENCH=0; fi
+  fi
+  if [ "$RUN_BENCH" = 1 ]; then
+    echo "== bench offline/gpu $SHAPES (budget ${B_S}s)"
+    timeout $((B_S + 120)) python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=$B_S)"
+    checkpoint
+    echo "== bench call timing sample:12"
+    python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='sample:12:1', mode='offline', timing='call', out_dir='$WORK/offline_call', table='$WORK/tuned.json', check=False, budget_s=25)"
+    echo "== bench server/gpu sample:12"
+    python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='sample:12:1', mode='server', timing='gpu', out_dir='$WORK/server_gpu', table='$WORK/tuned.json', check=False, rounds=7, budget_s=25)"
+  else
+    echo "== benchmarks wait: tuning of $SHAPES not finished in this call (continue with GEMM_RESUME)"
+  fi
 
-  if [ "$WG_OK" = 1 ]; then
+  if [ "$N" = grid ]; then
+    echo "== wgmma comparison skipped (sample:N only)"
+  elif [ "$WG_OK" = 1 ]; then
     echo "== wgmma configs vs cuBLASLt autotuned, sample:$N (budget ${WG_S}s)"
     mkdir -p "$WORK/wgmma"
     timeout $((WG_S + 90)) python3 - "$N" "$WG_S" "$WORK/wgmma" <<'PY'

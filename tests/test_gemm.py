@@ -1,4 +1,5 @@
-"""CPU tests of the HGEMM package: shape grid, statistics, reports, dispatcher, checks."""
+"""CPU tests of the HGEMM package: shape grid, statistics, reports, dispatcher, checks, and the
+resumable benchmark/tuner bookkeeping (GPU work monkeypatched)."""
 
 import json
 import math
@@ -6,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from cudaopt.gemm import dispatch
+from cudaopt.gemm import bench, dispatch, tune
 from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice, candidate_choices
 from cudaopt.gemm.correctness import exact_match_ok, normal_ok, zero_one_probability
 from cudaopt.gemm.report import summary_markdown, write_shape_csv, write_summary_csv
@@ -143,3 +144,243 @@ def test_python_mirror_matches_the_cuda_source():
     src = (Path(g.__file__).parent / "csrc" / "hgemm_mma.cu").read_text()
     rows = [tuple(int(v) for v in m) for m in re.findall(r"CUDAOPT_CFG\((\d+), (\d+), (\d+), (\d+), (\d+), (\d+)\)", src)]
     assert rows == [(c.bm, c.bn, c.bk, c.warps_m, c.warps_n, c.stages) for c in KERNEL_CONFIGS if c.kind == "mma"]
+
+
+# --- resumable benchmark and tuning (the GPU parts monkeypatched; bookkeeping for real) -----------
+
+
+SHAPES5 = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024)]
+
+
+class _Killed(BaseException):
+    """Stands in for the process being killed mid-shape (not an Exception: nothing may catch it)."""
+
+
+def test_shard_parse_and_selection():
+    assert bench.parse_shard(None) is None and bench.parse_shard("") is None
+    assert bench.parse_shard("1/3") == (1, 3) and bench.parse_shard(" 0 / 1 ") == (0, 1)
+    for bad in ("3/2", "2/2", "1/0", "-1/2", "a/b", "1", "1/2/3"):
+        with pytest.raises(ValueError, match="shard"):
+            bench.parse_shard(bad)
+    assert bench.shard_indices(7, (1, 3)) == [1, 4]
+    assert bench.shard_indices(4, None) == [0, 1, 2, 3]
+    parts = [bench.shard_indices(1000, (i, 3)) for i in range(3)]
+    assert sorted(j for p in parts for j in p) == list(range(1000))  # disjoint and complete
+
+
+def test_shape_log_roundtrip_survives_a_cut_line(tmp_path):
+    log = tmp_path / "out" / bench.SHAPE_LOG
+    r1 = bench.shape_record(0, (64, 64, 64), "offline", "gpu", times={"ours": 5.0, "torch": math.nan}, check={"correct": True})
+    bench.append_record(log, r1)
+    with open(log, "a") as f:
+        f.write('{"m": 128, "n": 128, "k"')  # a kill in the middle of a write
+    r2 = bench.shape_record(2, (256, 256, 256), "offline", "gpu", error="RuntimeError: boom", fatal=False)
+    bench.append_record(log, r2)
+    recs = bench.load_log(log)
+    assert set(recs) == {(64, 64, 64), (256, 256, 256)}  # the cut line is ignored, the next one kept
+    assert recs[(64, 64, 64)]["times"] == {"ours": 5.0, "torch": None}  # NaN stored as null
+    assert recs[(256, 256, 256)]["status"] == "failed" and recs[(256, 256, 256)]["error"] == "RuntimeError: boom"
+    bench.append_record(log, bench.shape_record(2, (256, 256, 256), "offline", "gpu", times={"ours": 1.0}))
+    assert bench.load_log(log)[(256, 256, 256)]["status"] == "ok"  # the last record of a shape wins
+    assert bench.load_log(tmp_path / "missing.jsonl") == {}
+
+
+def test_records_filtered_and_turned_into_a_result():
+    recs = {(64, 64, 64): bench.shape_record(0, (64, 64, 64), "offline", "gpu",
+                                             times={"ours": 5.0, "torch": 10.0, "cublas_nn": 8.0, "cublas_tn": 4.0},
+                                             check={"correct": True}),
+            (128, 128, 128): bench.shape_record(1, (128, 128, 128), "offline", "gpu", times={"ours": math.nan, "torch": 3.0}),
+            (256, 256, 256): bench.shape_record(2, (256, 256, 256), "offline", "gpu", error="E: x"),
+            (512, 512, 512): bench.shape_record(3, (512, 512, 512), "server", "gpu", times={"ours": 1.0})}
+    kept = bench.usable_records(recs, SHAPES5[:3] + [(512, 512, 512)], "offline", "gpu")
+    assert set(kept) == set(SHAPES5[:3])  # another mode's record does not count
+    assert set(bench.usable_records(recs, SHAPES5[:1], "offline", "gpu")) == {(64, 64, 64)}
+    res = bench.result_from_records(kept)
+    assert res.failed == {(256, 256, 256): "E: x"}
+    assert res.times["cublas_max"] == {(64, 64, 64): 4.0}
+    assert math.isnan(res.times["ours"][(128, 128, 128)]) and res.checks == {(64, 64, 64): {"correct": True}}
+    vs_torch = next(s for s in res.summaries if s.baseline == "ours vs torch" and s.group == "all")
+    assert vs_torch.n == 1 and vs_torch.median_ratio == 2.0  # the NaN shape is left out
+
+
+def _fake_bench(calls, kill_at=None, fail=(), ours=lambda i: 1.0 + i):
+    def fake(index, shape, env):
+        if index == kill_at:
+            raise _Killed()
+        calls.append(index)
+        if index in fail:
+            raise RuntimeError(f"CUDA error in a candidate on {shape}")
+        return {"ours": ours(index), "torch": 2.0 * ours(index)}, {"correct": True}
+    return fake
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(bench, "_gpu_setup", lambda seed, with_blas, log: False)
+    monkeypatch.setattr(bench, "_release", lambda: None)
+    monkeypatch.setattr(bench, "cuda_usable", lambda: True)
+    monkeypatch.setattr(tune, "_device_meta", lambda: {"device": "fake", "torch": "x"})
+    return monkeypatch
+
+
+def test_run_bench_killed_then_resumed(tmp_path, no_gpu):
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, kill_at=3))
+    with pytest.raises(_Killed):
+        bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
+    assert calls == [0, 1, 2] and len(bench.load_log(tmp_path / bench.SHAPE_LOG)) == 3
+    calls.clear()
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
+    assert calls == [3, 4]  # the logged shapes are not run again
+    assert res.times["ours"] == {s: 1.0 + i for i, s in enumerate(SHAPES5)}  # ...but reported
+    assert len(res.checks) == 5 and not res.skipped and not res.failed
+    calls.clear()
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, resume=False, log=lambda s: None)
+    assert calls == [0, 1, 2, 3, 4] and len(bench.load_log(tmp_path / bench.SHAPE_LOG)) == 5  # log started afresh
+
+
+def test_run_bench_budget_reports_skipped_and_writes_outputs(tmp_path, no_gpu):
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, budget_s=0.0, log=lambda s: None)
+    assert calls == [] and res.skipped == SHAPES5 and res.times == {}
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "shapes timed: 0;" in md and "skipped for time: 5" in md and "not run yet" in md and res.remaining == 5
+
+
+def test_run_bench_failed_shape_is_recorded_and_the_run_goes_on(tmp_path, no_gpu):
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, fail={1}))
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
+    assert calls == [0, 1, 2, 3, 4]
+    assert list(res.failed) == [SHAPES5[1]] and "CUDA error" in res.failed[SHAPES5[1]]
+    assert len(res.times["ours"]) == 4 and not res.aborted
+    rec = bench.load_log(tmp_path / bench.SHAPE_LOG)[SHAPES5[1]]
+    assert rec["status"] == "failed" and rec["fatal"] is False
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "shapes timed: 4; correct (all checks): 4/4" in md and "failed shapes" in md and "128x128x128" in md
+
+
+def test_run_bench_stops_cleanly_when_the_context_dies(tmp_path, no_gpu):
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, fail={2}))
+    no_gpu.setattr(bench, "cuda_usable", lambda: False)
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
+    assert calls == [0, 1, 2] and "unusable" in res.aborted
+    assert res.skipped == SHAPES5[3:] and len(res.times["ours"]) == 2
+    assert bench.load_log(tmp_path / bench.SHAPE_LOG)[SHAPES5[2]]["fatal"] is True
+    calls.clear()
+    no_gpu.setattr(bench, "cuda_usable", lambda: True)
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
+    assert calls == [3, 4]  # a fresh process goes on; the failed shape is not retried
+    assert len(res.times["ours"]) == 4 and list(res.failed) == [SHAPES5[2]]
+
+
+def test_run_bench_shards_split_the_grid_and_share_one_log(tmp_path, no_gpu):
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
+    first = bench.run_bench(SHAPES5, out_dir=tmp_path, shard="1/2", log=lambda s: None)
+    assert calls == [1, 3] and set(first.times["ours"]) == {SHAPES5[1], SHAPES5[3]} and first.remaining == 3
+    second = bench.run_bench(SHAPES5, out_dir=tmp_path, shard="0/2", log=lambda s: None)
+    assert calls == [1, 3, 0, 2, 4]
+    assert set(second.times["ours"]) == set(SHAPES5)  # the report covers both shards' shapes
+    assert second.remaining == 0 and not second.skipped
+    with pytest.raises(ValueError, match="shard"):
+        bench.run_bench(SHAPES5, out_dir=tmp_path, shard="2/2")
+
+
+def test_table_written_atomically(tmp_path, monkeypatch):
+    path = tmp_path / "t" / "tuned.json"
+    tune.write_json_atomic(path, {"entries": [1]})
+    assert json.loads(path.read_text()) == {"entries": [1]}
+
+    def broken_dump(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(tune.json, "dump", broken_dump)
+    with pytest.raises(OSError):
+        tune.write_json_atomic(path, {"entries": [2]})
+    assert json.loads(path.read_text()) == {"entries": [1]}  # the old table stays whole
+    assert [p.name for p in path.parent.iterdir()] == ["tuned.json"]  # no temp file left behind
+
+
+def _entry(shape, tag="x"):
+    m, n, k = shape
+    return {"m": m, "n": n, "k": k, "backend": "ours", "config": 0, "splits": 1, "ours_us": 1.0, "torch_us": 1.0, "tag": tag}
+
+
+def test_save_table_merges_what_another_shard_wrote(tmp_path):
+    path = tmp_path / "tuned.json"
+    meta = {"device": "fake"}
+    tune.save_table(path, {SHAPES5[0]: _entry(SHAPES5[0], "other")}, {}, True, meta)  # another process
+    data = tune.save_table(path, {SHAPES5[1]: _entry(SHAPES5[1])}, {}, True, meta)
+    assert [(e["m"], e["tag"]) for e in data["entries"]] == [(64, "other"), (128, "x")]
+    data = tune.save_table(path, {SHAPES5[1]: _entry(SHAPES5[1])}, {}, False, meta)  # no merge: ours only
+    assert [e["m"] for e in json.loads(path.read_text())["entries"]] == [128]
+    assert tune.shapes_to_tune(SHAPES5, [0, 1, 2], {SHAPES5[1]: {}}, retune=False) == [0, 2]
+    assert tune.shapes_to_tune(SHAPES5, [0, 1, 2], {SHAPES5[1]: {}}, retune=True) == [0, 1, 2]
+
+
+def _fake_tune(calls, kill_at=None, fail=(), tag="x"):
+    def fake(m, n, k, rounds=5, rng=None):
+        if (m, n, k) == kill_at:
+            raise _Killed()
+        calls.append((m, n, k))
+        if (m, n, k) in fail:
+            raise RuntimeError("CUDA error: out of memory")
+        return _entry((m, n, k), tag)
+    return fake
+
+
+def test_run_tune_killed_keeps_its_table_and_resumes(tmp_path, no_gpu):
+    out = tmp_path / "tuned.json"
+    calls = []
+    no_gpu.setattr(tune, "tune_shape", _fake_tune(calls, kill_at=SHAPES5[2]))
+    with pytest.raises(_Killed):
+        tune.run_tune(SHAPES5, out, log=lambda s: None)
+    assert [(e["m"], e["n"], e["k"]) for e in json.loads(out.read_text())["entries"]] == SHAPES5[:2]
+    calls.clear()
+    no_gpu.setattr(tune, "tune_shape", _fake_tune(calls, fail={SHAPES5[3]}, tag="second"))
+    data = tune.run_tune(SHAPES5, out, log=lambda s: None)
+    assert calls == SHAPES5[2:]  # the tuned shapes are skipped
+    assert [e["tag"] for e in data["entries"]] == ["x", "x", "second", "second"]  # the failed shape is left out
+    assert json.loads(out.read_text()) == data and data["device"] == "fake"
+    calls.clear()
+    no_gpu.setattr(tune, "tune_shape", _fake_tune(calls, tag="third"))
+    data = tune.run_tune(SHAPES5, out, shard="0/2", retune=True, log=lambda s: None)
+    assert calls == [SHAPES5[0], SHAPES5[2], SHAPES5[4]]
+    assert [e["tag"] for e in data["entries"]] == ["third", "x", "third", "third"]  # 1x: kept; 3x: failed before
+    calls.clear()
+    data = tune.run_tune(SHAPES5[:2], out, merge=False, log=lambda s: None)
+    assert calls == SHAPES5[:2] and len(data["entries"]) == 2 == len(json.loads(out.read_text())["entries"])
+
+
+def test_run_tune_stops_when_the_context_dies(tmp_path, no_gpu):
+    out = tmp_path / "tuned.json"
+    calls = []
+    no_gpu.setattr(tune, "tune_shape", _fake_tune(calls, fail={SHAPES5[1]}))
+    no_gpu.setattr(bench, "cuda_usable", lambda: False)
+    data = tune.run_tune(SHAPES5, out, log=lambda s: None)
+    assert calls == SHAPES5[:2] and [e["m"] for e in data["entries"]] == [64]
+
+
+def test_bad_shard_is_a_usage_error():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from cudaopt.gemm.cli import bench_gemm, tune_gemm
+
+    with pytest.raises(ValueError, match="shard"):
+        bench_gemm(shapes="64x64x64", shard="3/2")
+    with pytest.raises(ValueError, match="shard"):
+        tune_gemm(shapes="64x64x64", shard="x")
+    for args in (["bench-gemm", "--shard", "3/2"], ["tune-gemm", "--shard", "1/0"], ["bench-gemm", "--mode", "batch"]):
+        p = subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and "error:" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gemm.py"
+    p = subprocess.run([sys.executable, str(script), "grid", "offline", "gpu", "/nonexistent", "--shard", "3/2"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.startswith("error: shard '3/2'"), p.stderr

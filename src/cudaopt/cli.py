@@ -204,29 +204,45 @@ def bench_gemm_cmd(
     shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | FILE of 'M N K' lines | MxNxK,..."),
     mode: str = typer.Option("offline", help="offline (back to back) | server (random idle gaps, not timed)."),
     timing: str = typer.Option("gpu", help="gpu (events/graph replay) | call (host time of one Python call)."),
-    out: Path = typer.Option(Path("runs/gemm"), help="Folder for CSV, Markdown and PNG."),
+    out: Path = typer.Option(Path("runs/gemm"), help="Folder for CSV, Markdown and PNG, and the per-shape log shapes.jsonl."),
     table: Optional[str] = typer.Option(None, help="Tuned table JSON (default: the shipped H200 table)."),
     rounds: int = typer.Option(15),
+    budget_s: Optional[float] = typer.Option(None, "--budget-s", help="Start no new shape after this many seconds; the rest waits for the next run."),
+    resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip shapes already in OUT/shapes.jsonl (--no-resume starts the log afresh)."),
+    shard: Optional[str] = typer.Option(None, help="i/n: only the shapes whose index % n == i."),
 ) -> None:
     """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid."""
-    from cudaopt.gemm.cli import bench_gemm
+    from cudaopt.gemm.cli import bench_gemm, check_args
 
+    try:
+        check_args(shapes, mode, timing, shard, budget_s, rounds)
+    except ValueError as e:
+        _usage_error(str(e))
     _need_cuda()
-    path = bench_gemm(shapes=shapes, mode=mode, timing=timing, out_dir=out, table=table, rounds=rounds)
+    path = bench_gemm(shapes=shapes, mode=mode, timing=timing, out_dir=out, table=table, rounds=rounds,
+                      budget_s=budget_s, resume=resume, shard=shard)
     console.print(f"results in {path}")
 
 
 @app.command("tune-gemm")
 def tune_gemm_cmd(
     shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | FILE | MxNxK,..."),
-    out: Path = typer.Option(Path("runs/gemm/tuned.json"), help="Tuned table to write or merge into."),
+    out: Path = typer.Option(Path("runs/gemm/tuned.json"), help="Tuned table to write or merge into (rewritten after every shape)."),
     rounds: int = typer.Option(5),
+    budget_s: Optional[float] = typer.Option(None, "--budget-s", help="Start no new shape after this many seconds; the rest waits for the next run."),
+    merge: bool = typer.Option(True, "--merge/--no-merge", help="Keep the table's entries and skip its shapes (--no-merge starts afresh)."),
+    retune: bool = typer.Option(False, "--retune", help="Tune shapes already in the table again."),
+    shard: Optional[str] = typer.Option(None, help="i/n: only the shapes whose index % n == i."),
 ) -> None:
     """Search the HGEMM configurations per shape on the GPU; write the dispatcher's table."""
-    from cudaopt.gemm.cli import tune_gemm
+    from cudaopt.gemm.cli import check_args, tune_gemm
 
+    try:
+        check_args(shapes, shard=shard, budget_s=budget_s, rounds=rounds)
+    except ValueError as e:
+        _usage_error(str(e))
     _need_cuda()
-    console.print(f"table: {tune_gemm(shapes=shapes, out=out, rounds=rounds)}")
+    console.print(f"table: {tune_gemm(shapes=shapes, out=out, rounds=rounds, budget_s=budget_s, merge=merge, retune=retune, shard=shard)}")
 
 
 @app.command("serve")

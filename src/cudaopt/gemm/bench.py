@@ -13,13 +13,21 @@ Candidates (all fp16 in/out):
   lt_auto_{nn,tn}       cuBLASLt, fastest of up to 16 heuristic algorithms timed on this shape
   cublas_nn_fp16compute cublasGemmEx with CUBLAS_COMPUTE_16F: fp16 accumulate, labelled, not a peer
 "*_max" baselines are the faster of NN and TN per shape, as in the CUDA-L2 seed.
+
+Resumable: with an output folder, every finished shape is appended at once to shapes.jsonl there
+(times of every candidate and the check, or the error of a shape that raised); a rerun with resume
+skips the logged shapes and reports over all of them, so a long grid runs as several killed or
+budget-limited calls. shard 'i/n' runs only the shapes whose index % n == i.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+import os
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,84 +141,309 @@ class BenchResult:
     times: dict[str, dict[Shape, float]] = field(default_factory=dict)  # candidate -> shape -> us
     checks: dict[Shape, dict] = field(default_factory=dict)
     summaries: list[SpeedupSummary] = field(default_factory=list)
-    skipped: list[Shape] = field(default_factory=list)
+    skipped: list[Shape] = field(default_factory=list)  # not run: time budget, or the CUDA context died
+    failed: dict[Shape, str] = field(default_factory=dict)  # the benchmark raised on this shape: the error
     seconds: float = 0.0
+    aborted: str = ""  # why the run stopped before its shapes were done (CUDA context unusable), else ""
+    remaining: int = 0  # shapes of the list with no log record yet (other shards' too): for the next run
 
 
-def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", table_path: str | None = None,
-              with_blas: bool = True, check: bool = True, rounds: int = 15, seed: int = 0,
-              budget_s: float | None = None, log=print) -> BenchResult:
+# --- bookkeeping: per-shape log, resume, shards (pure, no GPU) ------------------------------------
+
+SHAPE_LOG = "shapes.jsonl"  # one JSON line per finished shape, in the output folder
+
+
+def parse_shard(spec: str | None) -> tuple[int, int] | None:
+    """'i/n' -> (i, n) with 0 <= i < n; None or '' -> None (all shapes)."""
+    if spec is None or not str(spec).strip():
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(spec))
+    if not m or int(m.group(2)) < 1 or int(m.group(1)) >= int(m.group(2)):
+        raise ValueError(f"shard {spec!r}: give i/n with 0 <= i < n (e.g. 0/2 and 1/2)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def shard_indices(count: int, shard: tuple[int, int] | None) -> list[int]:
+    """Indices into the full shape list that this shard runs: index % n == i."""
+    if shard is None:
+        return list(range(count))
+    i, n = shard
+    return [j for j in range(count) if j % n == i]
+
+
+def _num(x: float) -> float | None:
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None  # JSON has no NaN/inf
+
+
+def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[str, float] | None = None,
+                 check: dict | None = None, error: str | None = None, fatal: bool = False,
+                 seconds: float = 0.0) -> dict:
+    """One log line: a shape's times (every candidate, null = did not run) and check, or its error."""
+    m, n, k = shape
+    rec = {"m": m, "n": n, "k": k, "index": index, "mode": mode, "timing": timing,
+           "status": "failed" if error is not None else "ok", "seconds": round(seconds, 3)}
+    if error is not None:
+        rec.update(error=error, fatal=fatal)
+    else:
+        rec.update(times={name: _num(us) for name, us in (times or {}).items()}, check=check)
+    return rec
+
+
+def append_record(path: Path, rec: dict) -> None:
+    """Append one JSON line and push it to disk (flush + fsync): a kill loses at most the shape in flight.
+
+    One write per line in append mode; a partial last line (a kill mid-write) is closed first so
+    the new record starts on its own line."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(rec, separators=(",", ":")) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            with open(path, "rb") as f:
+                f.seek(size - 1)
+                if f.read(1) != b"\n":
+                    line = b"\n" + line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def load_log(path: Path) -> dict[Shape, dict]:
+    """Shape -> its last record in the log; unreadable lines (a line cut by a kill) are ignored."""
+    out: dict[Shape, dict] = {}
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        return out
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+            shape = (int(rec["m"]), int(rec["n"]), int(rec["k"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(rec, dict) and rec.get("status") in ("ok", "failed"):
+            out[shape] = rec
+    return out
+
+
+def usable_records(records: dict[Shape, dict], shapes: list[Shape], mode: str, timing: str) -> dict[Shape, dict]:
+    """The records for shapes in this run's list, measured with the same mode and timing."""
+    wanted = set(shapes)
+    return {s: r for s, r in records.items()
+            if s in wanted and r.get("mode", mode) == mode and r.get("timing", timing) == timing}
+
+
+def result_from_records(records: dict[Shape, dict]) -> BenchResult:
+    """Times, checks and failures of the logged shapes, then the summaries over all of them."""
+    res = BenchResult()
+    for shape, rec in records.items():
+        if rec.get("status") == "failed":
+            res.failed[shape] = rec.get("error", "")
+            continue
+        for name, us in (rec.get("times") or {}).items():
+            res.times.setdefault(name, {})[shape] = math.nan if us is None else float(us)
+        if rec.get("check") is not None:
+            res.checks[shape] = rec["check"]
+    summarize_result(res)
+    return res
+
+
+def summarize_result(res: BenchResult) -> None:
+    """Add the "*_max" baselines (faster of NN/TN) and the per-class summaries to res."""
+    times = res.times
+    if "cublas_nn" in times:
+        times["cublas_max"] = max_of(times["cublas_nn"], times.get("cublas_tn", {}))
+    if "lt_heur_nn" in times:
+        times["lt_heur_max"] = max_of(times["lt_heur_nn"], times.get("lt_heur_tn", {}))
+    if "lt_auto_nn" in times:
+        times["lt_auto_max"] = max_of(times["lt_auto_nn"], times.get("lt_auto_tn", {}))
+    res.summaries = []
+    for who in ("ours", "dispatch"):
+        for base in BASELINES:
+            if base in times and who in times:
+                res.summaries += summarize_by_class(f"{who} vs {base}", ratios(times[base], times[who]))
+
+
+# --- the GPU side: one shape, setup, health ---------------------------------------------------------
+
+@dataclass
+class BenchEnv:
+    table: dict
+    mode: str
+    timing: str
+    with_blas: bool
+    check: bool
+    rounds: int
+    seed: int
+
+
+def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, float], dict | None]:
+    """Time every candidate on one shape and check ours: (candidate -> us, check dict or None)."""
     import torch
 
     from cudaopt.gemm import hgemm
     from cudaopt.gemm.correctness import check_gemm
 
-    if mode not in ("offline", "server") or timing not in ("gpu", "call"):
-        raise ValueError("mode is 'offline' or 'server'; timing is 'gpu' or 'call'")
-    table = load_table(table_path)
-    rng = random.Random(seed)
+    m, n, k = shape
+    rng = random.Random(env.seed * 1_000_003 + index)  # per shape: shards and resumed runs time alike
+    torch.manual_seed(env.seed + index)
+    choice = choose(m, n, k, env.table)
+    ours_choice = choice if choice.backend == "ours" else Choice("ours", choice.config, choice.splits)
+    sets = num_sets(m, n, k)
+    x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, max(ours_choice.splits, choice.splits)), env.with_blas)
+    cands = {"ours": ours_launch(x, m, n, k, ours_choice),
+             "dispatch": lambda i, x=x, c=choice: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=x.ws, choice=c),
+             "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
+    plans = {}
+    try:
+        if env.with_blas:
+            plans = lt_plans(x, m, n, k, sets, rng)
+            cands.update(blas_launches(x, m, n, k, plans))
+        if env.timing == "gpu":
+            t = time_gpu(cands, sets, rounds=env.rounds, server=(env.mode == "server"), rng=rng)
+        else:
+            t = time_call(cands, sets, rng=rng)
+    finally:
+        for layout in (0, 1):
+            if layout in plans:
+                plans[layout].close()
+    del x, cands
+    chk = None
+    if env.check:
+        r = check_gemm(lambda a, b, out, c=ours_choice: hgemm(a, b, out=out, choice=c), m, n, k, seed=env.seed + index)
+        chk = {"correct": r.ok, "exact01": r.exact_ok, "normal": r.normal_ok, "nan": r.nan_ok,
+               "guard": r.guard_ok, "rel_err": f"{r.rel_err:.3e}", "torch_rel_err": f"{r.ref_rel_err:.3e}",
+               "choice": ours_choice.label(), "dispatch": choice.label()}
+    return t, chk
+
+
+def _gpu_setup(seed: int, with_blas: bool, log) -> bool:
+    """Seed torch and load the cuBLAS baselines; returns whether they are available."""
+    import torch
+
     torch.manual_seed(seed)
-    res = BenchResult()
-    t_start = time.perf_counter()
     if with_blas:
         try:
             _lib.blas()
         except _lib.GemmError as err:
             log(f"cuBLAS baselines unavailable, torch.matmul only: {err}")
-            with_blas = False
-    for idx, (m, n, k) in enumerate(shapes):
-        if budget_s is not None and time.perf_counter() - t_start > budget_s:
-            res.skipped.extend(shapes[idx:])
-            log(f"time budget reached: {len(shapes) - idx} shapes not run")
-            break
-        choice = choose(m, n, k, table)
-        ours_choice = choice if choice.backend == "ours" else Choice("ours", choice.config, choice.splits)
-        sets = num_sets(m, n, k)
-        x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, max(ours_choice.splits, choice.splits)), with_blas)
-        cands = {"ours": ours_launch(x, m, n, k, ours_choice),
-                 "dispatch": lambda i, x=x, c=choice: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=x.ws, choice=c),
-                 "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
-        plans = {}
-        if with_blas:
-            plans = lt_plans(x, m, n, k, sets, rng)
-            cands.update(blas_launches(x, m, n, k, plans))
-        if timing == "gpu":
-            t = time_gpu(cands, sets, rounds=rounds, server=(mode == "server"), rng=rng)
+            return False
+    return with_blas
+
+
+def _release() -> None:
+    """Free cached GPU memory (and what a failed shape's traceback held); never raises."""
+    gc.collect()
+    try:
+        import torch
+
+        torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001 - a dead context: nothing more to free
+        pass
+
+
+def cuda_usable() -> bool:
+    """Can this process still run work on the GPU (no sticky error such as an illegal address)?"""
+    try:
+        import torch
+
+        torch.cuda.synchronize()
+        return float((torch.ones(1, device="cuda") + 1).item()) == 2.0
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _error_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"[:500]
+
+
+def _shape_line(pos: int, total: int, index: int, shape: Shape, t: dict, chk: dict | None, with_blas: bool) -> str:
+    m, n, k = shape
+    lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
+    return (f"[{pos}/{total}] #{index} {m}x{n}x{k} ours {t.get('ours', math.nan):.2f}us "
+            f"torch {t.get('torch', math.nan):.2f}us " + (f"lt_auto_max {lt:.2f}us " if with_blas else "")
+            + (f"ok={chk['correct']}" if chk is not None else ""))
+
+
+def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", table_path: str | None = None,
+              with_blas: bool = True, check: bool = True, rounds: int = 15, seed: int = 0,
+              budget_s: float | None = None, out_dir: str | Path | None = None, resume: bool = True,
+              shard: str | None = None, log=print) -> BenchResult:
+    """Benchmark the shapes (this shard's, not yet in the log when resuming) until the budget is spent.
+
+    With out_dir, each finished shape is appended to out_dir/shapes.jsonl at once; resume=True skips
+    the shapes already there (a different mode/timing does not count), resume=False starts the log
+    afresh. The result covers every logged shape of `shapes` (all shards), not only this run's. A
+    shape whose benchmark raises is logged as failed; if the CUDA context is unusable afterwards the
+    run stops there (res.aborted), keeping what is logged. Failed shapes are not retried on resume."""
+    if mode not in ("offline", "server") or timing not in ("gpu", "call"):
+        raise ValueError("mode is 'offline' or 'server'; timing is 'gpu' or 'call'")
+    picked = shard_indices(len(shapes), parse_shard(shard))
+    t_start = time.perf_counter()
+    log_path = Path(out_dir) / SHAPE_LOG if out_dir is not None else None
+    records: dict[Shape, dict] = {}
+    if log_path is not None:
+        if resume:
+            records = usable_records(load_log(log_path), shapes, mode, timing)
         else:
-            t = time_call(cands, sets, rng=rng)
-        for name, us in t.items():
-            res.times.setdefault(name, {})[(m, n, k)] = us
-        for layout in (0, 1):
-            if layout in plans:
-                plans[layout].close()
-        if check:
-            r = check_gemm(lambda a, b, out, c=ours_choice: hgemm(a, b, out=out, choice=c), m, n, k, seed=seed + idx)
-            res.checks[(m, n, k)] = {"correct": r.ok, "exact01": r.exact_ok, "normal": r.normal_ok, "nan": r.nan_ok,
-                                     "guard": r.guard_ok, "rel_err": f"{r.rel_err:.3e}",
-                                     "torch_rel_err": f"{r.ref_rel_err:.3e}", "choice": ours_choice.label(),
-                                     "dispatch": choice.label()}
-        del x
-        log(f"[{idx + 1}/{len(shapes)}] {m}x{n}x{k} ours {t['ours']:.2f}us torch {t['torch']:.2f}us "
-            + (f"lt_auto_max {min(t.get('lt_auto_nn', math.inf), t.get('lt_auto_tn', math.inf)):.2f}us " if with_blas else "")
-            + (f"ok={res.checks[(m, n, k)]['correct']}" if check else ""))
-    torch.cuda.empty_cache()
-    times = res.times
-    if "cublas_nn" in times:
-        times["cublas_max"] = max_of(times["cublas_nn"], times["cublas_tn"])
-    if "lt_heur_nn" in times:
-        times["lt_heur_max"] = max_of(times["lt_heur_nn"], times.get("lt_heur_tn", {}))
-    if "lt_auto_nn" in times:
-        times["lt_auto_max"] = max_of(times["lt_auto_nn"], times.get("lt_auto_tn", {}))
-    for who in ("ours", "dispatch"):
-        for base in BASELINES:
-            if base in times and who in times:
-                res.summaries += summarize_by_class(f"{who} vs {base}", ratios(times[base], times[who]))
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text("")
+    todo = [i for i in picked if shapes[i] not in records]
+    if records:
+        log(f"resuming from {log_path}: {len(picked) - len(todo)} of {len(picked)} shapes already done")
+    skipped: list[Shape] = []
+    aborted = ""
+    if todo:
+        env = BenchEnv(load_table(table_path), mode, timing, _gpu_setup(seed, with_blas, log), check, rounds, seed)
+    for pos, idx in enumerate(todo):
+        shape = shapes[idx]
+        if budget_s is not None and time.perf_counter() - t_start > budget_s:
+            skipped = [shapes[i] for i in todo[pos:]]
+            log(f"time budget reached: {len(skipped)} shapes not run")
+            break
+        t0 = time.perf_counter()
+        err = None
+        try:
+            t, chk = _bench_shape(idx, shape, env)
+        except Exception as e:  # noqa: BLE001 - one shape's failure is that shape's result
+            err = _error_text(e)
+        if err is None:
+            rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0)
+            log(_shape_line(pos + 1, len(todo), idx, shape, t, chk, env.with_blas))
+        else:
+            _release()  # the traceback held the shape's inputs
+            fatal = not cuda_usable()
+            rec = shape_record(idx, shape, mode, timing, error=err, fatal=fatal, seconds=time.perf_counter() - t0)
+            log(f"[{pos + 1}/{len(todo)}] #{idx} {'x'.join(map(str, shape))} FAILED: {err}")
+        records[shape] = rec
+        if log_path is not None:
+            append_record(log_path, rec)
+        if err is not None and rec["fatal"]:
+            skipped = [shapes[i] for i in todo[pos + 1:]]
+            aborted = f"CUDA context unusable after {'x'.join(map(str, shape))} ({err}); {len(skipped)} shapes not run"
+            log(f"stopping: {aborted}")
+            break
+    if todo:
+        _release()
+    if log_path is not None:  # the log is the record: it also holds other shards' shapes
+        records.update(usable_records(load_log(log_path), shapes, mode, timing))
+    res = result_from_records(records)
+    res.skipped, res.aborted = skipped, aborted
+    res.remaining = sum(1 for s in set(shapes) if s not in records)
     res.seconds = time.perf_counter() - t_start
     return res
 
 
 def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
-    from cudaopt.gemm.report import plot_speedups, summary_markdown, write_shape_csv, write_summary_csv
+    from cudaopt.gemm.report import (
+        plot_speedups,
+        summary_markdown,
+        write_shape_csv,
+        write_summary_csv,
+    )
 
     out_dir.mkdir(parents=True, exist_ok=True)
     write_shape_csv(out_dir / "shapes.csv", res.times, res.checks)
@@ -218,9 +451,17 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     n_ok = sum(1 for c in res.checks.values() if c["correct"])
     md = [f"## {title}", "", f"shapes timed: {len(res.times.get('ours', {}))}; correct (all checks): "
           f"{n_ok}/{len(res.checks)}; skipped for time: {len(res.skipped)}; wall {res.seconds:.0f} s", ""]
+    if res.failed:  # its own line: scripts grep the line above
+        md += [f"failed shapes (the benchmark raised; not timed): {len(res.failed)}: "
+               + "; ".join(f"{m}x{n}x{k} {e[:120]}" for (m, n, k), e in sorted(res.failed.items())), ""]
+    if res.aborted:
+        md += [f"run stopped early: {res.aborted}", ""]
+    if res.remaining:
+        md += [f"not run yet (this shard or others; rerun with resume to continue): {res.remaining} shapes", ""]
     md.append(summary_markdown(res.summaries, "t_ref / t_ours per baseline (ours, then dispatch)"))
     (out_dir / "summary.md").write_text("\n".join(md))
     plot = {b: ratios(res.times[b], res.times["ours"]) for b in ("torch", "cublas_max", "lt_auto_max")
             if b in res.times and "ours" in res.times}
-    plot_speedups(out_dir / "speedup.png", plot, title)
+    if any(plot.values()):  # nothing timed yet (a budget of 0, or every shape failed): no plot
+        plot_speedups(out_dir / "speedup.png", plot, title)
     (out_dir / "checks.json").write_text(json.dumps({f"{m}x{n}x{k}": c for (m, n, k), c in res.checks.items()}, indent=1))

@@ -2,33 +2,64 @@
 
 Plain functions with keyword arguments; each returns what it wrote. Shapes are given as a spec
 string: 'grid' (the 1,000 shapes), 'sample:N[:seed]', a file of 'M N K' lines, or 'MxNxK,...'.
+Both continue where an earlier (killed or budget-limited) run into the same place stopped:
+bench_gemm through out_dir/shapes.jsonl (resume=True), tune_gemm through the table (merge=True).
+shard='i/n' takes only the shapes whose index in the list % n == i.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cudaopt.gemm.shapes import parse_shapes
+from cudaopt.gemm.shapes import Shape, parse_shapes
+
+
+def check_args(shapes: str, mode: str = "offline", timing: str = "gpu", shard: str | None = None,
+               budget_s: float | None = None, rounds: int = 1) -> list[Shape]:
+    """Validate the options before any GPU work; returns the shapes. ValueError with one clear line."""
+    from cudaopt.gemm.bench import parse_shard
+
+    if mode not in ("offline", "server"):
+        raise ValueError(f"mode {mode!r}: use 'offline' or 'server'")
+    if timing not in ("gpu", "call"):
+        raise ValueError(f"timing {timing!r}: use 'gpu' or 'call'")
+    parse_shard(shard)
+    if budget_s is not None and budget_s < 0:
+        raise ValueError(f"budget {budget_s}: give seconds >= 0")
+    if rounds < 1:
+        raise ValueError(f"rounds {rounds}: give at least 1")
+    try:
+        return parse_shapes(shapes)
+    except (ValueError, OSError) as e:
+        raise ValueError(str(e) or f"shapes {shapes!r}: cannot read") from None
 
 
 def bench_gemm(shapes: str = "grid", mode: str = "offline", timing: str = "gpu", out_dir: str | Path = "runs/gemm",
                table: str | None = None, baselines: bool = True, check: bool = True, rounds: int = 15,
-               seed: int = 0, budget_s: float | None = None) -> Path:
+               seed: int = 0, budget_s: float | None = None, resume: bool = True, shard: str | None = None) -> Path:
     """Benchmark ours vs torch.matmul / cuBLAS / cuBLASLt; writes shapes.csv, summary.csv/.md,
-    speedup.png and checks.json under out_dir and returns out_dir."""
+    speedup.png and checks.json under out_dir and returns out_dir. Each shape is logged to
+    out_dir/shapes.jsonl as it finishes; resume=True skips logged shapes and reports over all of
+    them, resume=False starts the log afresh."""
     from cudaopt.gemm.bench import run_bench, write_outputs
 
-    res = run_bench(parse_shapes(shapes), mode=mode, timing=timing, table_path=table, with_blas=baselines,
-                    check=check, rounds=rounds, seed=seed, budget_s=budget_s)
+    shape_list = check_args(shapes, mode, timing, shard, budget_s, rounds)
     out = Path(out_dir)
+    res = run_bench(shape_list, mode=mode, timing=timing, table_path=table, with_blas=baselines,
+                    check=check, rounds=rounds, seed=seed, budget_s=budget_s, out_dir=out, resume=resume,
+                    shard=shard)
     write_outputs(res, out, f"HGEMM {mode} / {timing} timing")
     return out
 
 
 def tune_gemm(shapes: str = "grid", out: str | Path = "runs/gemm/tuned.json", rounds: int = 5,
-              budget_s: float | None = None, merge: bool = True, seed: int = 0) -> Path:
-    """Tune our kernel configs per shape on the GPU and write (or merge into) the JSON table at out."""
+              budget_s: float | None = None, merge: bool = True, seed: int = 0, retune: bool = False,
+              shard: str | None = None) -> Path:
+    """Tune our kernel configs per shape on the GPU and write (or merge into) the JSON table at out,
+    after every shape. With merge, shapes already in the table are skipped unless retune."""
     from cudaopt.gemm.tune import run_tune
 
-    run_tune(parse_shapes(shapes), Path(out), rounds=rounds, budget_s=budget_s, merge=merge, seed=seed)
+    shape_list = check_args(shapes, shard=shard, budget_s=budget_s, rounds=rounds)
+    run_tune(shape_list, Path(out), rounds=rounds, budget_s=budget_s, merge=merge, seed=seed, retune=retune,
+             shard=shard)
     return Path(out)

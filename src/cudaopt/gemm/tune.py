@@ -3,13 +3,19 @@ passes the correctness checks, and write the dispatcher's JSON table.
 
 Each entry also records torch.matmul's time on the same shape, timed in the same interleaved
 rounds, and sets backend "torch" (a labelled cuBLAS fallback) where our best is slower than 0.98x.
+
+The table is rewritten atomically after every shape, and a rerun that merges skips the shapes it
+already holds, so a tuning run can be killed and continued (the grid over several GPU calls).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
+import os
 import random
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +39,7 @@ def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | Non
     ws = max(_lib.workspace_bytes(m, n, c.splits) for c in choices)
     x = make_inputs(m, n, k, sets, ws, with_blas=False)
     cands = {c.label(): ours_launch(x, m, n, k, c) for c in choices}
-    cands["torch"] = lambda i: torch.matmul(x.a[i], x.b[i], out=x.c[i])
+    cands["torch"] = lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])
     times = time_gpu(cands, sets, rounds=rounds, rng=rng)
     by_label = {c.label(): c for c in choices}
     ranked = sorted((t, lbl) for lbl, t in times.items() if lbl != "torch" and math.isfinite(t))
@@ -43,7 +49,7 @@ def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | Non
         if check_gemm(lambda a, b, out, c=c: hgemm(a, b, out=out, choice=c), m, n, k).ok:
             best, best_t = c, t
             break
-    del x
+    del x, cands
     t_torch = times["torch"]
     if best is None:
         return {"m": m, "n": n, "k": k, "backend": "torch", "config": 0, "splits": 1, "ours_us": None,
@@ -54,27 +60,117 @@ def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | Non
             "ratio_vs_torch": round(t_torch / best_t, 4)}
 
 
-def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | None = None,
-             merge: bool = True, seed: int = 0, log=print) -> dict:
-    """Tune each shape (until the budget is spent) and write/merge the table at `out`."""
+def table_entries(path: Path) -> dict[Shape, dict]:
+    """(m, n, k) -> entry of the table at path; {} if there is none (an unreadable one is an error)."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    return {(e["m"], e["n"], e["k"]): e for e in data.get("entries", [])}
+
+
+def shapes_to_tune(shapes: list[Shape], indices: list[int], done: dict[Shape, dict], retune: bool) -> list[int]:
+    """The indices whose shapes still need tuning: all with retune, else those not in `done`."""
+    return list(indices) if retune else [i for i in indices if shapes[i] not in done]
+
+
+def table_data(entries: dict[Shape, dict], meta: dict) -> dict:
+    return {**meta, "fallback_below": FALLBACK_BELOW, "entries": [entries[s] for s in sorted(entries)]}
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write a temp file in the same folder, fsync it, then os.replace: readers (and a kill) see the
+    old table or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_table(path: Path, tuned: dict[Shape, dict], base: dict[Shape, dict], merge: bool, meta: dict) -> dict:
+    """Write base (merge=False) or the table now on disk (merge=True: entries other runs or shards
+    wrote meanwhile stay) with this run's tuned entries on top. Shards tuning into one file at once
+    serialise on a lock of its folder (flock), so none overwrites another's entries."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX)
+        entries = {**base, **(table_entries(path) if merge else {}), **tuned}
+        data = table_data(entries, meta)
+        write_json_atomic(path, data)
+    finally:
+        os.close(dir_fd)  # releases the lock
+    return data
+
+
+def _device_meta() -> dict:
     import torch
 
-    rng = random.Random(seed)
+    try:
+        device = torch.cuda.get_device_name()
+    except Exception:  # noqa: BLE001 - no device (or a dead context): the entries still count
+        device = "unknown"
+    return {"device": device, "torch": torch.__version__}
+
+
+def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | None = None,
+             merge: bool = True, seed: int = 0, retune: bool = False, shard: str | None = None,
+             log=print) -> dict:
+    """Tune each shape (of this shard, until the budget is spent) and write/merge the table at `out`.
+
+    The table is rewritten (atomically) after every shape, so a killed run keeps what it tuned. With
+    merge, shapes already in the table are skipped unless retune; without merge, the table holds this
+    run's shapes only. A shape whose tuning raises is logged and left out of the table (tried again
+    next run); if the CUDA context is unusable after it, the run stops there."""
+    from cudaopt.gemm.bench import (
+        _error_text,
+        _release,
+        cuda_usable,
+        parse_shard,
+        shard_indices,
+    )
+
     out = Path(out)
-    data = json.loads(out.read_text()) if merge and out.exists() else {}
-    entries = {(e["m"], e["n"], e["k"]): e for e in data.get("entries", [])}
+    picked = shard_indices(len(shapes), parse_shard(shard))
+    base = table_entries(out) if merge else {}
+    todo = shapes_to_tune(shapes, picked, base, retune)
+    if len(todo) < len(picked):
+        log(f"{out}: {len(picked) - len(todo)} of {len(picked)} shapes already tuned (retune=True to redo them)")
+    tuned: dict[Shape, dict] = {}
+    meta: dict | None = None
+    data = None
     t0 = time.perf_counter()
-    for i, (m, n, k) in enumerate(shapes):
+    for pos, i in enumerate(todo):
+        m, n, k = shapes[i]
         if budget_s is not None and time.perf_counter() - t0 > budget_s:
-            log(f"tune budget reached after {i} shapes")
+            log(f"tune budget reached after {pos} shapes ({len(todo) - pos} not tuned)")
             break
-        e = tune_shape(m, n, k, rounds=rounds, rng=rng)
-        entries[(m, n, k)] = e
-        log(f"[tune {i + 1}/{len(shapes)}] {m}x{n}x{k}: {e.get('label', e['backend'])} {e['ours_us']}us "
+        msg = None
+        try:
+            e = tune_shape(m, n, k, rounds=rounds, rng=random.Random(seed * 1_000_003 + i))
+        except Exception as err:  # noqa: BLE001 - one shape's failure must not lose the others
+            msg = _error_text(err)
+        if msg is not None:
+            _release()  # the traceback held the shape's inputs
+            log(f"[tune {pos + 1}/{len(todo)}] {m}x{n}x{k}: FAILED (not in the table): {msg}")
+            if not cuda_usable():
+                log(f"stopping: CUDA context unusable after {m}x{n}x{k}; the table keeps {len(tuned)} shapes of this run")
+                break
+            continue
+        tuned[(m, n, k)] = e
+        meta = meta or _device_meta()
+        data = save_table(out, tuned, base, merge, meta)
+        log(f"[tune {pos + 1}/{len(todo)}] {m}x{n}x{k}: {e.get('label', e['backend'])} {e['ours_us']}us "
             f"torch {e['torch_us']:.2f}us -> {e['backend']}")
-    data = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "fallback_below": FALLBACK_BELOW,
-            "entries": [entries[s] for s in sorted(entries)]}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1))
+    if data is None:  # nothing tuned in this run: leave the table there as it is, or write one
+        data = json.loads(out.read_text()) if merge and out.exists() else save_table(out, {}, base, merge, _device_meta())
     return data
