@@ -120,8 +120,13 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
   search)
     # cudaopt optimize --suite with the built-in proposers plus the seed corpus as recorded answers.
     python scripts/make_corpus_replay.py "$OUT/corpus_replay.jsonl"
+    # max-autotune is left out by default: its GEMM/conv autotuning takes minutes per task on the GPU.
+    # SEARCH_ARGS picks tasks (e.g. "--level 1"); runs/suite-search carried in and --resume continue a run.
     python -m cudaopt.cli optimize --suite --device cuda --llm "replay:$OUT/corpus_replay.jsonl" \
-        --budget "${SEARCH_BUDGET:-6}" --rounds 2 --trials 20 --budget-s 1 --out "$OUT/suite-search" 2>&1 | tail -40
+        --proposers "${SEARCH_PROPOSERS:-compile,cuda-graph}" ${SEARCH_ARGS:-} \
+        --budget "${SEARCH_BUDGET:-6}" --rounds 2 --trials 20 --budget-s 1 --out "${SEARCH_OUT:-runs/suite-search}" 2>&1 | tail -40
+    mkdir -p "$OUT/suite-search" && cp -r "${SEARCH_OUT:-runs/suite-search}"/report.md "${SEARCH_OUT:-runs/suite-search}"/*.png \
+        "${SEARCH_OUT:-runs/suite-search}"/cudaopt.db "$OUT/suite-search/" 2>/dev/null || true
     ;;
   corpus)
     # A two-task A/A first: if the evaluator's GPU path is broken, stop here rather than spend the call.

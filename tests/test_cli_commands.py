@@ -31,6 +31,18 @@ def test_usage_errors_exit_2(tmp_path):
     assert cli("optimize", "--device", "cpu").returncode == 2  # neither a task nor --suite
     assert cli("serve", "--host", "0.0.0.0", "--device", "cpu").returncode == 2  # off loopback without a key
     assert cli("tasks", "list", str(tmp_path / "nothing")).returncode == 2
+    p = cli("optimize", "softmax_rows", "--device", "cpu", "--proposers", "compile,fastest")
+    assert p.returncode == 2 and "unknown proposer 'fastest'" in " ".join(p.stderr.split())
+    assert cli("optimize", "softmax_rows", "--device", "cpu", "--level", "1").returncode == 2  # --level needs --suite
+
+
+def test_optimize_suite_picks_tasks_by_level_and_name(tmp_path):
+    out = tmp_path / "suite"
+    p = cli("optimize", "--suite", "--device", "cpu", "--size", "small", "--level", "1", "--filter", "softmax_rows",
+            "--proposers", "none", "--budget", "1", "--rounds", "0", "--out", str(out), timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    report = (out / "report.md").read_text()
+    assert "softmax_rows" in report and "layernorm" not in report
 
 
 def test_techniques_and_profile_commands(tmp_path):

@@ -154,6 +154,10 @@ def optimize_cmd(
     trials: int = typer.Option(100, help="Correctness trials per candidate."),
     budget_s: float = typer.Option(10.0, "--budget-s", help="Timing budget per candidate."),
     knowledge: Optional[Path] = typer.Option(None, help="A knowledge store (cudaopt knowledge add): its best passages go into each prompt."),
+    proposers: Optional[str] = typer.Option(None, help="Built-in proposers for round 0, comma-separated (compile, compile-max-autotune, "
+                                            "compile-reduce-overhead, cuda-graph); 'none' for none. Default: those that fit the device."),
+    level: Optional[list[int]] = typer.Option(None, help="With --suite: only tasks of this level (repeatable)."),
+    only: Optional[str] = typer.Option(None, "--filter", help="With --suite: only tasks whose name contains this."),
 ) -> None:
     """Search for a faster kernel (evolutionary, frozen model) and write the best kernel and a report."""
     from cudaopt.evaluate import EvalOptions
@@ -173,6 +177,16 @@ def optimize_cmd(
         if not torch.cuda.is_available():
             _usage_error("no CUDA device here; pass --device cpu or run on a GPU machine")
     pool_devices = devices if len(devices) > 1 else None
+    chosen: tuple[str, ...] | None = None
+    if proposers is not None:
+        from cudaopt.search.proposers import PROPOSERS
+
+        chosen = () if proposers.strip().lower() == "none" else tuple(p.strip() for p in proposers.split(",") if p.strip())
+        unknown = [p for p in chosen if p not in PROPOSERS]
+        if unknown:
+            _usage_error(f"unknown proposer {unknown[0]!r}; choose from {', '.join(PROPOSERS)} (or 'none')")
+    if (level or only) and not suite:
+        _usage_error("--level and --filter pick tasks of a --suite run; give --suite")
     builder = None
     if knowledge is not None:
         from cudaopt.retrieval import KnowledgeStore, RetrievalPromptBuilder
@@ -184,13 +198,13 @@ def optimize_cmd(
         if suite:
             res = optimize_suite(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
                                  out_dir=out or "cudaopt-runs/suite", resume=resume, options=options, devices=pool_devices,
-                                 builder=builder)
+                                 builder=builder, proposers=chosen, levels=tuple(level) if level else None, name_filter=only)
             console.print(f"report: {res.report_path}")
         else:
             if reference is None:
                 _usage_error("give a task file or built-in task name (or --suite)")
             res = optimize(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
-                           out_dir=out, resume=resume, options=options, devices=pool_devices, builder=builder)
+                           out_dir=out, resume=resume, options=options, devices=pool_devices, builder=builder, proposers=chosen)
             best = f"{res.best_speedup:.2f}x" if res.best_speedup is not None else "none correct"
             console.print(f"best: {best}  kernel: {res.best_path}  report: {res.report_path}")
     except TaskError as e:
