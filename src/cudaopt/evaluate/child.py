@@ -25,9 +25,11 @@ from cudaopt.evaluate import (
 from cudaopt.evaluate.codec import send_msg, timing_mac
 from cudaopt.evaluate.compare import flatten_outputs
 from cudaopt.evaluate.inputs import (
+    N_TIMING_SETS,
     copy_into,
     make_init_inputs,
     make_inputs,
+    round_seed,
     timing_seed,
     trial_plan,
 )
@@ -50,12 +52,12 @@ from cudaopt.tasks.loader import (
     import_source,
 )
 
-N_TIMING_SETS = 4  # input sets rotated through the timed rounds (defeats caches keyed on content/address)
 WARMUP_CALLS = 3
 CHECK_EVERY = 14  # re-estimate every two rounds per bucket
 MIN_TIMING_S = 0.2  # never stop before this much timing, however tight the interval looks
 POISON_COPIES = 3  # without an allocator snapshot: freed blocks of each output's size poisoned before a call
 POISON_CAP = 1 << 30  # bytes of free cached memory poisoned before a correctness call (at least 4x the outputs)
+FRESH_INPUT_MAX_S = 0.05  # timed rounds draw fresh inputs unless one draw takes longer than this
 JIT_MARKERS = ("torch.compile", "triton.jit", "@triton", "torch._dynamo")  # candidates that compile at their first call
 
 
@@ -139,8 +141,8 @@ def judge_main(conn, ref_source: str, options: dict) -> None:
             while True:
                 msg = conn.recv()
                 if msg[0] == "sets":
-                    for s, seed in msg[1]:
-                        x = make_inputs(ref, timing_seed(s, options["seed"]), "plain", device)
+                    for s, seed, input_seed in msg[1]:  # the inputs of the last timed round that used slot s
+                        x = make_inputs(ref, input_seed, "plain", device)
                         send_msg(conn, ("ref_set", s, view(model(*x), seed, options["compare_full_limit"])))
                 elif msg[0] == "quit":
                     break
@@ -481,7 +483,11 @@ class _Worker:
             return _GraphReplay(model, self.sets[0], self.device)
         raise ValueError(name)
 
-    def timing(self) -> None:
+    def timing(self, refresh_seed: int | None = None) -> None:
+        """Paired rounds, reference and candidate in random order. Every round draws fresh inputs (seeded
+        from the parent's `refresh_seed`, unknown here in advance), so no answer can be replayed from an
+        earlier round, whatever it is keyed on; where drawing inputs is slow (over FRESH_INPUT_MAX_S),
+        the rounds rotate through N_TIMING_SETS fixed sets instead, and a note says so."""
         self.send("stage", "timed")
         opt = self.opt
         dev = self.device
@@ -528,9 +534,20 @@ class _Worker:
                         if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
                             pass
 
+            fresh = refresh_seed is not None
+            if fresh:
+                t_draw = time.perf_counter()
+                make_inputs(self.ref, round_seed(refresh_seed, -1), "plain", dev)
+                _sync(dev)
+                draw_s = time.perf_counter() - t_draw
+                if draw_s > FRESH_INPUT_MAX_S:
+                    fresh = False
+                    self.send("note", f"timed rounds rotate through {N_TIMING_SETS} fixed input sets: drawing fresh inputs takes "
+                                      f"{draw_s:.2f} s (a cache keyed on input contents is not defeated in timing)")
             n = 0
             while True:
-                x = self.sets[n % N_TIMING_SETS]
+                # outside the window: fresh values for this round, or the next of the fixed sets
+                x = make_inputs(self.ref, round_seed(refresh_seed, n), "plain", dev) if fresh else self.sets[n % N_TIMING_SETS]
                 order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
                 for side in order:
                     clock.flush()
@@ -602,6 +619,7 @@ class _Worker:
             "bucket_means": [float(m) for m in est.bucket_means], "bucket_variance": float(est.bucket_variance),
             "stable": bool(est.stable), "rounds": int(est.rounds), "ref_time_us": float(_median(refs)),
             "cand_time_us": float(_median(cands)), "seconds": float(seconds), "window": window,
+            "calls_per_side": int(n), "fresh_inputs": bool(fresh),
         }
         # The parent hands out the key for this report only now, after the last timed call: candidate code
         # that wrote a report of its own into the pipe earlier could not have signed it.
@@ -679,7 +697,7 @@ class _Worker:
         if msg[0] != "time":
             self.send("done",)
             return
-        self.timing()
+        self.timing(msg[1] if len(msg) > 1 else None)
         self.send("guard_seconds", self.guard_time.seconds, self.guard_time.parts)
         self.send("done",)
 

@@ -33,6 +33,17 @@ def trial_plan(index: int, base_seed: int = 0) -> TrialPlan:
     )
 
 
+# Timed outputs kept for the drift check (the last round of each slot), and the fixed input sets the
+# rounds rotate through where fresh inputs per round are too slow to draw.
+N_TIMING_SETS = 4
+
+
+def round_seed(refresh_seed: int, round_index: int) -> int:
+    """Seed of the fresh inputs of one timed round. `refresh_seed` is drawn by the parent per evaluation,
+    so the candidate cannot know the values of a round before it is called with them."""
+    return (refresh_seed * 2_654_435_761 + 982_451_653 * (round_index + 1)) % (1 << 62)
+
+
 def timing_seed(set_index: int, base_seed: int = 0) -> int:
     """Seeds for the rotated input sets of the timed rounds (disjoint from trial seeds)."""
     return base_seed * 1_000_003 + 104729 + 15485863 * (set_index + 1)

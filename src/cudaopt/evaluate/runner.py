@@ -25,6 +25,7 @@ from pathlib import Path
 
 from cudaopt.evaluate.codec import TamperedMessage, recv_plain, timing_mac
 from cudaopt.evaluate.compare import Comparison, compare_outputs
+from cudaopt.evaluate.inputs import N_TIMING_SETS, round_seed, timing_seed
 from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
 from cudaopt.evaluate.views import unview, wants_sample
@@ -171,6 +172,7 @@ class _Session:
         self.kernels: list[str] = []
         self.guard_seconds = 0.0
         self.time_sent = False  # the parent's own record of having asked for timing
+        self.refresh_seed = secrets.randbits(62)  # the timed rounds' fresh inputs: unknown to the worker until timing
         self.challenged: set[int] = set()
         self.timing_key: bytes | None = None
         self.guard_parts: dict[str, float] = {}
@@ -333,12 +335,12 @@ class _Session:
                 if not o.timing:
                     return self._final()
                 self.time_sent = True  # set before sending: a dead worker must not read as unchecked
-                self.wconn.send(("time",))
+                self.wconn.send(("time", self.refresh_seed))
                 self.stage = "timed"
                 self.last_progress = time.time()
             if self.skip_correctness and not self.time_sent and self.stage in ("executable", "correct", "build"):
                 self.time_sent = True
-                self.wconn.send(("time",))
+                self.wconn.send(("time", self.refresh_seed))
             correctness_done = self.skip_correctness or self.time_sent
             if self.worker_done and correctness_done and (not self.drift_pending or self.jconn is None):
                 return self._final()
@@ -365,6 +367,17 @@ class _Session:
         elif kind == "judge_error":
             raise TaskError(f"the reference failed to run: {msg[1]}")
         return None
+
+    def _timed_input_seed(self, slot: int) -> int:
+        """The input seed of the last timed round whose output the worker keeps in `slot` (round r is kept in
+        slot r % N_TIMING_SETS), from the signed report's round count; the fixed set's seed where the
+        rounds rotated through fixed sets."""
+        t = self.timing or {}
+        n = int(t.get("calls_per_side", 0))
+        if not t.get("fresh_inputs") or not 0 <= slot < min(n, N_TIMING_SETS):
+            return timing_seed(slot, self.opt.seed)
+        last = n - 1 - ((n - 1 - slot) % N_TIMING_SETS)
+        return round_seed(self.refresh_seed, last)
 
     def _cmp(self, ref, cand) -> Comparison:
         tol = task_tolerance(self.task)
@@ -399,7 +412,7 @@ class _Session:
         elif kind == "timed_out":
             self.drift_pending[msg[1]] = unview(msg[2])
             if self.jconn is not None:
-                self.jconn.send(("sets", [(msg[1], self.set_seeds[msg[1]])]))
+                self.jconn.send(("sets", [(msg[1], self.set_seeds[msg[1]], self._timed_input_seed(msg[1]))]))
         elif kind == "stage":
             # Stages only move forward: a stage sent again from inside a call (for the compile stage's
             # longer deadline, say) is not the harness's.
