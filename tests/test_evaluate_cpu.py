@@ -458,3 +458,27 @@ def test_timed_rounds_see_fresh_inputs_so_content_caches_never_hit():
     r = run(_REPEAT_DETECTOR.format(after=9), trials=8)
     assert r.status == "ok" and not r.findings, (r.status, r.message, r.findings)
     assert r.timing is not None and r.timing.rounds >= 7
+
+
+def test_a_failed_verification_run_is_the_candidates_result(monkeypatch):
+    from cudaopt.evaluate import runner
+    from cudaopt.evaluate.result import EvalResult, Timing
+    from cudaopt.guards.findings import Finding
+
+    seen = {}
+
+    class SecondRun:  # the fresh-process re-measurement, rejected this time
+        def __init__(self, task, source, options, policy, findings, skip_correctness=False):
+            seen["options"], seen["skip"] = options, skip_correctness
+
+        def run(self):
+            return EvalResult(status="rejected", stage_reached="timed", message="timer_tamper: forged report",
+                              findings=(Finding("timer_tamper", "forged report", blocking=True),))
+
+    monkeypatch.setattr(runner, "_Session", SecondRun)
+    timing = Timing(5.0, 5.0, 4.9, 5.1, (5.0,) * 7, 0.0, True, 70, 100.0, 20.0, 0.3)
+    first = EvalResult(status="ok", stage_reached="timed", correct=True, timing=timing)
+    final = runner._verify(runner.resolve_task(str(TASK)), "src", EvalOptions(device="cpu"), None, first)
+    assert final.status == "rejected" and final.speedup is None and final.timing.verified is False
+    assert "timer_tamper" in {f.category for f in final.findings} and "verification run" in final.message
+    assert seen["skip"] is True and seen["options"].kernel_check == "never"

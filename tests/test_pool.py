@@ -234,3 +234,20 @@ def test_finished_results_carry_the_task_name():
 def test_unknown_devices_fail_when_the_pool_is_made():
     with pytest.raises(ValueError, match="unknown device"):
         EvaluatorPool(["tpu:0"], Recorder())
+
+
+def test_a_candidate_that_fails_its_verification_run_fails():
+    from cudaopt.guards.findings import Finding
+
+    def first_fast_then_rejected(reference, candidate, options):
+        if options.kernel_check == "never":  # the verification run: the profiler list is the first run's
+            bad = replace(ok(1.0, options), status="rejected", message="drift: outputs of timed calls are wrong",
+                          findings=(Finding("drift", "outputs of timed calls are wrong"),), timing=None)
+            return bad
+        return ok(6.0, options)
+
+    with EvaluatorPool(GPUS, first_fast_then_rejected) as pool:
+        result = pool.submit("ref", "cand").result(timeout=30)
+    assert result.status == "rejected" and result.speedup is None
+    assert "verification run" in result.message and {f.category for f in result.findings} == {"drift"}
+    assert result.timing.verified is False  # the first figure is kept for the record only

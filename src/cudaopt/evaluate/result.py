@@ -7,7 +7,7 @@ torch.utils.benchmark's Measurement, and they round-trip through JSON (`to_dict`
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from cudaopt.guards.findings import Finding
 
@@ -175,3 +175,15 @@ class EvalResult:
         if self.findings:
             s += f", findings: {', '.join(sorted({f.category for f in self.findings}))}"
         return s + ")"
+
+
+def verification_failure(first: EvalResult, second: EvalResult, where: str) -> EvalResult:
+    """The final result when the re-measurement of a suspicious speedup ends in a failure of the candidate:
+    the second run's status and findings (merged with the first's), the first timing kept for the record,
+    unverified; `speedup` is then None, as for any result that is not ok."""
+    seen = {(f.category, f.message) for f in first.findings}
+    findings = first.findings + tuple(f for f in second.findings if (f.category, f.message) not in seen)
+    timing = replace(first.timing, verified=False, verify_speedup=None) if first.timing else None
+    return replace(first, status=second.status, stage_reached=second.stage_reached, findings=findings, timing=timing,
+                   message=f"{where}: {second.status}" + (f": {second.message}" if second.message else ""),
+                   error=second.error or first.error)

@@ -26,7 +26,7 @@ from pathlib import Path
 from cudaopt.evaluate.codec import TamperedMessage, recv_plain, timing_mac
 from cudaopt.evaluate.compare import Comparison, compare_outputs
 from cudaopt.evaluate.inputs import N_TIMING_SETS, round_seed, timing_seed
-from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing
+from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing, verification_failure
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
 from cudaopt.evaluate.views import unview, wants_sample
 from cudaopt.guards.findings import Finding, GuardPolicy
@@ -134,8 +134,13 @@ def _verify(task, cand_source, options, policy, first: EvalResult) -> EvalResult
             dev = f"cuda:{(idx + 1) % n}"
     except Exception:  # noqa: BLE001
         pass
-    second = _Session(task, cand_source, replace(options, device=dev), policy, [], skip_correctness=True).run()
-    if not second.ok or second.timing is None:
+    # The profiler's kernel list came from the first run; the second only re-times (and re-runs the guards).
+    check = "never" if options.kernel_check == "auto" else options.kernel_check
+    second = _Session(task, cand_source, replace(options, device=dev, kernel_check=check), policy, [], skip_correctness=True).run()
+    if second.status != "ok":
+        # The candidate failed, hung or was rejected when run again: that is its result, not the first figure.
+        return verification_failure(first, second, f"verification run in a fresh process on {dev}")
+    if second.timing is None:
         return replace(first, message=f"verification run failed: {second.message}",
                        timing=replace(first.timing, verified=False))
     agree = verification_agrees(first.timing.speedup_raw, second.timing.speedup_raw)

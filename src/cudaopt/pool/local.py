@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cudaopt.evaluate.result import EvalOptions, EvalResult
+from cudaopt.evaluate.result import EvalOptions, EvalResult, verification_failure
 from cudaopt.evaluate.stats import needs_verification as _needs_verification
 from cudaopt.evaluate.stats import verification_agrees
 from cudaopt.tasks.loader import TaskError
@@ -263,6 +263,8 @@ class EvaluatorPool:
         options = replace(job.options, device=slot.device)
         if self._pool_verifies(job.options):
             options = replace(options, verify=False)
+        if item.kind == "verify" and options.kernel_check == "auto":
+            options = replace(options, kernel_check="never")  # the first run listed the kernels already
         try:
             result = self._call(slot, job, options)
         except Exception as e:  # noqa: BLE001 - the evaluator itself failed: retry, then report
@@ -350,7 +352,12 @@ def combine_verification(first: EvalResult, first_device: str | None, second: Ev
     report the lower of the two, unverified (as the evaluator does when it verifies by itself)."""
     seconds, gpu_seconds = first.seconds + second.seconds, first.gpu_seconds + second.gpu_seconds
     where = f"re-measured on {second_device}"
-    if not second.ok or second.timing is None:
+    if second.status != "ok":
+        # The candidate failed, hung or was rejected when run again: that is its result (otherwise a
+        # candidate that fakes a speedup once and misbehaves when re-run would keep the fake figure).
+        return replace(verification_failure(first, second, f"verification run on {second_device}"),
+                       seconds=seconds, gpu_seconds=gpu_seconds)
+    if second.timing is None:
         note = f"verification on {second_device} failed: {second.status}" + (f" ({second.message})" if second.message else "")
         return replace(mark_verified(first, False, None, note), seconds=seconds, gpu_seconds=gpu_seconds)
     t1, t2 = first.timing, second.timing
