@@ -272,3 +272,10 @@ def test_kernel_names_finds_kernels_wherever_launch_bounds_stands():
     __device__ float helper(float v) { return v; }
     """
     assert kernel_names(src) == {"after_void", "before_void", "templated", "plain"}
+
+
+def test_reading_the_input_seed_is_an_input_exploit():
+    from cudaopt.guards.static import scan
+
+    src = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        seed = torch.initial_seed()\n        return x * 2\n"
+    assert "input_exploit" in {f.category for f in scan(src, device="cpu")}

@@ -251,3 +251,19 @@ def test_a_candidate_that_fails_its_verification_run_fails():
     assert result.status == "rejected" and result.speedup is None
     assert "verification run" in result.message and {f.category for f in result.findings} == {"drift"}
     assert result.timing.verified is False  # the first figure is kept for the record only
+
+
+def test_a_verification_call_abandoned_by_the_backstop_leaves_the_first_figure_unverified():
+    release = threading.Event()
+
+    def fast_then_stuck(reference, candidate, options):
+        if options.kernel_check == "never":  # the verification run never returns
+            release.wait(30)
+        return ok(6.0, options)
+
+    pool = EvaluatorPool(GPUS, fast_then_stuck, job_timeout_s=0.5)
+    result = pool.submit("ref", "cand").result(timeout=30)
+    release.set()
+    pool.close()
+    assert result.ok and result.speedup == 6.0 and result.timing.verified is False
+    assert "could not run" in result.message

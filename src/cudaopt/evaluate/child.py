@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import secrets
 import sys
 import tempfile
 import time
@@ -57,7 +58,7 @@ CHECK_EVERY = 14  # re-estimate every two rounds per bucket
 MIN_TIMING_S = 0.2  # never stop before this much timing, however tight the interval looks
 POISON_COPIES = 3  # without an allocator snapshot: freed blocks of each output's size poisoned before a call
 POISON_CAP = 1 << 30  # bytes of free cached memory poisoned before a correctness call (at least 4x the outputs)
-FRESH_INPUT_MAX_S = 0.05  # timed rounds draw fresh inputs unless one draw takes longer than this
+FRESH_CPU_INPUT_BYTES = 64 << 20  # on a CPU run, timed rounds draw fresh inputs up to this size
 JIT_MARKERS = ("torch.compile", "triton.jit", "@triton", "torch._dynamo")  # candidates that compile at their first call
 
 
@@ -499,7 +500,12 @@ class _Worker:
             for _ in range(WARMUP_CALLS):
                 for x in self.sets:
                     base(*x)
+                    before = thread_ids()
                     self.call_candidate(x)
+                    started = new_threads(before)
+                    if started:
+                        self.finding("side_stream", "candidate threads still running after a warm-up call: their work is outside any window",
+                                     f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
             _sync(dev)
             rng = random.Random(opt["seed"] + 17)
             ev_ref, ev_cand, dv_ref, dv_cand = [], [], [], []
@@ -534,20 +540,20 @@ class _Worker:
                         if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
                             pass
 
-            fresh = refresh_seed is not None
-            if fresh:
-                t_draw = time.perf_counter()
-                make_inputs(self.ref, round_seed(refresh_seed, -1), "plain", dev)
-                _sync(dev)
-                draw_s = time.perf_counter() - t_draw
-                if draw_s > FRESH_INPUT_MAX_S:
-                    fresh = False
-                    self.send("note", f"timed rounds rotate through {N_TIMING_SETS} fixed input sets: drawing fresh inputs takes "
-                                      f"{draw_s:.2f} s (a cache keyed on input contents is not defeated in timing)")
+            # Fresh inputs per round unless drawing them is slow by construction (not by a measurement the
+            # candidate's threads could disturb): inputs drawn on the CPU for a GPU run, or large ones on the CPU.
+            fresh = refresh_seed is not None and fresh_inputs_affordable(self.ref, dev, opt["seed"])
+            if refresh_seed is not None and not fresh:
+                self.send("note", f"timed rounds rotate through {N_TIMING_SETS} fixed input sets: this task's inputs are drawn on "
+                                  "the CPU (a cache keyed on input contents is not defeated in timing)")
             n = 0
             while True:
                 # outside the window: fresh values for this round, or the next of the fixed sets
-                x = make_inputs(self.ref, round_seed(refresh_seed, n), "plain", dev) if fresh else self.sets[n % N_TIMING_SETS]
+                if fresh:
+                    x = make_inputs(self.ref, round_seed(refresh_seed, n), "plain", dev)
+                    torch.manual_seed(secrets.randbits(62))  # torch.initial_seed() must not reveal the round's seed
+                else:
+                    x = self.sets[n % N_TIMING_SETS]
                 order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
                 for side in order:
                     clock.flush()
@@ -581,6 +587,7 @@ class _Worker:
                         ev_cand.append(t.event_us)
                         dv_cand.append(t.device_us)
                 n += 1
+                del x, out  # the next round's inputs are drawn with only the kept outputs alive
                 elapsed = time.perf_counter() - t_start
                 if n >= opt["min_rounds"] and n % CHECK_EVERY == 0 and elapsed >= MIN_TIMING_S:
                     est = estimate([r / c for r, c in zip(ev_ref, ev_cand)], opt["variance_gate"])
@@ -602,6 +609,10 @@ class _Worker:
             window = "device"
         refs, cands = (dv_ref, dv_cand) if window == "device" else (ev_ref, ev_cand)
         est = estimate([r / c for r, c in zip(refs, cands)], opt["variance_gate"])
+        # The kept timed outputs are copied before the candidate runs again (the profiler call below): a
+        # candidate that returned garbage in the timed rounds must not be able to fix its outputs up later.
+        last_out = {s: _clone_outputs(o) for s, o in last_out.items()}
+        _sync(dev)
         when = opt.get("kernel_check", "auto")
         # auto: only for speedups that the verification rule treats as suspicious (> 3x, or > 2x the best
         # so far): starting the profiler costs 3.5-6 s on the H200, more than the rest of an evaluation.
@@ -748,6 +759,24 @@ def poison_requests(snapshot: list[dict], device: int, stream: int, sizes: list[
         for size in sorted(b for b in large if b >= min(large_out)):
             if not take(size):
                 break
+    return out
+
+
+def fresh_inputs_affordable(module, dev, seed: int) -> bool:
+    """Whether every timed round can draw fresh inputs: on a GPU, when get_inputs() runs there (a CPU draw
+    of hundreds of MB costs ~0.5 s); on a CPU, up to FRESH_CPU_INPUT_BYTES."""
+    info: dict = {}
+    probe = make_inputs(module, timing_seed(0, seed), "plain", dev, info)
+    if dev.type == "cuda":
+        return not info.get("cpu_fallback")
+    return sum(t.numel() * t.element_size() for t in probe if isinstance(t, torch.Tensor)) <= FRESH_CPU_INPUT_BYTES
+
+
+def _clone_outputs(out):
+    if isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, (tuple, list)):
+        return type(out)(_clone_outputs(o) for o in out)
     return out
 
 

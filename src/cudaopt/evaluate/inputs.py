@@ -7,6 +7,7 @@ same (seed, transform) always gives the same tensors, so the judge and the worke
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import torch
@@ -39,9 +40,11 @@ N_TIMING_SETS = 4
 
 
 def round_seed(refresh_seed: int, round_index: int) -> int:
-    """Seed of the fresh inputs of one timed round. `refresh_seed` is drawn by the parent per evaluation,
-    so the candidate cannot know the values of a round before it is called with them."""
-    return (refresh_seed * 2_654_435_761 + 982_451_653 * (round_index + 1)) % (1 << 62)
+    """Seed of the fresh inputs of one timed round: a keyed hash of the round's index under the parent's
+    per-evaluation `refresh_seed`, so one round's seed (readable with torch.initial_seed() during its
+    call, were it not reseeded) says nothing about the next round's."""
+    h = hashlib.blake2b(round_index.to_bytes(8, "little", signed=True), key=refresh_seed.to_bytes(8, "little"), digest_size=8)
+    return int.from_bytes(h.digest(), "little") >> 2
 
 
 def timing_seed(set_index: int, base_seed: int = 0) -> int:
@@ -79,7 +82,7 @@ def _apply(t: torch.Tensor, transform: str, domain: str, seed: int) -> torch.Ten
     raise ValueError(f"unknown transform {transform}")
 
 
-def make_inputs(module, seed: int, transform: str, device) -> list:
+def make_inputs(module, seed: int, transform: str, device, info: dict | None = None) -> list:
     """Build one input list on `device` from the reference module's get_inputs().
 
     On a GPU, get_inputs() runs with that GPU as the default device, so its random tensors are drawn
@@ -95,6 +98,8 @@ def make_inputs(module, seed: int, transform: str, device) -> list:
         except (RuntimeError, TypeError):  # e.g. a CPU torch.Generator passed to a factory: draw on the CPU
             torch.manual_seed(seed)
             raw = list(module.get_inputs())
+            if info is not None:
+                info["cpu_fallback"] = True
     else:
         raw = list(module.get_inputs())
     out = []

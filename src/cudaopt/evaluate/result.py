@@ -50,6 +50,9 @@ class EvalOptions:
     # call's start event, so the call's launches queue behind it and the window holds device time only
     # (without it, the host's launch latency of the first kernel is inside the window and moves with host load).
     head_start_us: float = 0.0
+    # Where a suspicious speedup is re-measured (in a fresh process): None, the same device. Another GPU
+    # only when the caller owns it (the evaluator pool re-measures on another of its own devices itself).
+    verify_device: str | None = None
 
     def __post_init__(self) -> None:
         if self.device == "cuda":  # one evaluation runs on one device: name it
@@ -64,6 +67,8 @@ class EvalOptions:
             raise ValueError("kernel_check must be 'auto', 'always' or 'never'")
         if self.size not in ("full", "small"):
             raise ValueError("size must be 'full' or 'small'")
+        if self.verify_device is not None and not (self.verify_device == "cpu" or self.verify_device.startswith("cuda")):
+            raise ValueError(f"unknown verify_device {self.verify_device!r}; use cpu, cuda or cuda:N")
         if not 0 <= self.head_start_us <= 100_000:
             raise ValueError("head_start_us must be between 0 and 100000 microseconds")
 
@@ -184,6 +189,8 @@ def verification_failure(first: EvalResult, second: EvalResult, where: str) -> E
     seen = {(f.category, f.message) for f in first.findings}
     findings = first.findings + tuple(f for f in second.findings if (f.category, f.message) not in seen)
     timing = replace(first.timing, verified=False, verify_speedup=None) if first.timing else None
-    return replace(first, status=second.status, stage_reached=second.stage_reached, findings=findings, timing=timing,
+    return replace(first, status=second.status, findings=findings, timing=timing,
+                   correct=first.correct and second.status != "incorrect",
                    message=f"{where}: {second.status}" + (f": {second.message}" if second.message else ""),
-                   error=second.error or first.error)
+                   error=second.error or first.error, gpu_seconds=first.gpu_seconds + second.gpu_seconds)
+

@@ -26,7 +26,12 @@ from pathlib import Path
 from cudaopt.evaluate.codec import TamperedMessage, recv_plain, timing_mac
 from cudaopt.evaluate.compare import Comparison, compare_outputs
 from cudaopt.evaluate.inputs import N_TIMING_SETS, round_seed, timing_seed
-from cudaopt.evaluate.result import EvalOptions, EvalResult, Timing, verification_failure
+from cudaopt.evaluate.result import (
+    EvalOptions,
+    EvalResult,
+    Timing,
+    verification_failure,
+)
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
 from cudaopt.evaluate.views import unview, wants_sample
 from cudaopt.guards.findings import Finding, GuardPolicy
@@ -123,17 +128,8 @@ def _static_scan(source: str, device: str, reference: str) -> list[Finding]:
 
 
 def _verify(task, cand_source, options, policy, first: EvalResult) -> EvalResult:
-    """Re-measure in a fresh process (on another GPU when there is one); accept within 10%."""
-    dev = options.device
-    try:
-        import torch
-
-        n = torch.cuda.device_count() if dev.startswith("cuda") else 0
-        if n > 1:
-            idx = int(dev.split(":")[1]) if ":" in dev else 0
-            dev = f"cuda:{(idx + 1) % n}"
-    except Exception:  # noqa: BLE001
-        pass
+    """Re-measure in a fresh process (on `options.verify_device` when the caller gives one); accept within 10%."""
+    dev = options.verify_device or options.device
     # The profiler's kernel list came from the first run; the second only re-times (and re-runs the guards).
     check = "never" if options.kernel_check == "auto" else options.kernel_check
     second = _Session(task, cand_source, replace(options, device=dev, kernel_check=check), policy, [], skip_correctness=True).run()
@@ -242,13 +238,15 @@ class _Session:
         self.wconn = w_parent
         self.judge = None
         self.jconn = None
-        if not self.skip_correctness:
+        if not self.skip_correctness or self.opt.timing:
+            # A re-measurement (no correctness trials) still gets a judge: its timed outputs are checked too.
             j_parent, j_child = ctx.Pipe()
-            self.judge = ctx.Process(target=child.judge_main, args=(j_child, self.task.source, opts), daemon=True)
+            jopts = opts if not self.skip_correctness else {**opts, "trials": 0}
+            self.judge = ctx.Process(target=child.judge_main, args=(j_child, self.task.source, jopts), daemon=True)
             _start(self.judge)
             j_child.close()
             self.jconn = j_parent
-            self.jconn.send(("seeds", self.trial_seeds))
+            self.jconn.send(("seeds", self.trial_seeds if not self.skip_correctness else []))
         try:
             return self._loop()
         finally:

@@ -266,11 +266,13 @@ class EvaluatorPool:
         if item.kind == "verify" and options.kernel_check == "auto":
             options = replace(options, kernel_check="never")  # the first run listed the kernels already
         try:
-            result = self._call(slot, job, options)
+            result, abandoned = self._call(slot, job, options)
         except Exception as e:  # noqa: BLE001 - the evaluator itself failed: retry, then report
             self._on_evaluator_failure(slot, item, e)
             return
-        if item.kind == "verify":
+        if item.kind == "verify" and abandoned:  # the backstop, not the candidate's own deadline: infrastructure
+            self._finish(job, mark_verified(item.first, False, None, f"verification on {slot.name} could not run ({result.message})"))
+        elif item.kind == "verify":
             self._finish(job, combine_verification(item.first, item.first_device, result, slot.name))
         elif self._pool_verifies(job.options) and needs_verification(result, job.options):
             with self._cond:
@@ -281,9 +283,10 @@ class EvaluatorPool:
         else:
             self._finish(job, result)
 
-    def _call(self, slot: _Slot, job: Job, options: EvalOptions) -> EvalResult:
-        """One evaluate() call with a backstop deadline. A call past it is abandoned (its thread is left
-        to end on its own) so that the slot, and everything queued behind it, keeps moving."""
+    def _call(self, slot: _Slot, job: Job, options: EvalOptions) -> tuple[EvalResult, bool]:
+        """One evaluate() call with a backstop deadline, and whether it was abandoned. A call past the
+        deadline is abandoned (its thread is left to end on its own) so that the slot, and everything
+        queued behind it, keeps moving."""
         deadline = self.job_timeout_s if self.job_timeout_s is not None else backstop_timeout(options)
         box: concurrent.futures.Future = concurrent.futures.Future()
 
@@ -298,10 +301,10 @@ class EvaluatorPool:
             result = box.result(timeout=deadline)
         except concurrent.futures.TimeoutError:
             return failure_result(f"evaluator did not return within {deadline:.0f} s; the call was abandoned",
-                                  options, job.task, status="timeout")
+                                  options, job.task, status="timeout"), True
         if not isinstance(result, EvalResult):
             raise TypeError(f"evaluate_fn returned {type(result).__name__}, not EvalResult")
-        return result
+        return result, False
 
     def _on_evaluator_failure(self, slot: _Slot, item: _Item, error: Exception) -> None:
         job = item.job
