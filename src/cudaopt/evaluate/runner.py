@@ -408,7 +408,7 @@ class _Session:
             self.challenged.add(i)
             self.wconn.send(("challenge", i, self.trial_seeds[i]))
         elif kind == "timed_ready":
-            if msg[1] in self.set_seeds or not self.time_sent:
+            if msg[1] in self.set_seeds or not self.time_sent or msg[1] not in range(N_TIMING_SETS):
                 raise TamperedMessage(f"a second or unexpected challenge request for timed set {msg[1]!r}")
             self.set_seeds[msg[1]] = secrets.randbits(62)
             self.wconn.send(("challenge_set", msg[1], self.set_seeds[msg[1]]))
@@ -536,6 +536,11 @@ class _Session:
             return self._result("rejected", f"{f.category}: {f.message}", correct=not self.skip_correctness)
         if self.opt.timing and self.timing is None:
             return self._result("runtime_error", "the worker ended without a timing result")
+        if self.timing is not None:
+            # Every kept slot's timed output must have come back for the drift check, no fewer.
+            expected = set(range(min(int(self.timing.get("calls_per_side", N_TIMING_SETS)), N_TIMING_SETS)))
+            if set(self.set_seeds) != expected:
+                return self._tampered(TamperedMessage(f"timed outputs came back for slots {sorted(self.set_seeds)}, not {sorted(expected)}"))
         msg = ""
         if self.timing is not None and not self.timing["stable"]:
             msg = f"timing unstable: inter-bucket variance {self.timing['bucket_variance']:.4f} above the gate {self.opt.variance_gate}"
