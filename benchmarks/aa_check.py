@@ -28,13 +28,14 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--size", default="full")
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--fixed-inputs", action="store_true", help="rotate four fixed input sets instead of fresh inputs per timed round")
     args = ap.parse_args()
     console = Console()
     tasks = [t for t in builtin_tasks() if not args.only or t.name in args.only]
     rows = []
     t0 = time.time()
     for t in track(tasks, description="A/A", console=console):
-        r = evaluate(t, identity_candidate(t), EvalOptions(device=args.device, trials=args.trials, budget_s=args.budget_s, size=args.size))
+        r = evaluate(t, identity_candidate(t), EvalOptions(device=args.device, trials=args.trials, budget_s=args.budget_s, size=args.size, fresh_inputs=not args.fixed_inputs))
         tm = r.timing
         rows.append({"task": t.name, "level": t.level, "status": r.status, "message": r.message,
                      "speedup": r.speedup, "raw": tm.speedup_raw if tm else None,

@@ -30,7 +30,6 @@ from cudaopt.evaluate.inputs import (
     copy_into,
     make_init_inputs,
     make_inputs,
-    round_seed,
     timing_seed,
     trial_plan,
 )
@@ -484,11 +483,12 @@ class _Worker:
             return _GraphReplay(model, self.sets[0], self.device)
         raise ValueError(name)
 
-    def timing(self, refresh_seed: int | None = None) -> None:
-        """Paired rounds, reference and candidate in random order. Every round draws fresh inputs (seeded
-        from the parent's `refresh_seed`, unknown here in advance), so no answer can be replayed from an
-        earlier round, whatever it is keyed on; where drawing inputs is slow (over FRESH_INPUT_MAX_S),
-        the rounds rotate through N_TIMING_SETS fixed sets instead, and a note says so."""
+    def timing(self, fresh_offered: bool = False) -> None:
+        """Paired rounds, reference and candidate in random order. Every round draws fresh inputs from a
+        seed the parent hands out just before that round (nothing in this process knows a later round's
+        values), so no answer can be replayed from an earlier round, whatever it is keyed on; where the
+        task's inputs are drawn on the CPU the rounds rotate through N_TIMING_SETS fixed sets instead,
+        and a note says so."""
         self.send("stage", "timed")
         opt = self.opt
         dev = self.device
@@ -542,20 +542,26 @@ class _Worker:
 
             # Fresh inputs per round unless drawing them is slow by construction (not by a measurement the
             # candidate's threads could disturb): inputs drawn on the CPU for a GPU run, or large ones on the CPU.
-            fresh = refresh_seed is not None and fresh_inputs_affordable(self.ref, dev, opt["seed"])
-            if refresh_seed is not None and not fresh:
+            fresh = fresh_offered and fresh_inputs_affordable(self.ref, dev, opt["seed"])
+            if fresh_offered and not fresh:
                 self.send("note", f"timed rounds rotate through {N_TIMING_SETS} fixed input sets: this task's inputs are drawn on "
                                   "the CPU (a cache keyed on input contents is not defeated in timing)")
             n = 0
             while True:
                 # outside the window: fresh values for this round, or the next of the fixed sets
+                round_seed_n = None
                 if fresh:
-                    x = make_inputs(self.ref, round_seed(refresh_seed, n), "plain", dev)
-                    torch.manual_seed(secrets.randbits(62))  # torch.initial_seed() must not reveal the round's seed
-                else:
-                    x = self.sets[n % N_TIMING_SETS]
+                    self.send("round_ready", n)
+                    round_seed_n = self._expect("round_seed", n)
+                x = self.sets[n % N_TIMING_SETS]
                 order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
                 for side in order:
+                    if fresh:
+                        # The round's values are drawn before *each* of its two calls (the same values both
+                        # times, into the slot's standing buffers): drawn once, only the first call followed a
+                        # draw, and on the CPU the A/A read 1.08-1.14 (the second call ran on warmer caches).
+                        x = self.sets[n % N_TIMING_SETS] = copy_into(x, make_inputs(self.ref, round_seed_n, "plain", dev))
+                        torch.manual_seed(secrets.randbits(62))  # torch.initial_seed() must not reveal the round's seed
                     clock.flush()
                     if side == "ref":
                         before = thread_ids()
@@ -708,7 +714,7 @@ class _Worker:
         if msg[0] != "time":
             self.send("done",)
             return
-        self.timing(msg[1] if len(msg) > 1 else None)
+        self.timing(bool(msg[1]) if len(msg) > 1 else False)
         self.send("guard_seconds", self.guard_time.seconds, self.guard_time.parts)
         self.send("done",)
 

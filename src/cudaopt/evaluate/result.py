@@ -53,6 +53,9 @@ class EvalOptions:
     # Where a suspicious speedup is re-measured (in a fresh process): None, the same device. Another GPU
     # only when the caller owns it (the evaluator pool re-measures on another of its own devices itself).
     verify_device: str | None = None
+    # Fresh inputs in every timed round (defeats answers cached by input values); False: the rounds rotate
+    # through four fixed input sets, as before session 3.
+    fresh_inputs: bool = True
 
     def __post_init__(self) -> None:
         if self.device == "cuda":  # one evaluation runs on one device: name it

@@ -40,7 +40,7 @@ from cudaopt.tasks.loader import Task, TaskError, read_source, resolve_task
 # Every kind of message the worker's harness sends; anything else on its pipe was written by someone else.
 _WORKER_KINDS = frozenset({
     "cand_out", "cand_ready", "compiled", "device_name", "done", "fail", "finding", "first_call_done",
-    "first_call_start", "guard_seconds", "kernels", "nondeterminism", "note", "precision", "stage",
+    "first_call_start", "guard_seconds", "kernels", "nondeterminism", "note", "precision", "round_ready", "stage",
     "timed_out", "timed_ready", "timing", "timing_ready",
 })
 
@@ -173,7 +173,8 @@ class _Session:
         self.kernels: list[str] = []
         self.guard_seconds = 0.0
         self.time_sent = False  # the parent's own record of having asked for timing
-        self.refresh_seed = secrets.randbits(62)  # the timed rounds' fresh inputs: unknown to the worker until timing
+        self.refresh_seed = secrets.randbits(62)  # keys the timed rounds' input seeds; never leaves this process
+        self.next_round = 0  # the timed round whose input seed the worker may ask for next
         self.challenged: set[int] = set()
         self.timing_key: bytes | None = None
         self.guard_parts: dict[str, float] = {}
@@ -338,12 +339,12 @@ class _Session:
                 if not o.timing:
                     return self._final()
                 self.time_sent = True  # set before sending: a dead worker must not read as unchecked
-                self.wconn.send(("time", self.refresh_seed))
+                self.wconn.send(("time", self.opt.fresh_inputs))
                 self.stage = "timed"
                 self.last_progress = time.time()
             if self.skip_correctness and not self.time_sent and self.stage in ("executable", "correct", "build"):
                 self.time_sent = True
-                self.wconn.send(("time", self.refresh_seed))
+                self.wconn.send(("time", self.opt.fresh_inputs))
             correctness_done = self.skip_correctness or self.time_sent
             if self.worker_done and correctness_done and (not self.drift_pending or self.jconn is None):
                 return self._final()
@@ -377,7 +378,7 @@ class _Session:
         rounds rotated through fixed sets."""
         t = self.timing or {}
         n = int(t.get("calls_per_side", 0))
-        if not t.get("fresh_inputs") or not 0 <= slot < min(n, N_TIMING_SETS):
+        if not t.get("fresh_inputs") or not 0 <= slot < min(n, N_TIMING_SETS) or n > self.next_round:
             return timing_seed(slot, self.opt.seed)
         last = n - 1 - ((n - 1 - slot) % N_TIMING_SETS)
         return round_seed(self.refresh_seed, last)
@@ -407,6 +408,12 @@ class _Session:
                 raise TamperedMessage(f"a second or unexpected challenge request for trial {i!r}")
             self.challenged.add(i)
             self.wconn.send(("challenge", i, self.trial_seeds[i]))
+        elif kind == "round_ready":
+            # One seed per round, in order, just before the round: the worker never holds a later round's.
+            if not self.time_sent or msg[1] != self.next_round or self.timing is not None:
+                raise TamperedMessage(f"an out-of-order request for timed round {msg[1]!r}")
+            self.wconn.send(("round_seed", msg[1], round_seed(self.refresh_seed, msg[1])))
+            self.next_round += 1
         elif kind == "timed_ready":
             if msg[1] in self.set_seeds or not self.time_sent or msg[1] not in range(N_TIMING_SETS):
                 raise TamperedMessage(f"a second or unexpected challenge request for timed set {msg[1]!r}")
@@ -538,6 +545,9 @@ class _Session:
             return self._result("runtime_error", "the worker ended without a timing result")
         if self.timing is not None:
             # Every kept slot's timed output must have come back for the drift check, no fewer.
+            if self.timing.get("fresh_inputs") and int(self.timing.get("calls_per_side", -1)) != self.next_round:
+                return self._tampered(TamperedMessage(f"a timing over {self.timing.get('calls_per_side')!r} rounds, "
+                                                      f"with seeds handed out for {self.next_round}"))
             expected = set(range(min(int(self.timing.get("calls_per_side", N_TIMING_SETS)), N_TIMING_SETS)))
             if set(self.set_seeds) != expected:
                 return self._tampered(TamperedMessage(f"timed outputs came back for slots {sorted(self.set_seeds)}, not {sorted(expected)}"))
