@@ -109,6 +109,7 @@ def _session():
     ([("cand_ready", 2), ("cand_ready", 2)], "trial 2"),
     ([("timing_ready",)], "unrequested"),
     ([("timing", {"speedup": 50.0}, "0" * 64)], "did not sign"),
+    ([("round_ready", 0)], "out-of-order"),  # before timing was asked for
 ])
 def test_the_parent_refuses_messages_the_harness_never_sends(msgs, why):
     s, _peer = _session()
@@ -129,3 +130,35 @@ def test_a_signed_timing_report_is_accepted_once():
         s._on_worker(("timing", payload, codec.timing_mac(key, payload)))
     with pytest.raises(codec.TamperedMessage):
         s._on_worker(("timing_ready",))
+
+
+def test_round_seeds_are_handed_out_once_each_in_order():
+    from cudaopt.evaluate.inputs import round_seed
+
+    s, peer = _session()
+    s.time_sent = True
+    s._on_worker(("round_ready", 0))
+    s._on_worker(("round_ready", 1))
+    got = [peer.recv(), peer.recv()]
+    assert got == [("round_seed", 0, round_seed(s.refresh_seed, 0)), ("round_seed", 1, round_seed(s.refresh_seed, 1))]
+    assert round_seed(s.refresh_seed, 0) != round_seed(s.refresh_seed, 1)
+    for bad in (("round_ready", 1), ("round_ready", 3)):  # again, or skipping ahead to see a later round's seed
+        with pytest.raises(codec.TamperedMessage, match="out-of-order"):
+            s._on_worker(bad)
+
+
+def test_a_timing_whose_rounds_or_slots_do_not_match_what_was_handed_out_is_void():
+    s, _peer = _session()
+    s.time_sent, s.next_round = True, 9
+    s.device_name, s.precision = "cpu", {}  # as run() sets them
+    s.timing = timing = {"speedup_raw": 2.0, "speedup": 2.0, "ci_low": 1.9, "ci_high": 2.1, "bucket_means": [2.0] * 7,
+                "bucket_variance": 0.0, "stable": True, "rounds": 9, "ref_time_us": 10.0, "cand_time_us": 5.0,
+                "seconds": 0.3, "window": "events", "calls_per_side": 9, "fresh_inputs": True}
+    s.set_seeds = {0: 1, 1: 2, 2: 3}  # slot 3's timed output never came back
+    r = s._final()
+    assert r.status == "rejected" and "timer_tamper" in {f.category for f in r.findings}
+    s2, _ = _session()
+    s2.device_name, s2.precision = "cpu", {}
+    s2.time_sent, s2.next_round, s2.timing, s2.set_seeds = True, 5, dict(timing), {0: 1, 1: 2, 2: 3, 3: 4}
+    r2 = s2._final()  # 9 rounds claimed, 5 seeds handed out
+    assert r2.status == "rejected" and "rounds" in r2.message
