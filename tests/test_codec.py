@@ -162,3 +162,7 @@ def test_a_timing_whose_rounds_or_slots_do_not_match_what_was_handed_out_is_void
     s2.time_sent, s2.next_round, s2.timing, s2.set_seeds = True, 5, dict(timing), {0: 1, 1: 2, 2: 3, 3: 4}
     r2 = s2._final()  # 9 rounds claimed, 5 seeds handed out
     assert r2.status == "rejected" and "rounds" in r2.message
+    s3, _ = _session()
+    s3.device_name, s3.precision = "cpu", {}
+    s3.time_sent, s3.next_round, s3.timing, s3.set_seeds = True, 9, dict(timing), {0: 1, 1: 2, 2: 3, 3: 4}
+    assert s3._final().status == "ok"  # all four slots back, 9 rounds for 9 seeds
