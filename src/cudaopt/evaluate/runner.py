@@ -342,7 +342,10 @@ class _Session:
                 self.wconn.send(("time", self.opt.fresh_inputs))
                 self.stage = "timed"
                 self.last_progress = time.time()
-            if self.skip_correctness and not self.time_sent and self.stage in ("executable", "correct", "build"):
+            # A re-measurement's judge measures the reference once at its start: timing waits until it has
+            # (its ref_time has come), so the two processes never share the device while rounds are timed.
+            if (self.skip_correctness and not self.time_sent and self.stage in ("executable", "correct", "build")
+                    and (self.jconn is None or self.ref_time is not None)):
                 self.time_sent = True
                 self.wconn.send(("time", self.opt.fresh_inputs))
             correctness_done = self.skip_correctness or self.time_sent
