@@ -28,10 +28,11 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--size", default="full")
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--level", type=int, action="append", default=None, help="only tasks of this level (repeatable)")
     ap.add_argument("--fixed-inputs", action="store_true", help="rotate four fixed input sets instead of fresh inputs per timed round")
     args = ap.parse_args()
     console = Console()
-    tasks = [t for t in builtin_tasks() if not args.only or t.name in args.only]
+    tasks = [t for t in builtin_tasks() if (not args.only or t.name in args.only) and (not args.level or t.level in args.level)]
     rows = []
     t0 = time.time()
     for t in track(tasks, description="A/A", console=console):

@@ -9,7 +9,8 @@
 #   bash scripts/gpu_check.sh rest       # service on one GPU, then the suite search
 #   bash scripts/gpu_check.sh train      # SFT a tiny model, a few GRPO steps with GPU rewards (issue 7)
 #   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
-#   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, A/A re-checks, service, HGEMM
+#   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, GPU-only evaluator tests, head-start A/B, HGEMM
+#   bash scripts/gpu_check.sh protocol # then, warm: A/A fresh vs fixed timing inputs, cost to +-1%
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
 cd "$(dirname "$0")/.."
@@ -166,6 +167,18 @@ for x in r: print('head start $hs us', x['task'], x['candidate'], x['speedup'], 
     done
     left=$((limit - SECONDS)); echo "gemm: $left s left"
     [ "$left" -gt 90 ] && OUT="$OUT/gemm" timeout "$left" bash scripts/gpu_gemm.sh 8 20 $(( (left - 60) / 2 )) 20 2>&1 | tail -25
+    ;;
+  protocol)
+    # Right after `fixes`, warm: the A/A over the suite with fresh inputs per timed round (the protocol
+    # since session 3), level 1 again with the fixed sets for comparison, then the cost to +-1%.
+    timeout 300 python benchmarks/aa_check.py --device cuda --trials 5 --budget-s 1 --out "$OUT/aa_fresh.json" > "$OUT/aa_fresh.log" 2>&1
+    tail -2 "$OUT/aa_fresh.log"
+    timeout 130 python benchmarks/aa_check.py --device cuda --level 1 --trials 5 --budget-s 1 --fixed-inputs \
+        --out "$OUT/aa_fixed_l1.json" > "$OUT/aa_fixed_l1.log" 2>&1
+    tail -2 "$OUT/aa_fixed_l1.log"
+    timeout 150 python benchmarks/evaluator_cost.py --device cuda --tasks softmax_rows layernorm_gelu rmsnorm_explicit conv2d_3x3 matmul_square \
+        --out "$OUT/evaluator_cost.json" > "$OUT/evaluator_cost.log" 2>&1
+    tail -14 "$OUT/evaluator_cost.log"
     ;;
   redteam)
     python -c "
