@@ -173,6 +173,12 @@ class _Worker:
     def send(self, *msg) -> None:
         send_msg(self.conn, msg)
 
+    def check_threads(self, before: frozenset, message: str) -> None:
+        """A blocking side_stream finding when threads that were not alive at `before` still run now."""
+        started = new_threads(before)
+        if started:
+            self.finding("side_stream", message, f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
+
     def finding(self, category: str, message: str, evidence: str = "", blocking: bool = False) -> None:
         key = (category, message)
         if key not in self._finding_keys:
@@ -213,6 +219,7 @@ class _Worker:
         self.l2_persist = _persisting_l2_limit(self.device)
         self.l2_window = _access_policy_bytes(self.device)
         self.poison_note_sent = False
+        self.cand_calls = 0  # the candidate's calls in this process (the first may start library pools)
         if self.device.type == "cuda" and (self.l2_persist is None or self.l2_window is None):
             self.send("note", f"L2 state not readable (persisting limit {self.l2_persist}, stream window {self.l2_window}): "
                               "the cache_state check relies on the static layer and the L2 flush")
@@ -335,7 +342,7 @@ class _Worker:
         return out
 
     def call_candidate(self, inputs):
-        self.cand_calls = getattr(self, "cand_calls", 0) + 1
+        self.cand_calls += 1
         out = self._invoke(self.cand_model, inputs, self.sandbox)
         if self.last_ref_calls:
             self.finding("reference_inherit", "candidate ran the reference Model's forward", "Model.forward")
@@ -414,10 +421,8 @@ class _Worker:
                 # Threads that a call started and left running. Compared per call, not against a count taken
                 # once: the harness's own work between calls may start library pools (session 3: an honest
                 # A/A was rejected that way). The first call may start a library's pools, so it is exempt.
-                started = new_threads(before) if i > 0 else []
-                if started:
-                    self.finding("side_stream", "candidate started threads that are still running after the call: their work is outside any timing window",
-                                 f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
+                if i > 0:
+                    self.check_threads(before, "candidate started threads that are still running after the call: their work is outside any timing window")
                 self.check_output_object(out, inputs)
                 for a, b in zip(inputs, pristine):
                     if isinstance(a, torch.Tensor) and not torch.equal(a, b) and not (a.isnan().any() and torch.equal(a.isnan(), b.isnan())):
@@ -505,10 +510,8 @@ class _Worker:
                     self.call_candidate(x)
                     # the first call in this process (a re-measurement has no correctness trials) may start
                     # a library's pools, as trial 0 may: exempt, like trial 0
-                    started = new_threads(before) if self.cand_calls > 1 else []
-                    if started:
-                        self.finding("side_stream", "candidate threads still running after a warm-up call: their work is outside any window",
-                                     f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
+                    if self.cand_calls > 1:
+                        self.check_threads(before, "candidate threads still running after a warm-up call: their work is outside any window")
             _sync(dev)
             rng = random.Random(opt["seed"] + 17)
             ev_ref, ev_cand, dv_ref, dv_cand = [], [], [], []
@@ -547,8 +550,9 @@ class _Worker:
             # candidate's threads could disturb): inputs drawn on the CPU for a GPU run, or large ones on the CPU.
             fresh = fresh_offered and fresh_inputs_affordable(self.ref, dev, opt["seed"])
             if fresh_offered and not fresh:
-                self.send("note", f"timed rounds rotate through {N_TIMING_SETS} fixed input sets: this task's inputs are drawn on "
-                                  "the CPU (a cache keyed on input contents is not defeated in timing)")
+                why = "this task's inputs are drawn on the CPU" if dev.type == "cuda" else f"its inputs exceed {FRESH_CPU_INPUT_BYTES >> 20} MB"
+                self.send("note", f"timed rounds rotate through {N_TIMING_SETS} fixed input sets: {why} "
+                                  "(a cache keyed on input contents is not defeated in timing)")
             n = 0
             while True:
                 # outside the window: fresh values for this round, or the next of the fixed sets
@@ -586,10 +590,7 @@ class _Worker:
                             self.finding("lazy_output", "timed output is not a plain materialised tensor", str(e))
                             raise
 
-                        started = new_threads(before)
-                        if started:
-                            self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
-                                         f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
+                        self.check_threads(before, "candidate threads still running after a timed call: their work is outside the window")
                         for o in scratch_like(out):  # the reference's poisoning pass, on scratch memory
                             o.fill_(float("nan"))
                         last_out[n % N_TIMING_SETS] = out
@@ -605,10 +606,7 @@ class _Worker:
                 if elapsed >= opt["budget_s"] and n >= 7:
                     break
             seconds = time.perf_counter() - t_start
-            started = new_threads(threads)
-            if started:
-                self.finding("side_stream", "candidate threads still running after timed calls: their work is outside any timing window",
-                             f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
+            self.check_threads(threads, "candidate threads still running after timed calls: their work is outside any timing window")
         window = "events"
         gap_ref = _median([d - e for d, e in zip(dv_ref, ev_ref)])
         gap_cand = _median([d - e for d, e in zip(dv_cand, ev_cand)])
