@@ -19,7 +19,8 @@ def test_every_baseline_times_an_a_a_candidate(baseline):
     r = evaluate(SOFTMAX, identity_candidate(load_task(SOFTMAX)), EvalOptions(**OPTS, baseline=baseline))
     assert r.status == "ok", f"{r.message} {r.error[-2000:]}"
     assert r.baseline == baseline and r.timing is not None and r.timing.speedup_raw > 0
-    assert not r.findings, r.findings
+    # the A/A candidate is plain PyTorch: the static no_custom_kernel note is expected, nothing else is
+    assert [f.category for f in r.findings if f.category != "no_custom_kernel"] == [], r.findings
 
 
 @pytest.mark.gpu

@@ -42,7 +42,7 @@ from cudaopt.evaluate.sandbox import (
     set_precision,
     thread_ids,
 )
-from cudaopt.evaluate.stats import estimate, needs_verification
+from cudaopt.evaluate.stats import balanced_orders, estimate, needs_verification
 from cudaopt.evaluate.views import view, wants_sample
 from cudaopt.tasks.loader import (
     TaskError,
@@ -513,7 +513,8 @@ class _Worker:
                     if self.cand_calls > 1:
                         self.check_threads(before, "candidate threads still running after a warm-up call: their work is outside any window")
             _sync(dev)
-            rng = random.Random(opt["seed"] + 17)
+            # Drawn afresh per evaluation: nothing outside this process can predict which side goes first.
+            orders = balanced_orders(random.Random(secrets.randbits(64)))
             ev_ref, ev_cand, dv_ref, dv_cand = [], [], [], []
             last_out, last_ref = {}, {}
             scratch: dict = {}
@@ -561,7 +562,7 @@ class _Worker:
                     self.send("round_ready", n)
                     round_seed_n = self._expect("round_seed", n)
                 x = self.sets[n % N_TIMING_SETS]
-                order = ("ref", "cand") if rng.random() < 0.5 else ("cand", "ref")
+                order = ("ref", "cand") if next(orders) else ("cand", "ref")
                 for side in order:
                     if fresh:
                         # The round's values are drawn before *each* of its two calls (the same values both
@@ -603,7 +604,9 @@ class _Worker:
                     est = estimate([r / c for r, c in zip(ev_ref, ev_cand)], opt["variance_gate"])
                     if est.stable and est.rel_half_width <= opt["target_rel_ci"]:
                         break
-                if elapsed >= opt["budget_s"] and n >= 7:
+                # On the budget, stop only after a whole pair of rounds (both orders), after whole sets of
+                # CHECK_EVERY rounds (an even number per bucket) once there are that many.
+                if elapsed >= opt["budget_s"] and n >= 7 and n % (CHECK_EVERY if n >= CHECK_EVERY else 2) == 0:
                     break
             seconds = time.perf_counter() - t_start
             self.check_threads(threads, "candidate threads still running after timed calls: their work is outside any timing window")
