@@ -58,3 +58,28 @@ def test_new_threads_names_threads_started_since():
         stop.set()
         t.join()
     assert new_threads(before) == []
+
+
+def test_sandbox_lets_ldconfig_list_libraries_and_nothing_more(tmp_path):
+    # Triton's driver (every Triton or torch.compile candidate on a GPU) and ctypes.util.find_library run
+    # `ldconfig -p` to find libraries; that listing is allowed, any other ldconfig call is not.
+    code = textwrap.dedent(
+        f"""
+        import ctypes.util, shutil, subprocess
+        from cudaopt.evaluate.sandbox import Sandbox
+        box = Sandbox({str(tmp_path / "scratch")!r}, [])
+        ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+        with box:
+            listed = subprocess.run([ldconfig, "-p"], capture_output=True).returncode
+            ctypes.util.find_library("m")
+            try:
+                subprocess.run([ldconfig, "-n", {str(tmp_path)!r}])
+                rebuilt = "ran"
+            except PermissionError:
+                rebuilt = "refused"
+        print(listed, rebuilt, sorted({{c for c, _, _ in box.events}}))
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "0 refused ['process_escape']"

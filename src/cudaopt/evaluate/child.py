@@ -216,6 +216,8 @@ class _Worker:
         # Inductor compiles in this process rather than in a pool of subprocesses, which the sandbox
         # would (rightly) refuse to start on a candidate's behalf.
         os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        if "torch._inductor.config" in sys.modules:  # read at its import; set it directly if that was earlier
+            sys.modules["torch._inductor.config"].compile_threads = 1
         self.l2_persist = _persisting_l2_limit(self.device)
         self.l2_window = _access_policy_bytes(self.device)
         self.poison_note_sent = False

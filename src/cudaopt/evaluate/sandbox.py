@@ -61,6 +61,11 @@ class Sandbox:
                     name = os.path.basename(os.fsdecode(exe)) if exe else os.path.basename(str((argv or [""])[0]))
                     if name in BUILD_TOOLS:
                         return
+                    # `ldconfig -p` only lists the linker cache: Triton's driver and ctypes.util.find_library
+                    # run it to find libcuda, and every Triton or torch.compile candidate failed on the GPU
+                    # without it. Any other ldconfig call (which rewrites the cache) stays refused.
+                    if name == "ldconfig" and [os.fsdecode(a) for a in (argv or [])[1:]] == ["-p"]:
+                        return
                 self._record("process_escape", f"candidate started a process ({event})", str(args)[:200])
                 raise PermissionError("cudaopt sandbox: starting processes is not allowed")
             elif event in ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto"):
@@ -175,7 +180,7 @@ def new_threads(before: frozenset) -> list[str]:
             with open(f"/proc/self/task/{tid}/comm") as f:
                 name = f.read().strip()
         except OSError:
-            name = "?"
+            continue  # listed a moment ago, gone now: a joined thread the kernel had not yet reaped
         out.append(f"{name}({tid})")
     return out
 
