@@ -6,6 +6,7 @@ them unless the tuned table says so, and that the sources compile for sm_90a to 
 and UTMALDG instructions and no register spills.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -33,16 +34,17 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
     assert [c.index for c in WGMMA_CONFIGS] == list(range(len(WGMMA_CONFIGS)))
     for c in WGMMA_CONFIGS:
         assert c.bk == 64 and c.consumers in (1, 2) and c.threads == 128 * (c.consumers + 1)
-        assert c.bm % (64 * c.consumers) == 0 and c.bn in (64, 128, 256) and c.bm <= 256
+        assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 256) and c.bm <= 256
+        assert (c.rows_per_consumer // 64) * c.bn // 2 <= 128  # accumulators per consumer thread
         assert c.smem_bytes <= 227 * 1024 and c.max_splits == 1
         assert c.label.startswith("wgmma") and Choice("ours", c.id, 1).label() == c.label
 
 
 def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
-    rows = [tuple(int(v) for v in m) for m in
-            re.findall(r"CUDAOPT_WGMMA_CFG\((\d+), (\d+), (\d+), (\d+)\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages) for c in WGMMA_CONFIGS]
+    rows = [(int(a), int(b), int(c), int(d), int(e or 0)) for a, b, c, d, e in
+            re.findall(r"CUDAOPT_WGMMA_CFG2?\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?\)", src)]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule) for c in WGMMA_CONFIGS]
 
 
 def test_wgmma_candidates_never_split_k():
@@ -82,7 +84,7 @@ def test_launch_refuses_split_k_for_wgmma(monkeypatch):
 
 
 def _cuobjdump() -> str | None:
-    found = shutil.which("cuobjdump")
+    found = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
     if found:
         return found
     nvcc = shutil.which("nvcc")
@@ -106,7 +108,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
                           capture_output=True, text=True, timeout=110, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma_kernel\S*)\n\s*(.*)", out)
+    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?_kernel\S*)\n\s*(.*)", out)
     assert len(wgmma_funcs) == len(WGMMA_CONFIGS), out[-3000:]
     for name, props in wgmma_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
@@ -117,3 +119,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     sass = subprocess.run([tool, "--dump-sass", str(lib)], capture_output=True, text=True, timeout=60, check=False).stdout
     assert "HGMMA.64x" in sass and ".tnspB" in sass and "UTMALDG.2D" in sass
     assert "USETMAXREG" in sass
+    # Generation 2: TMA-store epilogue, one wgmma group kept in flight, ping-pong turn barriers.
+    gen2 = [c for c in WGMMA_CONFIGS if c.schedule != 0]
+    if gen2:
+        assert "UTMASTG.2D" in sass and "FENCE.VIEW.ASYNC.S" in sass
+        assert "WARPGROUP.DEPBAR.LE gsb0, 0x1" in sass
+    if any(c.schedule == 2 for c in gen2):
+        assert "BAR.ARV" in sass

@@ -51,7 +51,7 @@ def kernels() -> ctypes.CDLL:
         raise GemmError(f"library has {n} wgmma configs, configs.py {len(WGMMA_CONFIGS)}: rebuild (python -m cudaopt.gemm.build --force)")
     for cfg in WGMMA_CONFIGS:
         lib.cudaopt_wgmma_config_info(cfg.index, buf)
-        if tuple(buf[:6]) != (cfg.bm, cfg.bn, cfg.bk, cfg.consumers, cfg.stages, cfg.smem_bytes):
+        if tuple(buf[:7]) != (cfg.bm, cfg.bn, cfg.bk, cfg.consumers, cfg.stages, cfg.smem_bytes, cfg.schedule):
             raise GemmError(f"wgmma config {cfg.id} differs between library and configs.py: rebuild")
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
     return lib

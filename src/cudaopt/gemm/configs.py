@@ -3,7 +3,9 @@
 Two kinds share one id space (the id is the index in KERNEL_CONFIGS, stored in the tuned table):
 - "mma": mma.sync + cp.async (csrc/hgemm_mma.cu), ids 0..13; `index` = position in that file's table.
 - "wgmma": Hopper TMA + wgmma, warp-specialised and persistent (csrc/hgemm_wgmma.cu), appended
-  after them; `index` = position in that file's table; no split-K.
+  after them; `index` = position in that file's table; no split-K. `schedule` 0 = generation 1
+  (ids 14-17), 1 = cooperative with a pipelined mainloop and TMA-store epilogue, 2 = ping-pong
+  (each consumer warpgroup owns whole bm x bn tiles, alternating).
 
 The Python mirror lets the dispatcher's heuristic and the tests run without a GPU; `_lib` checks it
 against the compiled library at load time, so the two cannot drift apart silently.
@@ -28,7 +30,21 @@ class KernelConfig:
     stages: int
     kind: str = "mma"  # "mma" (hgemm_mma.cu) or "wgmma" (hgemm_wgmma.cu)
     index: int = -1  # position in its kind's table in the CUDA source (the C-side config id)
-    consumers: int = 0  # wgmma: consumer warpgroups (each owns bm / consumers rows)
+    consumers: int = 0  # wgmma: consumer warpgroups (each owns bm / consumers rows, or whole tiles)
+    schedule: int = 0  # wgmma: SCHED_* below
+
+    @property
+    def rows_per_consumer(self) -> int:
+        """wgmma: C rows one consumer warpgroup accumulates and stores (the TMA store box height)."""
+        return self.bm if self.schedule == SCHED_PINGPONG else self.bm // max(self.consumers, 1)
+
+    @property
+    def epilogue_bytes(self) -> int:
+        """wgmma generation 2: shared memory staging C (one buffer of rows_per_consumer x bn halves
+        per consumer); 0 for generation 1, which stores from registers."""
+        if self.kind != "wgmma" or self.schedule == SCHED_GEN1:
+            return 0
+        return self.consumers * self.rows_per_consumer * self.bn * 2
 
     @property
     def threads(self) -> int:
@@ -38,8 +54,9 @@ class KernelConfig:
 
     @property
     def smem_bytes(self) -> int:
-        if self.kind == "wgmma":  # 1024 alignment slack + slots + two mbarriers per slot
-            return 1024 + self.stages * (self.bm * self.bk + self.bk * self.bn) * 2 + 16 * self.stages
+        if self.kind == "wgmma":  # 1024 alignment slack + slots + C staging + two mbarriers per slot
+            return (1024 + self.stages * (self.bm * self.bk + self.bk * self.bn) * 2 + self.epilogue_bytes
+                    + 16 * self.stages)
         pad = 8  # halves of padding per shared-memory row, as in the kernel
         return self.stages * (self.bm * (self.bk + pad) + self.bk * (self.bn + pad)) * 2
 
@@ -50,10 +67,23 @@ class KernelConfig:
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
 
+    def grid(self, m: int, n: int, num_sms: int = NUM_SMS_H200) -> int:
+        """wgmma: persistent blocks launched (the C launcher's min(#SMs, #tiles))."""
+        return min(num_sms, self.tiles(m, n))
+
+    def tiles_per_consumer(self, m: int, n: int, num_sms: int = NUM_SMS_H200) -> int:
+        """wgmma: most tiles any one consumer warpgroup handles (block b takes tiles b, b + grid, ...;
+        ping-pong hands them to its two consumers alternately, cooperative shares each one)."""
+        per_block = -(-self.tiles(m, n) // self.grid(m, n, num_sms))
+        return -(-per_block // 2) if self.schedule == SCHED_PINGPONG else per_block
+
     @property
     def label(self) -> str:
         if self.kind == "wgmma":
-            return f"wgmma{self.bm}x{self.bn}x{self.bk}_c{self.consumers}_s{self.stages}"
+            if self.schedule == SCHED_PINGPONG:
+                return f"wgmma{self.bm}x{self.bn}x{self.bk}_pp_s{self.stages}"
+            tail = "_tma" if self.schedule == SCHED_COOP_TMA else ""
+            return f"wgmma{self.bm}x{self.bn}x{self.bk}_c{self.consumers}_s{self.stages}{tail}"
         return f"mma{self.bm}x{self.bn}x{self.bk}_w{self.warps_m}x{self.warps_n}_s{self.stages}"
 
 
@@ -73,22 +103,31 @@ _TABLE = [
     (128, 128, 32, 2, 4, 4),
     (64, 128, 64, 2, 2, 4),
 ]
-# (bm, bn, consumers, stages) as in hgemm_wgmma.cu's kWgmmaConfigs; BK is 64 (one 128-byte swizzle row).
+# (bm, bn, consumers, stages, schedule) as in hgemm_wgmma.cu's kWgmmaConfigs; BK is 64 (one
+# 128-byte swizzle row). Append only: the tuned tables store ids.
+SCHED_GEN1, SCHED_COOP_TMA, SCHED_PINGPONG = 0, 1, 2
 _WGMMA_TABLE = [
-    (128, 128, 2, 6),
-    (128, 256, 2, 4),
-    (256, 128, 2, 4),
-    (128, 64, 2, 8),
+    (128, 128, 2, 6, SCHED_GEN1),
+    (128, 256, 2, 4, SCHED_GEN1),
+    (256, 128, 2, 4, SCHED_GEN1),
+    (128, 64, 2, 8, SCHED_GEN1),
+    # generation 2, UNMEASURED on a GPU (docs/gemm.md)
+    (128, 256, 2, 3, SCHED_COOP_TMA),
+    (256, 128, 2, 3, SCHED_COOP_TMA),
+    (64, 256, 2, 4, SCHED_PINGPONG),
+    (128, 128, 2, 5, SCHED_PINGPONG),
+    (64, 128, 2, 8, SCHED_PINGPONG),
 ]
 WGMMA_BK = 64
 
 
 def _build_configs() -> tuple[KernelConfig, ...]:
     out = [KernelConfig(i, *row, kind="mma", index=i) for i, row in enumerate(_TABLE)]
-    for j, (bm, bn, consumers, stages) in enumerate(_WGMMA_TABLE):
-        # warps_m: every warp of a consumer warpgroup owns 16-row strips of the tile.
-        out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, 4 * consumers, 1, stages, kind="wgmma", index=j,
-                                consumers=consumers))
+    for j, (bm, bn, consumers, stages, sched) in enumerate(_WGMMA_TABLE):
+        # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
+        warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
+        out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
+                                consumers=consumers, schedule=sched))
     return tuple(out)
 
 
@@ -119,13 +158,31 @@ def enabled_kinds() -> frozenset[str]:
     return frozenset(k.strip() for k in raw.split(",") if k.strip())
 
 
+def enabled_wgmma_ids() -> frozenset[int] | None:
+    """wgmma config ids the tuner may time: $CUDAOPT_GEMM_WGMMA_IDS (comma-separated ids), None
+    (all) when unset. The GPU script sets it to the configs that passed its smoke test, so one broken
+    config does not take the working ones out of the run."""
+    raw = os.environ.get("CUDAOPT_GEMM_WGMMA_IDS")
+    if raw is None:
+        return None
+    return frozenset(int(v) for v in raw.split(",") if v.strip())
+
+
+def enabled_wgmma_configs() -> tuple[KernelConfig, ...]:
+    ids = enabled_wgmma_ids()
+    return tuple(c for c in WGMMA_CONFIGS if ids is None or c.id in ids)
+
+
 def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> list[Choice]:
     """The configurations worth timing for one shape: tiles not far larger than the matrix, and
     split-K only where the tile grid leaves the SMs idle and each split keeps at least 128 of K."""
     out = []
     kinds = enabled_kinds()
+    wgmma_ids = enabled_wgmma_ids()
     for cfg in KERNEL_CONFIGS:
         if cfg.kind not in kinds:
+            continue
+        if cfg.kind == "wgmma" and wgmma_ids is not None and cfg.id not in wgmma_ids:
             continue
         if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64):
             continue

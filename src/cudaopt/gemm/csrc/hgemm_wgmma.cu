@@ -365,19 +365,256 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   }
 }
 
+// ---- second generation: pipelined mainloop, TMA-store epilogue, optional ping-pong -------------
+//
+// Added beside hgemm_wgmma_kernel (whose configs keep their behaviour). Differences, each aimed at a
+// measured gap (docs/gemm.md, "Hopper path, generation 2"):
+// - mainloop keeps one k-block of wgmma in flight (wait_group 1) and releases the previous slot,
+//   instead of draining the tensor cores after every slot (wait_group 0);
+// - epilogue converts to fp16 into a 128B-swizzled shared-memory buffer (conflict-free half2
+//   writes) and one thread TMA-stores it (full-line writes, clipped at M/N by the TMA unit); the
+//   consumer goes on to its next tile while the store drains;
+// - SCHED 2 (ping-pong): each consumer warpgroup owns whole BM x BN tiles, alternating; their
+//   mainloops take turns (two named barriers), so one consumer's epilogue overlaps the other's MMAs.
+constexpr int kSchedCoopTma = 1;
+constexpr int kSchedPingPong = 2;
+constexpr int kBarOrder = 1;     // named barriers 1, 2: ping-pong turn of consumer 0, 1
+constexpr int kBarEpilogue = 3;  // named barriers 3, 4: epilogue of consumer 0, 1
+
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Makes this thread's generic-proxy shared-memory writes visible to the async proxy (TMA store).
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int c0, int c1, const void* src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(smem_u32(src))
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// Waits until at most N bulk groups are still reading shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+struct WgmmaTile2 {
+  static constexpr bool kPingPong = SCHED == kSchedPingPong;
+  static constexpr int kThreads = (CONSUMERS + 1) * 128;
+  static constexpr int kRowsPerConsumer = kPingPong ? BM : BM / CONSUMERS;  // C rows one consumer stores
+  static constexpr int kMI = kRowsPerConsumer / 64;
+  static constexpr int kAcc = BN / 2;
+  static constexpr int kSlotABytes = BM * kBK * 2;
+  static constexpr int kChunkBBytes = 64 * kBK * 2;
+  static constexpr int kSlotBBytes = BN * kBK * 2;
+  static constexpr int kSlotBytes = kSlotABytes + kSlotBBytes;
+  static constexpr int kEpiChunkBytes = kRowsPerConsumer * 128;  // 64 columns of C, 128 B per row
+  static constexpr int kEpiBytesPerConsumer = kRowsPerConsumer * BN * 2;
+  static constexpr int kEpiBytes = CONSUMERS * kEpiBytesPerConsumer;
+  static constexpr int kSmemBytes = 1024 + STAGES * kSlotBytes + kEpiBytes + 2 * STAGES * 8;
+  static_assert(SCHED == kSchedCoopTma || SCHED == kSchedPingPong, "unknown schedule");
+  static_assert(kPingPong ? CONSUMERS == 2 : BM % (64 * CONSUMERS) == 0, "consumers own whole m64 blocks");
+  static_assert(kRowsPerConsumer % 64 == 0 && kMI * kAcc <= 128, "at most 128 accumulators per thread");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma wrappers exist for N = 64, 128, 256");
+  static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
+  static_assert(CONSUMERS >= 1 && CONSUMERS <= 2, "register split assumes at most 3 warpgroups");
+  static_assert(kSlotABytes % 1024 == 0 && kSlotBBytes % 1024 == 0 && kEpiChunkBytes % 1024 == 0,
+                "slots and staging chunks must stay 1024-aligned for the 128B swizzle");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is at most 227 KB");
+};
+
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
+                        const __grid_constant__ CUtensorMap map_b,
+                        const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED>;
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw = smem_u32(smem_raw);
+  unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
+  unsigned char* slots_a = smem;
+  unsigned char* slots_b = smem + STAGES * T::kSlotABytes;
+  unsigned char* epi = smem + STAGES * T::kSlotBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(epi + T::kEpiBytes);
+  uint64_t* empty = full + STAGES;
+
+  const int warpgroup = threadIdx.x / 128;
+  const int wg_thread = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(&full[s], 1);
+      // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
+      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (N + BN - 1) / BN;
+  const int num_tiles = tiles_m * tiles_n;
+  const int k_tiles = (K + kBK - 1) / kBK;
+
+  if (warpgroup == 0) {
+    // Same producer as generation 1: the block's tiles in order, each tile's k-blocks in order.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
+    if (wg_thread == 0) {
+      tma_prefetch_map(&map_a);
+      tma_prefetch_map(&map_b);
+      int slot = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        int tm, tn;
+        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+        const int m0 = tm * BM, n0 = tn * BN;
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(&empty[slot], phase ^ 1);
+          mbar_expect_tx(&full[slot], T::kSlotBytes);
+          const int k0 = kt * kBK;
+          tma_load_2d(slots_a + slot * T::kSlotABytes, &map_a, k0, m0, &full[slot]);
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)
+            tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, &map_b, n0 + j * 64,
+                        k0, &full[slot]);
+          if (++slot == STAGES) {
+            slot = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
+    const int consumer = warpgroup - 1;
+    const int warp = wg_thread / 32, lane = wg_thread % 32;
+    if (wg_thread == 0) tma_prefetch_map(&map_c);
+    unsigned char* my_epi = epi + consumer * T::kEpiBytesPerConsumer;
+    const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
+    float acc[T::kMI][T::kAcc];
+#pragma unroll
+    for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+      for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;
+    // Ring position of this consumer's next k-block. Ping-pong: tile j of the block's sequence
+    // fills positions j*k_tiles .. j*k_tiles + k_tiles - 1; consumer c takes tiles j = c, c+2, ...
+    // The turn-taking keeps a consumer from waiting on a slot more than one phase ahead, so the
+    // parity test stays unambiguous.
+    uint32_t pos = T::kPingPong ? consumer * k_tiles : 0;
+    const int first = T::kPingPong ? blockIdx.x + consumer * gridDim.x : blockIdx.x;
+    const int step = T::kPingPong ? 2 * gridDim.x : gridDim.x;
+    for (int tile = first; tile < num_tiles; tile += step) {
+      int tm, tn;
+      tile_coords(tile, tiles_m, tiles_n, tm, tn);
+      const int m0 = tm * BM, n0 = tn * BN;
+      if (T::kPingPong && tile != (int)blockIdx.x) named_bar_sync(kBarOrder + consumer, 256);
+      uint32_t prev_slot = 0;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        const uint32_t slot = pos % STAGES;
+        mbar_wait(&full[slot], (pos / STAGES) & 1);
+        const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
+        const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+          const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
+#pragma unroll
+          for (int mi = 0; mi < T::kMI; ++mi) {
+            const uint64_t desc_a = make_desc(a_base + mi * 64 * 128 + kk * 32, 16, 8 * 128);
+            wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
+          }
+        }
+        wgmma_commit();
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+        wgmma_wait<1>();  // the previous k-block is done: its slot can be refilled
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+        if (kt > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
+        prev_slot = slot;
+        ++pos;
+      }
+      // Ping-pong: every MMA of this tile is issued; the other consumer may start its mainloop.
+      // Arrive only when it has a next tile, so no barrier is left half-arrived at exit.
+      if (T::kPingPong && tile + (int)gridDim.x < num_tiles)
+        named_bar_arrive(kBarOrder + (consumer ^ 1), 256);
+      wgmma_wait<0>();
+#pragma unroll
+      for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+      if (k_tiles > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
+      if (T::kPingPong) pos += k_tiles;  // skip the other consumer's tile
+
+      // Epilogue: the staging buffer is free once this consumer's previous TMA store read it.
+      if (wg_thread == 0) bulk_wait_read<0>();
+      named_bar_sync(kBarEpilogue + consumer, 128);
+      // Fragment: element 4j+e at row 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2.
+      // Staging: 64-column chunks of kRowsPerConsumer rows x 128 B, 16-byte unit u of row r stored at
+      // unit u ^ (r % 8) (TMA's 128B swizzle); a warp's 8 rows then hit 8 different bank groups.
+      const int rsub = lane / 4;  // == row % 8 for every row this thread holds
+#pragma unroll
+      for (int mi = 0; mi < T::kMI; ++mi) {
+        const int r = mi * 64 + warp * 16 + rsub;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          unsigned char* p = my_epi + (j / 8) * T::kEpiChunkBytes + r * 128 +
+                             (((j % 8) ^ rsub) * 16) + (lane % 4) * 4;
+          *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
+          *reinterpret_cast<half2*>(p + 8 * 128) =
+              __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+        }
+      }
+      fence_proxy_async_smem();
+      named_bar_sync(kBarEpilogue + consumer, 128);
+      if (wg_thread == 0) {
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j)  // boxes past M or N are clipped by the TMA unit
+          tma_store_2d(&map_c, n0 + j * 64, m0 + a_row_off, my_epi + j * T::kEpiChunkBytes);
+        bulk_commit();
+      }
+    }
+    if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
+  }
+}
+
 // ---- host side ------------------------------------------------------------------------------------
 
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, half*, int, int, int, int);
+using Kernel2Fn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int);
 
+// schedule 0: generation 1 (`kernel`); 1 and 2: generation 2 (`kernel2`, C through a tensor map
+// with boxes of 64 columns x c_box_rows rows).
 struct WgmmaEntry {
-  int bm, bn, bk, consumers, stages, smem_bytes, threads;
+  int bm, bn, bk, consumers, stages, smem_bytes, threads, schedule, c_box_rows;
   KernelFn kernel;
+  Kernel2Fn kernel2;
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
   WgmmaEntry {                                                                            \
     BM, BN, kBK, CONS, ST, WgmmaTile<BM, BN, CONS, ST>::kSmemBytes,                       \
-        WgmmaTile<BM, BN, CONS, ST>::kThreads, hgemm_wgmma_kernel<BM, BN, CONS, ST>       \
+        WgmmaTile<BM, BN, CONS, ST>::kThreads, 0, 0, hgemm_wgmma_kernel<BM, BN, CONS, ST>, \
+        nullptr                                                                           \
+  }
+#define CUDAOPT_WGMMA_CFG2(BM, BN, CONS, ST, SCHED)                                               \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED>::kSmemBytes,                       \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED>::kThreads, SCHED,                                     \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>                                              \
   }
 
 // The wgmma family. Order is the index the Python side mirrors (configs.py, kind="wgmma"): append only.
@@ -386,6 +623,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG(128, 256, 2, 4),  // 1: 2 consumers of m64n256 (128 accumulators/thread)
     CUDAOPT_WGMMA_CFG(256, 128, 2, 4),  // 2: 2 consumers of 2 x m64n128
     CUDAOPT_WGMMA_CFG(128, 64, 2, 8),   // 3: 2 consumers of m64n64, more tiles for mid sizes
+    // Generation 2 (UNMEASURED): schedule 1 = cooperative + TMA-store epilogue, 2 = ping-pong.
+    CUDAOPT_WGMMA_CFG2(128, 256, 2, 3, 1),  // 4: as 1, pipelined, C staged in 64 KB
+    CUDAOPT_WGMMA_CFG2(256, 128, 2, 3, 1),  // 5: as 2, pipelined, C staged in 64 KB
+    CUDAOPT_WGMMA_CFG2(64, 256, 2, 4, 2),   // 6: ping-pong, each consumer one m64n256 tile
+    CUDAOPT_WGMMA_CFG2(128, 128, 2, 5, 2),  // 7: ping-pong, each consumer 2 x m64n128
+    CUDAOPT_WGMMA_CFG2(64, 128, 2, 8, 2),   // 8: ping-pong, small tiles for mid sizes
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -472,12 +715,13 @@ extern "C" {
 
 int cudaopt_wgmma_num_configs() { return kNumWgmmaConfigs; }
 
-// Writes bm, bn, bk, consumers, stages, smem_bytes into out[6]. Returns 0, or 1 for a bad id.
+// Writes bm, bn, bk, consumers, stages, smem_bytes, schedule into out[7]. Returns 0, or 1 for a
+// bad id. Host-only: callable without a GPU.
 int cudaopt_wgmma_config_info(int config, int* out) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 1;
   const WgmmaEntry& c = kWgmmaConfigs[config];
-  const int v[6] = {c.bm, c.bn, c.bk, c.consumers, c.stages, c.smem_bytes};
-  for (int i = 0; i < 6; ++i) out[i] = v[i];
+  const int v[7] = {c.bm, c.bn, c.bk, c.consumers, c.stages, c.smem_bytes, c.schedule};
+  for (int i = 0; i < 7; ++i) out[i] = v[i];
   return 0;
 }
 
@@ -486,9 +730,12 @@ int cudaopt_wgmma_config_info(int config, int* out) {
 int cudaopt_wgmma_init() {
   if (encode_tiled() == nullptr) return -2;
   for (int i = 0; i < kNumWgmmaConfigs; ++i) {
-    const cudaError_t e = cudaFuncSetAttribute(kWgmmaConfigs[i].kernel,
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               kWgmmaConfigs[i].smem_bytes);
+    const WgmmaEntry& c = kWgmmaConfigs[i];
+    const cudaError_t e =
+        c.kernel ? cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        c.smem_bytes)
+                 : cudaFuncSetAttribute(c.kernel2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
@@ -514,8 +761,16 @@ int cudaopt_hgemm_wgmma(const void* A, const void* B, void* C, int M, int N, int
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
   const int grid = tiles < sms ? tiles : sms;
-  c.kernel<<<grid, c.threads, c.smem_bytes, static_cast<cudaStream_t>(stream)>>>(
-      map_a, map_b, static_cast<half*>(C), M, N, K, ldc);
+  if (c.kernel) {
+    c.kernel<<<grid, c.threads, c.smem_bytes, static_cast<cudaStream_t>(stream)>>>(
+        map_a, map_b, static_cast<half*>(C), M, N, K, ldc);
+  } else {
+    CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
+    st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
+    if (st != 0) return st;
+    c.kernel2<<<grid, c.threads, c.smem_bytes, static_cast<cudaStream_t>(stream)>>>(
+        map_a, map_b, map_c, M, N, K);
+  }
   return (int)cudaGetLastError();
 }
 
