@@ -11,6 +11,7 @@
 #   bash scripts/gpu_check.sh gemm     # the HGEMM checks (scripts/gpu_gemm.sh)
 #   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, GPU-only evaluator tests, head-start A/B, HGEMM
 #   bash scripts/gpu_check.sh protocol # then, warm: A/A fresh vs fixed timing inputs, cost to +-1%
+#   bash scripts/gpu_check.sh verify   # session 5: A/A with the balanced order, GPU tests, torch.compile proposer
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
 cd "$(dirname "$0")/.."
@@ -179,6 +180,32 @@ for x in r: print('head start $hs us', x['task'], x['candidate'], x['speedup'], 
     timeout 150 python benchmarks/evaluator_cost.py --device cuda --tasks softmax_rows layernorm_gelu rmsnorm_explicit conv2d_3x3 matmul_square \
         --out "$OUT/evaluator_cost.json" > "$OUT/evaluator_cost.log" 2>&1
     tail -14 "$OUT/evaluator_cost.log"
+    ;;
+  verify)
+    # Session 5, first call (fresh machine): what session 4 changed on the CPU only. The A/A over the suite
+    # with the balanced order (issue 2's >= 95%), the GPU tests with the baselines test fixed, and the
+    # torch.compile proposer on three tasks (it failed everywhere before 'ldconfig -p' was allowed).
+    python -c "
+from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
+from cudaopt.tasks.loader import CORPUS_DIR
+srcs=[p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
+srcs += [(CORPUS_DIR / 'softmax_rows' / n).read_text() for n in ('fast_row_cached.py', 'honest_block_per_row.py')]
+print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/prebuild.log" 2>&1 &
+    pre=$!
+    timeout 240 python benchmarks/aa_check.py --device cuda --trials 5 --budget-s 1 --out "$OUT/aa_balanced.json" > "$OUT/aa_balanced.log" 2>&1
+    tail -2 "$OUT/aa_balanced.log"
+    wait $pre; tail -1 "$OUT/prebuild.log"
+    timeout 200 python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
+    grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
+    for t in elu softmax_rows matmul_square; do
+      timeout 90 python -m cudaopt.cli optimize "$t" --device cuda --proposers compile --budget 1 --rounds 1 --trials 20 \
+          --budget-s 1 --out "$OUT/compile_check/$t" > "$OUT/compile_check_$t.log" 2>&1
+      python -c "
+import sqlite3, json, sys
+c = sqlite3.connect('$OUT/compile_check/$t/cudaopt.db')
+for st, sp, r in c.execute('select status, speedup, result from cudaopt_candidates'):
+    print('$t compile proposer:', st, sp, (json.loads(r or '{}').get('message') or '')[:200])" 2>&1 | tail -2
+    done
     ;;
   redteam)
     python -c "

@@ -482,3 +482,16 @@ def test_a_failed_verification_run_is_the_candidates_result(monkeypatch):
     assert final.status == "rejected" and final.speedup is None and final.timing.verified is False
     assert "timer_tamper" in {f.category for f in final.findings} and "verification run" in final.message
     assert seen["skip"] is True and seen["options"].kernel_check == "never"
+
+
+def test_a_torch_compile_candidate_evaluates_inside_the_sandbox():
+    # Inductor starts helper processes while it compiles (a Python child for its vector-ISA probe, openssl
+    # over a precompiled header): allowed from its own code, so a torch.compile candidate is timed; the
+    # same process started from the candidate's code is still refused (test_sandbox.py).
+    source = cand("return self._f(x)").replace(
+        "self.b = nn.Parameter(torch.randn(cols))",
+        "self.b = nn.Parameter(torch.randn(cols))\n        self._f = torch.compile(lambda x: torch.tanh(x * self.w) + self.b)",
+    )
+    r = run(source, trials=3, exec_floor_s=60)
+    assert r.status == "ok", (r.status, r.message, r.error[-1500:])
+    assert not [f for f in r.findings if f.category == "process_escape"], r.findings

@@ -7,7 +7,9 @@ own compilation of baselines is not mistaken for the candidate's.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
 import sys
 import threading
 
@@ -18,6 +20,27 @@ BUILD_TOOLS = {"ninja", "c++", "g++", "gcc", "cc", "nvcc", "clang", "clang++", "
 
 
 _HARMLESS_WRITES = {"/dev/null"}
+
+
+def _package_dir(name: str) -> str | None:
+    spec = importlib.util.find_spec(name)  # without importing it: Triton is heavy, and may be absent
+    locs = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.realpath(locs[0]) + os.sep if locs else None
+
+
+# torch.compile and Triton start short helper processes while they compile (Inductor's vector-ISA probe
+# in a Python child, `openssl sha512` over a precompiled header, Triton's `ldconfig -p`, ptxas). A process
+# started from their own code is allowed; one started from any other code, the candidate's, is not.
+# (Native code can start processes without Python seeing it at all: the hook is a tripwire, see hacking.md.)
+_COMPILER_DIRS = tuple(d for d in (_package_dir("torch._inductor"), _package_dir("triton")) if d)
+_SKIP_FRAMES = {os.path.realpath(subprocess.__file__), os.path.realpath(__file__)}
+
+
+def _started_by_compiler() -> bool:
+    f = sys._getframe(1)
+    while f is not None and os.path.realpath(f.f_code.co_filename) in _SKIP_FRAMES:
+        f = f.f_back
+    return f is not None and os.path.realpath(f.f_code.co_filename).startswith(_COMPILER_DIRS)
 
 
 class Sandbox:
@@ -65,6 +88,8 @@ class Sandbox:
                     # run it to find libcuda, and every Triton or torch.compile candidate failed on the GPU
                     # without it. Any other ldconfig call (which rewrites the cache) stays refused.
                     if name == "ldconfig" and [os.fsdecode(a) for a in (argv or [])[1:]] == ["-p"]:
+                        return
+                    if _COMPILER_DIRS and _started_by_compiler():
                         return
                 self._record("process_escape", f"candidate started a process ({event})", str(args)[:200])
                 raise PermissionError("cudaopt sandbox: starting processes is not allowed")
