@@ -14,6 +14,9 @@
 # through all its shapes (so every shape is timed with the final table), the tune step's unused
 # seconds go to the offline benchmark, and the wgmma comparison (sample:N only) is skipped.
 # GEMM_TESTS=0 skips the GPU tests (not the wgmma smoke test, which decides the tuner's kinds).
+# GEMM_WGMMA_ONLY=1: build, SASS/ptxas, smoke test, then only the wgmma comparison (no GPU tests,
+# tune or bench): the quick measurement of new wgmma configs, e.g.
+#   GEMM_WGMMA_ONLY=1 bash scripts/gpu_gemm.sh 8 0 0 120
 set -uo pipefail
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
@@ -40,16 +43,19 @@ checkpoint() { tar czf "$OUT/results.tgz.tmp" -C "$WORK" . 2>/dev/null && mv "$O
     -o "$WORK/wgmma.o" 2>&1 | grep -E "spill|Used [0-9]+ registers|C7508|serializ" | sort | uniq -c
 
   # A hung or faulting wgmma kernel must not take the rest of the run with it: each config runs
-  # alone, under a timeout, in its own process; the tuner skips the kind unless all pass.
-  echo "== wgmma smoke test (one process per config, 60 s each)"
-  WG_OK=1
+  # alone, under a timeout, in its own process; the tuner and the comparison get only the configs
+  # that passed (CUDAOPT_GEMM_WGMMA_IDS). After two hangs the remaining configs are skipped.
+  echo "== wgmma smoke test (one process per config, 45 s each)"
+  WG_OK=1; WG_IDS=""; HANGS=0
   for idx in $(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W; print(' '.join(str(c.id) for c in W))"); do
-    timeout 60 python3 - "$idx" <<'PY'
+    if [ $HANGS -ge 2 ]; then echo "config id $idx skipped (two configs hung already)"; WG_OK=0; continue; fi
+    timeout 45 python3 - "$idx" <<'PY'
 import sys, torch
 from cudaopt.gemm import Choice, KERNEL_CONFIGS, hgemm
 cfg = KERNEL_CONFIGS[int(sys.argv[1])]
 worst = 0.0
-for m, n, k in [(128, 128, 64), (200, 136, 264), (2048, 2048, 2048)]:
+# (4104, 1032, 136): M and N tails, fewer k-blocks than stages, several tiles per persistent block.
+for m, n, k in [(128, 128, 64), (200, 136, 264), (2048, 2048, 2048), (4104, 1032, 136)]:
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     out = hgemm(a, b, choice=Choice("ours", cfg.id, 1))
@@ -62,14 +68,18 @@ print(f"{cfg.label}: worst rel err {worst:.2e} {'OK' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
 PY
     rc=$?
-    if [ $rc -ne 0 ]; then WG_OK=0; fi
-    if [ $rc -eq 124 ]; then echo "config id $idx hung (timeout): skipping the other wgmma configs"; break; fi
+    if [ $rc -eq 0 ]; then WG_IDS="$WG_IDS${WG_IDS:+,}$idx"; else WG_OK=0; fi
+    if [ $rc -eq 124 ]; then HANGS=$((HANGS + 1)); echo "config id $idx hung (timeout)"; fi
   done
-  if [ "$WG_OK" = 1 ]; then export CUDAOPT_GEMM_KINDS=mma,wgmma; else export CUDAOPT_GEMM_KINDS=mma; fi
+  export CUDAOPT_GEMM_WGMMA_IDS="$WG_IDS"
+  if [ -n "$WG_IDS" ]; then export CUDAOPT_GEMM_KINDS=mma,wgmma; else export CUDAOPT_GEMM_KINDS=mma; fi
+  # The GPU tests run every wgmma config: deselect them unless all passed.
   TEST_FILTER=""; if [ "$WG_OK" != 1 ]; then TEST_FILTER="not wgmma"; fi
-  echo "wgmma smoke: $([ "$WG_OK" = 1 ] && echo passed || echo FAILED): tuner kinds = $CUDAOPT_GEMM_KINDS"
+  echo "wgmma smoke: $([ "$WG_OK" = 1 ] && echo passed || echo FAILED): tuner kinds = $CUDAOPT_GEMM_KINDS, wgmma ids = ${WG_IDS:-none}"
 
-  if [ "${GEMM_TESTS:-1}" = 0 ]; then
+  if [ "${GEMM_WGMMA_ONLY:-0}" = 1 ]; then
+    echo "== GPU tests, tune and bench skipped (GEMM_WGMMA_ONLY=1)"
+  elif [ "${GEMM_TESTS:-1}" = 0 ]; then
     echo "== GPU tests skipped (GEMM_TESTS=0)"
   else
     echo "== GPU tests ${TEST_FILTER:+(-k '$TEST_FILTER')}"
@@ -77,6 +87,7 @@ PY
   fi
   # Resumable: merges into (and skips the shapes of) a tuned.json from an earlier call; the
   # benchmarks skip the shapes in their folder's shapes.jsonl.
+  if [ "${GEMM_WGMMA_ONLY:-0}" != 1 ]; then
   echo "== tune $SHAPES (budget ${TUNE_S}s)"
   T0=$SECONDS
   timeout $((TUNE_S + 120)) python3 -c "from cudaopt.gemm.cli import tune_gemm; tune_gemm(shapes='$SHAPES', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=True)" 2>&1 | tee "$WORK/tune_step.txt"
@@ -99,10 +110,11 @@ PY
   else
     echo "== benchmarks wait: tuning of $SHAPES not finished in this call (continue with GEMM_RESUME)"
   fi
+  fi  # GEMM_WGMMA_ONLY
 
   if [ "$N" = grid ]; then
     echo "== wgmma comparison skipped (sample:N only)"
-  elif [ "$WG_OK" = 1 ]; then
+  elif [ -n "$WG_IDS" ]; then
     echo "== wgmma configs vs cuBLASLt autotuned, sample:$N (budget ${WG_S}s)"
     mkdir -p "$WORK/wgmma"
     timeout $((WG_S + 90)) python3 - "$N" "$WG_S" "$WORK/wgmma" <<'PY'
@@ -114,7 +126,7 @@ from pathlib import Path
 import torch
 from cudaopt.gemm import Choice, _lib, hgemm
 from cudaopt.gemm.bench import blas_launches, lt_plans, make_inputs, num_sets, ours_launch
-from cudaopt.gemm.configs import KERNEL_CONFIGS, WGMMA_CONFIGS
+from cudaopt.gemm.configs import KERNEL_CONFIGS, enabled_wgmma_configs
 from cudaopt.gemm.correctness import check_gemm
 from cudaopt.gemm.dispatch import heuristic_choice
 from cudaopt.gemm.report import summary_markdown
@@ -123,8 +135,9 @@ from cudaopt.gemm.stats import max_of, ratios, summarize_by_class
 from cudaopt.gemm.timing import time_gpu
 
 n_shapes, budget, out_dir = int(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3])
+WGMMA_CONFIGS = enabled_wgmma_configs()  # those that passed the smoke test
 rng, t0, rows = random.Random(1), time.perf_counter(), []
-times = {"wgmma_best": {}, "mma": {}, "torch": {}, "lt_auto_nn": {}, "lt_auto_tn": {}}
+times = {"wgmma_best": {}, "mma": {}, "torch": {}, "lt_auto_nn": {}, "lt_auto_tn": {}, "gen1_best": {}, "gen2_best": {}}
 for m, n, k in sample_shapes(n_shapes, seed=0):
     if time.perf_counter() - t0 > budget:
         print("budget reached"); break
@@ -154,20 +167,35 @@ for m, n, k in sample_shapes(n_shapes, seed=0):
         ok = check_gemm(lambda a, b, out, c=cfg: hgemm(a, b, out=out, choice=Choice("ours", c.id, 1)), m, n, k).ok
     lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
     tf = lambda us: flops(s) / us / 1e6 if us and math.isfinite(us) else float("nan")
-    rows.append({"m": m, "n": n, "k": k, "best": best, "correct": ok, **{key: round(v, 3) for key, v in t.items()}})
+    gen2_ok = None
+    for gen, key in ((0, "gen1_best"), (1, "gen2_best")):  # generation 1 = schedule 0
+        g = {c.label: wg[c.label] for c in WGMMA_CONFIGS if (c.schedule != 0) == bool(gen) and c.label in wg}
+        if g:
+            times[key][s] = min(g.values())
+            if gen == 1:  # the best generation-2 config passes every check too (not only the smoke test)
+                c2 = next(c for c in WGMMA_CONFIGS if c.label == min(g, key=g.get))
+                gen2_ok = ok if c2.label == best else check_gemm(
+                    lambda a, b, out, c=c2: hgemm(a, b, out=out, choice=Choice("ours", c.id, 1)), m, n, k).ok
+    rows.append({"m": m, "n": n, "k": k, "best": best, "correct": ok, "gen2_correct": gen2_ok,
+                 **{key: round(v, 3) for key, v in t.items()}})
     print(f"{m}x{n}x{k}: best {best} {wg.get(best, math.nan):.2f}us ({tf(wg.get(best)):.0f} TF/s) "
-          f"mma {t['mma']:.2f}us lt_auto_max {lt:.2f}us ({tf(lt):.0f} TF/s) torch {t['torch']:.2f}us ok={ok}")
+          f"mma {t['mma']:.2f}us lt_auto_max {lt:.2f}us ({tf(lt):.0f} TF/s) torch {t['torch']:.2f}us ok={ok} gen2_ok={gen2_ok}")
+    print("   " + "  ".join(f"{lbl} {us:.2f}" for lbl, us in sorted(wg.items(), key=lambda kv: kv[1])))
 torch.cuda.empty_cache()
 times["lt_auto_max"] = max_of(times["lt_auto_nn"], times["lt_auto_tn"])
 summ = []
 for base in ("lt_auto_max", "torch", "mma"):
     summ += summarize_by_class(f"wgmma_best vs {base}", ratios(times[base], times["wgmma_best"]))
+if times["gen1_best"] and times["gen2_best"]:  # did generation 2 help, shape by shape
+    summ += summarize_by_class("wgmma_gen2 vs wgmma_gen1", ratios(times["gen1_best"], times["gen2_best"]))
+    summ += summarize_by_class("wgmma_gen2 vs lt_auto_max", ratios(times["lt_auto_max"], times["gen2_best"]))
 wins = {}
 for r in rows:
     wins[r["best"]] = wins.get(r["best"], 0) + 1
 n_ok = sum(1 for r in rows if r["correct"])
+n_ok2 = sum(1 for r in rows if r["gen2_correct"])
 md = [f"## wgmma configs vs cuBLASLt ({len(rows)} shapes, correct {n_ok}/{len(rows)}, "
-      f"fastest config counts {wins})", "", summary_markdown(summ, "t_ref / t_wgmma_best (GPU time)")]
+      f"best generation-2 config correct {n_ok2}/{len(rows)}, fastest config counts {wins})", "", summary_markdown(summ, "t_ref / t_wgmma_best (GPU time)")]
 (out_dir / "summary.md").write_text("\n".join(md))
 (out_dir / "shapes.json").write_text(json.dumps(rows, indent=1))
 print("\n".join(md))
@@ -183,4 +211,4 @@ grep -E "^## |\| (ours|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cu
 grep -E "^shapes timed" "$OUT/summaries.md"
 grep -E "wgmma smoke:|passed|failed" "$LOG" | tail -3
 echo "== SHORT TABLE (best wgmma config per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"
-grep -E "^## wgmma|\| wgmma_best vs " "$OUT/summaries.md" || echo "no wgmma benchmark (smoke test failed or budget 0)"
+grep -E "^## wgmma|\| wgmma_(best|gen2) vs " "$OUT/summaries.md" || echo "no wgmma benchmark (smoke test failed or budget 0)"

@@ -126,3 +126,90 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "WARPGROUP.DEPBAR.LE gsb0, 0x1" in sass
     if any(c.schedule == 2 for c in gen2):
         assert "BAR.ARV" in sass
+
+
+# ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
+
+GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0]
+
+
+def test_generation_2_is_appended_and_generation_1_unchanged():
+    gen1 = [(c.id, c.bm, c.bn, c.consumers, c.stages, c.schedule, c.label, c.smem_bytes)
+            for c in WGMMA_CONFIGS if c.schedule == 0]
+    assert gen1 == [
+        (14, 128, 128, 2, 6, 0, "wgmma128x128x64_c2_s6", 197728),
+        (15, 128, 256, 2, 4, 0, "wgmma128x256x64_c2_s4", 197696),
+        (16, 256, 128, 2, 4, 0, "wgmma256x128x64_c2_s4", 197696),
+        (17, 128, 64, 2, 8, 0, "wgmma128x64x64_c2_s8", 197760),
+    ]
+    assert GEN2 and min(c.id for c in GEN2) > max(g[0] for g in gen1)
+    labels = [c.label for c in KERNEL_CONFIGS]
+    assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
+
+
+def test_generation_2_shared_memory_and_staging():
+    for c in GEN2:
+        slots = c.stages * (c.bm + c.bn) * 64 * 2
+        assert c.epilogue_bytes == c.consumers * c.rows_per_consumer * c.bn * 2
+        assert c.smem_bytes == 1024 + slots + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
+        assert c.rows_per_consumer * 128 % 1024 == 0  # 128B-swizzled staging chunks stay aligned
+        assert c.stages >= 3  # wait_group 1 holds two slots; a third lets TMA run ahead
+    pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 256))
+    assert pp.rows_per_consumer == 64 and pp.epilogue_bytes == 2 * 64 * 256 * 2
+    co = next(c for c in GEN2 if c.schedule == 1 and (c.bm, c.bn) == (256, 128))
+    assert co.rows_per_consumer == 128 and co.epilogue_bytes == 256 * 128 * 2
+
+
+@pytest.mark.parametrize("shape", [(8, 8, 8), (72, 200, 40), (16384, 2048, 256), (16384, 12288, 1024),
+                                   (8192, 16384, 4096), (1024, 64, 2048)])
+def test_generation_2_grid_and_tiles_per_consumer(shape):
+    m, n, _ = shape
+    for c in GEN2:
+        tiles = -(-m // c.bm) * -(-n // c.bn)
+        assert c.tiles(m, n) == tiles and c.grid(m, n) == min(132, tiles)
+        per_block = -(-tiles // c.grid(m, n))
+        # ping-pong: consumer 0 takes the block's tiles 0, 2, ...; consumer 1 tiles 1, 3, ...
+        want = -(-per_block // 2) if c.schedule == 2 else per_block
+        assert c.tiles_per_consumer(m, n) == want
+    pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 256))
+    if shape == (16384, 2048, 256):  # 2048 tiles on 132 blocks: 16 per block, 8 per consumer
+        assert (pp.tiles(m, n), pp.grid(m, n), pp.tiles_per_consumer(m, n)) == (2048, 132, 8)
+
+
+def test_wgmma_id_filter_limits_the_tuners_candidates(monkeypatch):
+    from cudaopt.gemm.configs import enabled_wgmma_configs
+
+    monkeypatch.delenv("CUDAOPT_GEMM_WGMMA_IDS", raising=False)
+    all_wg = {c.config for c in candidate_choices(8192, 8192, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"}
+    assert {c.id for c in GEN2} <= all_wg and enabled_wgmma_configs() == WGMMA_CONFIGS
+    keep = f"{WGMMA_CONFIGS[0].id},{GEN2[-1].id}"
+    monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_IDS", keep)
+    got = {c.config for c in candidate_choices(8192, 8192, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"}
+    assert got == {WGMMA_CONFIGS[0].id, GEN2[-1].id}
+    assert [c.id for c in enabled_wgmma_configs()] == sorted(got)
+    assert any(KERNEL_CONFIGS[c.config].kind == "mma" for c in candidate_choices(8192, 8192, 4096))
+    monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_IDS", "")  # none passed the smoke test
+    assert all(KERNEL_CONFIGS[c.config].kind == "mma" for c in candidate_choices(8192, 8192, 4096))
+
+
+@pytest.mark.timeout(120)
+def test_compiled_config_table_matches_the_mirror_without_a_gpu(tmp_path):
+    """cudaopt_wgmma_config_info is host code: the library's own table (smem bytes computed by the
+    C++ templates, schedule) is compared with configs.py here, as _lib does at load time on a GPU."""
+    import ctypes
+
+    from cudaopt.gemm import build
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not on PATH")
+    result = build.build(out_dir=tmp_path, with_blas=False, force=True)
+    try:
+        lib = ctypes.CDLL(str(result.kernel_lib))
+    except OSError as err:
+        pytest.skip(f"library built but not loadable here (no CUDA runtime): {err}")
+    assert lib.cudaopt_wgmma_num_configs() == len(WGMMA_CONFIGS)
+    buf = (ctypes.c_int * 7)()
+    for c in WGMMA_CONFIGS:
+        assert lib.cudaopt_wgmma_config_info(c.index, buf) == 0
+        assert tuple(buf) == (c.bm, c.bn, c.bk, c.consumers, c.stages, c.smem_bytes, c.schedule), c.label
+    assert lib.cudaopt_wgmma_config_info(len(WGMMA_CONFIGS), buf) == 1
