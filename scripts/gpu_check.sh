@@ -12,6 +12,7 @@
 #   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, GPU-only evaluator tests, head-start A/B, HGEMM
 #   bash scripts/gpu_check.sh protocol # then, warm: A/A fresh vs fixed timing inputs, cost to +-1%
 #   bash scripts/gpu_check.sh verify   # session 5: A/A with the balanced order, GPU tests, torch.compile proposer
+#   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
 cd "$(dirname "$0")/.."
@@ -206,6 +207,15 @@ c = sqlite3.connect('$OUT/compile_check/$t/cudaopt.db')
 for st, sp, r in c.execute('select status, speedup, result from cudaopt_candidates'):
     print('$t compile proposer:', st, sp, (json.loads(r or '{}').get('message') or '')[:200])" 2>&1 | tail -2
     done
+    ;;
+  profile)
+    # Issue 8: ncu metrics + ptxas resources for the CUDA corpus (resumable: carry runs/corpus.sqlite back in),
+    # then the technique report over the database (speedups: the session-3 H200 corpus run).
+    [ -e runs/corpus.sqlite ] && cp runs/corpus.sqlite "$OUT/corpus.sqlite"
+    timeout "${PROFILE_LIMIT:-540}" python scripts/profile_corpus.py --db "$OUT/corpus.sqlite" \
+        --results docs/data/corpus_h200_session3.json --profile --budget-s "${PROFILE_S:-420}" \
+        --techniques-out "$OUT/techniques" > "$OUT/profile.log" 2>&1
+    tail -30 "$OUT/profile.log"
     ;;
   redteam)
     python -c "

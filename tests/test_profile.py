@@ -212,3 +212,24 @@ def test_report_says_why_when_ncu_missing_in_prompt_text():
     rep = ProfileReport(task="t", ncu_status="missing", ncu_reason="ncu (Nsight Compute) not found", ptxas_status="missing",
                         ptxas_reason="nvcc not found")
     assert format_profile(rep) == "No Nsight Compute metrics: ncu (Nsight Compute) not found\nNo compiler resource report: nvcc not found"
+
+
+def test_profile_corpus_script_seeds_the_db_once_and_writes_the_technique_report(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, str(root / "scripts" / "profile_corpus.py"), "--db", str(tmp_path / "c.sqlite"),
+           "--results", str(root / "docs" / "data" / "corpus_h200_session3.json"), "--techniques-out", str(tmp_path / "t")]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "added 46 corpus candidates" in first.stdout
+    assert (tmp_path / "t" / "techniques.md").read_text().count("| vectorized_access |") >= 1
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert "added 0 corpus candidates" in again.stdout  # a second run adds nothing
+    with ExemplarDB(tmp_path / "c.sqlite") as db:
+        cands = db.candidates()
+    assert len(cands) == 46 and sum(c.status == "incorrect" for c in cands) == 8
+    assert all((c.speedup is None) == (c.status != "ok") for c in cands)
+    bad = subprocess.run(cmd[:-4] + ["--results", str(tmp_path / "missing.json")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "cannot read --results" in bad.stderr
