@@ -186,7 +186,7 @@ for x in r: print('head start $hs us', x['task'], x['candidate'], x['speedup'], 
     # Session 5, first call (fresh machine): what session 4 changed on the CPU only. The A/A over the suite
     # with the balanced order (issue 2's >= 95%), the GPU tests with the baselines test fixed, and the
     # torch.compile proposer on three tasks (it failed everywhere before 'ldconfig -p' was allowed).
-    python -c "
+    nice -n 19 python -c "
 from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
 from cudaopt.tasks.loader import CORPUS_DIR
 srcs=[p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
