@@ -83,3 +83,25 @@ def test_sandbox_lets_ldconfig_list_libraries_and_nothing_more(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "0 refused ['process_escape']"
+
+
+def test_a_borrowed_compiler_file_name_does_not_start_processes(tmp_path):
+    # Processes started from torch._inductor's own code are allowed (its compile-time helpers); code the
+    # candidate compiles under one of its file names, in a namespace of its own, is not.
+    code = textwrap.dedent(
+        f"""
+        import subprocess, torch._inductor.codecache as cc
+        from cudaopt.evaluate.sandbox import Sandbox
+        box = Sandbox({str(tmp_path / "scratch")!r}, [])
+        forged = compile("import subprocess\\nsubprocess.run(['true'])", cc.__file__, "exec")
+        with box:
+            try:
+                exec(forged, {{"__name__": "torch._inductor.codecache"}})
+                print("ran")
+            except PermissionError:
+                print("refused")
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "refused"
