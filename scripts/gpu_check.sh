@@ -127,12 +127,14 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
     # cudaopt optimize --suite with the built-in proposers plus the seed corpus as recorded answers.
     python scripts/make_corpus_replay.py "$OUT/corpus_replay.jsonl"
     # max-autotune is left out by default: its GEMM/conv autotuning takes minutes per task on the GPU.
-    # SEARCH_ARGS picks tasks (e.g. "--level 1"); runs/suite-search carried in and --resume continue a run.
+    # SEARCH_ARGS picks tasks (e.g. "--level 1"). The run folder is under $OUT, so a call cut short still
+    # brings back the database (carry it in as runs/suite-search and add --resume to continue).
+    out="${SEARCH_OUT:-$OUT/suite-search}"
+    [ -e runs/suite-search/cudaopt.db ] && [ ! -e "$out/cudaopt.db" ] && mkdir -p "$out" && cp runs/suite-search/cudaopt.db "$out/"
     python -m cudaopt.cli optimize --suite --device cuda --llm "replay:$OUT/corpus_replay.jsonl" \
         --proposers "${SEARCH_PROPOSERS:-compile,cuda-graph}" ${SEARCH_ARGS:-} \
-        --budget "${SEARCH_BUDGET:-6}" --rounds 2 --trials 20 --budget-s 1 --out "${SEARCH_OUT:-runs/suite-search}" 2>&1 | tail -40
-    mkdir -p "$OUT/suite-search" && cp -r "${SEARCH_OUT:-runs/suite-search}"/report.md "${SEARCH_OUT:-runs/suite-search}"/*.png \
-        "${SEARCH_OUT:-runs/suite-search}"/cudaopt.db "$OUT/suite-search/" 2>/dev/null || true
+        --budget "${SEARCH_BUDGET:-6}" --rounds 2 --trials 20 --budget-s 1 --out "$out" > "$OUT/search.log" 2>&1
+    grep -v "^\s*$" "$OUT/search.log" | tail -40
     ;;
   corpus)
     # A two-task A/A first: if the evaluator's GPU path is broken, stop here rather than spend the call.
