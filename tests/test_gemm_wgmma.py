@@ -213,3 +213,229 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(tmp_path):
         assert lib.cudaopt_wgmma_config_info(c.index, buf) == 0
         assert tuple(buf) == (c.bm, c.bn, c.bk, c.consumers, c.stages, c.smem_bytes, c.schedule), c.label
     assert lib.cudaopt_wgmma_config_info(len(WGMMA_CONFIGS), buf) == 1
+
+
+# ---- generation 2: host-side argument checks of the compiled launcher (no GPU needed) -----------
+
+
+@pytest.mark.timeout(120)
+def test_wgmma_launcher_refuses_what_tma_cannot_address(tmp_path):
+    """cudaopt_hgemm_wgmma rejects (-1), before any CUDA call, what a tensor map cannot describe:
+    leading dimensions whose byte stride is not a multiple of 16 (C's included, which generation 2
+    stores through TMA), base pointers not 16-byte aligned, ld < the row length, K or N % 8 != 0,
+    bad config ids. The GPU-free checks run on fake device addresses."""
+    import ctypes
+
+    from cudaopt.gemm import build
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not on PATH")
+    result = build.build(out_dir=tmp_path, with_blas=False, force=True)
+    try:
+        lib = ctypes.CDLL(str(result.kernel_lib))
+    except OSError as err:
+        pytest.skip(f"library built but not loadable here (no CUDA runtime): {err}")
+    f = lib.cudaopt_hgemm_wgmma
+    f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 7 + [ctypes.c_void_p]
+    f.restype = ctypes.c_int
+    a, b, c = 0x7F0000000000, 0x7F0000100000, 0x7F0000200000
+    m, n, k = 136, 200, 72
+    for cfg in [c_.index for c_ in GEN2] + [0]:
+        bad = [
+            (a, b, c, m, n, k, k, n, n + 4, cfg),      # ldc * 2 bytes not a multiple of 16
+            (a, b, c + 8, m, n, k, k, n, n, cfg),      # C 8-byte aligned only
+            (a + 2, b, c, m, n, k, k, n, n, cfg),      # A misaligned
+            (a, b, c, m, n, k, k, n, n - 8, cfg),      # ldc < N
+            (a, b, c, m, n, k, k - 8, n, n, cfg),      # lda < K
+            (a, b, c, m, n + 4, k, k, n + 8, n + 8, cfg),  # N % 8
+            (a, b, c, m, n, k + 4, k + 8, n, n, cfg),  # K % 8
+            (a, b, c, 0, n, k, k, n, n, cfg),          # empty M
+        ]
+        for args in bad:
+            assert f(*args, None) == -1, (cfg, args)
+    for cfg in (-1, len(WGMMA_CONFIGS)):
+        assert f(a, b, c, m, n, k, k, n, n, cfg, None) == -1
+
+
+# ---- generation 2: a CPU model of the kernel's synchronisation protocol -------------------------
+#
+# A hand transcription of hgemm_wgmma2_kernel's producer and consumer loops (the parts that touch the
+# mbarriers, wgmma groups and named barriers), run under random interleavings with asynchronous TMA
+# completion and asynchronous wgmma-group completion. mbarriers follow the PTX rules: a phase
+# completes when the pending arrival count and the transaction count both reach 0; try_wait.parity P
+# succeeds when the current phase's parity differs from P. Checks: no deadlock; every consumer wait
+# that succeeds sees the fill it expects (parity never aliases); the producer never issues a TMA
+# write into a slot an uncompleted wgmma group reads; no named barrier is left half-arrived. It
+# checks the protocol as written in this model, not the compiled kernel: keep both in step.
+
+
+class _MBar:
+    def __init__(self, count):
+        self.count, self.pending, self.tx, self.phases = count, count, 0, 0
+
+    def _maybe_complete(self):
+        if self.pending == 0 and self.tx == 0:
+            self.phases += 1
+            self.pending = self.count
+
+    def arrive(self, n=1, expect_tx=0):
+        self.tx += expect_tx
+        self.pending -= n
+        assert self.pending >= 0, "more arrivals than the init count in one phase"
+        self._maybe_complete()
+
+    def complete_tx(self, nbytes):
+        self.tx -= nbytes
+        assert self.tx >= 0
+        self._maybe_complete()
+
+    def passed(self, parity):
+        return (self.phases & 1) != parity
+
+
+class _NamedBar:
+    def __init__(self, threads):
+        self.threads, self.arrived, self.generation = threads, 0, 0
+
+    def arrive(self, n):
+        self.arrived += n
+        assert self.arrived <= self.threads, "named barrier over-arrived"
+        if self.arrived == self.threads:
+            self.arrived, self.generation = 0, self.generation + 1
+
+
+def _simulate(tiles, k_tiles, stages, pingpong, seed):
+    import random
+
+    rng = random.Random(seed)
+    slot_bytes = 1000
+    full = [_MBar(1) for _ in range(stages)]
+    empty = [_MBar(4 if pingpong else 8) for _ in range(stages)]
+    order = {1: _NamedBar(256), 2: _NamedBar(256)}  # kBarOrder + consumer
+    content = [None] * stages  # ring position whose data the slot holds
+    readers = [0] * stages  # wgmma groups issued on the slot and not completed yet
+    tma_queue = []  # (slot, position) issued, not landed
+    groups = {0: [], 1: []}  # per consumer warpgroup: slots of its uncompleted wgmma groups (in order)
+    issued = []  # (consumer, tile ordinal, kt) in issue order
+
+    def producer():
+        slot, phase = 0, 0
+        for j in range(tiles):
+            for kt in range(k_tiles):
+                yield lambda s=slot, p=phase: empty[s].passed(p ^ 1)
+                assert readers[slot] == 0, "TMA refills a slot an in-flight wgmma still reads"
+                full[slot].arrive(1, expect_tx=slot_bytes)
+                tma_queue.append((slot, j * k_tiles + kt))
+                slot += 1
+                if slot == stages:
+                    slot, phase = 0, phase ^ 1
+
+    def consumer(c):
+        pos = c * k_tiles if pingpong else 0
+        first, step = (c, 2) if pingpong else (0, 1)
+        for j in range(first, tiles, step):
+            if pingpong and j != 0:
+                bar = order[1 + c]
+                gen = bar.generation
+                bar.arrive(128)
+                yield lambda b=bar, g=gen: b.generation > g
+            prev = None
+            for kt in range(k_tiles):
+                slot = pos % stages
+                yield lambda s=slot, p=(pos // stages) & 1: full[s].passed(p)
+                assert content[slot] == pos, f"parity aliased: slot {slot} holds {content[slot]}, want {pos}"
+                readers[slot] += 1
+                groups[c].append(slot)  # wgmma x (BK/16) ; commit_group
+                issued.append((c, j, kt))
+                yield lambda: len(groups[c]) <= 1  # wgmma.wait_group 1
+                if kt > 0:
+                    empty[prev].arrive(4)
+                prev = slot
+                pos += 1
+            if pingpong and j + 1 < tiles:  # tile + gridDim.x < num_tiles
+                order[1 + (c ^ 1)].arrive(128)
+            yield lambda: not groups[c]  # wgmma.wait_group 0
+            if k_tiles > 0:
+                empty[prev].arrive(4)
+            if pingpong:
+                pos += k_tiles
+
+    actors = [producer(), consumer(0), consumer(1)]
+    waits = [lambda: True] * len(actors)
+    alive = list(range(len(actors)))
+    for _ in range(200000):
+        ready = [i for i in alive if waits[i]()]
+        async_events = []
+        if tma_queue:
+            async_events.append("tma")
+        async_events += [f"mma{c}" for c in (0, 1) if groups[c]]
+        if not ready and not async_events:
+            break
+        pick = rng.randrange(len(ready) + len(async_events))
+        if pick >= len(ready):
+            ev = async_events[pick - len(ready)]
+            if ev == "tma":  # TMA loads may land in any order
+                slot, p = tma_queue.pop(rng.randrange(len(tma_queue)))
+                content[slot] = p
+                full[slot].complete_tx(slot_bytes)
+            else:  # a warpgroup's wgmma groups complete in order
+                readers[groups[int(ev[-1])].pop(0)] -= 1
+            continue
+        i = ready[pick]
+        try:
+            waits[i] = next(actors[i])
+        except StopIteration:
+            alive.remove(i)
+    assert not alive, f"deadlock: actors {alive} blocked (tiles={tiles}, k_tiles={k_tiles}, stages={stages})"
+    assert not tma_queue and not groups[0] and not groups[1]
+    assert all(b.arrived == 0 for b in order.values()), "a turn barrier was left half-arrived"
+    if pingpong:  # every (tile, kt) issued once, by the consumer owning the tile, tiles in turn
+        assert sorted((j, kt) for _, j, kt in issued) == [(j, kt) for j in range(tiles) for kt in range(k_tiles)]
+        assert all(c == j % 2 for c, j, _ in issued)
+        seq = [j for _, j, _ in issued]
+        assert seq == sorted(seq), "the two consumers' mainloops interleaved"
+    else:  # cooperative: both consumers issue every (tile, kt)
+        assert sorted(issued) == [(c, j, kt) for c in (0, 1) for j in range(tiles) for kt in range(k_tiles)]
+
+
+@pytest.mark.parametrize("pingpong", [False, True], ids=["coop", "pingpong"])
+def test_generation_2_protocol_model_has_no_deadlock_or_parity_alias(pingpong):
+    # Tiles per block 1..5 (odd counts, a consumer with none), k-blocks below, at and above the ring
+    # size, and the stage counts the configs use.
+    for stages in sorted({c.stages for c in GEN2} | {2}):
+        for tiles in range(1, 6):
+            for k_tiles in (1, 2, stages - 1, stages, stages + 1, 2 * stages + 3):
+                if k_tiles < 1:
+                    continue
+                for seed in range(12):
+                    _simulate(tiles, k_tiles, stages, pingpong, seed)
+
+
+def _mutated_model(old: str, new: str):
+    import inspect
+    import textwrap
+
+    src = textwrap.dedent(inspect.getsource(_simulate))
+    assert src.count(old) == 1
+    ns = dict(globals())
+    exec(compile(src.replace(old, new), "<mutated model>", "exec"), ns)
+    return ns["_simulate"]
+
+
+@pytest.mark.parametrize("old,new,expect", [
+    # wait_group 1 dropped: a slot is released while its wgmma group may still read it.
+    ("lambda: len(groups[c]) <= 1", "lambda: True", "in-flight"),
+    # ping-pong turn barrier dropped: consumer 1 runs more than one phase ahead and aliases parity.
+    ("if pingpong and j != 0:", "if False:", "parity aliased"),
+])
+def test_protocol_model_catches_known_breakages(old, new, expect):
+    """The model is not vacuous: each mutation of the transcribed protocol is caught for some
+    interleaving (ping-pong, 3 tiles, 3 k-blocks, 2 stages)."""
+    broken = _mutated_model(old, new)
+    for seed in range(300):
+        try:
+            broken(3, 3, 2, True, seed)
+        except AssertionError as err:
+            if expect in str(err):
+                return
+    pytest.fail(f"mutation {new!r} not caught")

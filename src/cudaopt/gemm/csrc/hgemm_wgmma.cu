@@ -431,6 +431,9 @@ struct WgmmaTile2 {
   static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma wrappers exist for N = 64, 128, 256");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   static_assert(CONSUMERS >= 1 && CONSUMERS <= 2, "register split assumes at most 3 warpgroups");
+  // wait_group 1 keeps two slots held by a consumer (the k-block in flight and the one being
+  // issued); with one slot the producer would wait for a release that needs its own next fill.
+  static_assert(STAGES >= 2, "the wait_group 1 mainloop needs at least two slots");
   static_assert(kSlotABytes % 1024 == 0 && kSlotBBytes % 1024 == 0 && kEpiChunkBytes % 1024 == 0,
                 "slots and staging chunks must stay 1024-aligned for the 128B swizzle");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is at most 227 KB");
@@ -580,9 +583,15 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       fence_proxy_async_smem();
       named_bar_sync(kBarEpilogue + consumer, 128);
       if (wg_thread == 0) {
+        // Boxes partly past M or N are clipped by the TMA unit. Boxes wholly outside C (a cooperative
+        // consumer's rows past M, 64-column chunks past N) are not issued at all: nothing to write,
+        // and no reliance on how the unit treats an all-out-of-bounds store. An empty commit is legal.
+        if (m0 + a_row_off < M) {
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j)  // boxes past M or N are clipped by the TMA unit
-          tma_store_2d(&map_c, n0 + j * 64, m0 + a_row_off, my_epi + j * T::kEpiChunkBytes);
+          for (int j = 0; j < BN / 64; ++j)
+            if (n0 + j * 64 < N)
+              tma_store_2d(&map_c, n0 + j * 64, m0 + a_row_off, my_epi + j * T::kEpiChunkBytes);
+        }
         bulk_commit();
       }
     }
