@@ -197,7 +197,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     pre=$!
     # a 3 s budget: at 1 s the slowest tasks (gru, 9.6 ms a call) stop at ~46 rounds, far from +-1%
     timeout 300 python benchmarks/aa_check.py --device cuda --trials 5 --budget-s 3 --out "$OUT/aa_balanced.json" > "$OUT/aa_balanced.log" 2>&1
-    tail -2 "$OUT/aa_balanced.log"
+    tail -3 "$OUT/aa_balanced.log"
     wait $pre; tail -1 "$OUT/prebuild.log"
     timeout 200 python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
     grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
