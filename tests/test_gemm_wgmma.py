@@ -192,50 +192,48 @@ def test_wgmma_id_filter_limits_the_tuners_candidates(monkeypatch):
     assert all(KERNEL_CONFIGS[c.config].kind == "mma" for c in candidate_choices(8192, 8192, 4096))
 
 
-@pytest.mark.timeout(120)
-def test_compiled_config_table_matches_the_mirror_without_a_gpu(tmp_path):
-    """cudaopt_wgmma_config_info is host code: the library's own table (smem bytes computed by the
-    C++ templates, schedule) is compared with configs.py here, as _lib does at load time on a GPU."""
+@pytest.fixture(scope="module")
+def kernel_lib(tmp_path_factory):
+    """The kernel library, built once for the host-code tests below (loading it needs no GPU)."""
     import ctypes
 
     from cudaopt.gemm import build
 
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
-    result = build.build(out_dir=tmp_path, with_blas=False, force=True)
+    result = build.build(out_dir=tmp_path_factory.mktemp("hgemm"), with_blas=False, force=True)
     try:
-        lib = ctypes.CDLL(str(result.kernel_lib))
+        return ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:
         pytest.skip(f"library built but not loadable here (no CUDA runtime): {err}")
-    assert lib.cudaopt_wgmma_num_configs() == len(WGMMA_CONFIGS)
+
+
+@pytest.mark.timeout(120)
+def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
+    """cudaopt_wgmma_config_info is host code: the library's own table (smem bytes computed by the
+    C++ templates, schedule) is compared with configs.py here, as _lib does at load time on a GPU."""
+    import ctypes
+
+    assert kernel_lib.cudaopt_wgmma_num_configs() == len(WGMMA_CONFIGS)
     buf = (ctypes.c_int * 7)()
     for c in WGMMA_CONFIGS:
-        assert lib.cudaopt_wgmma_config_info(c.index, buf) == 0
+        assert kernel_lib.cudaopt_wgmma_config_info(c.index, buf) == 0
         assert tuple(buf) == (c.bm, c.bn, c.bk, c.consumers, c.stages, c.smem_bytes, c.schedule), c.label
-    assert lib.cudaopt_wgmma_config_info(len(WGMMA_CONFIGS), buf) == 1
+    assert kernel_lib.cudaopt_wgmma_config_info(len(WGMMA_CONFIGS), buf) == 1
 
 
 # ---- generation 2: host-side argument checks of the compiled launcher (no GPU needed) -----------
 
 
 @pytest.mark.timeout(120)
-def test_wgmma_launcher_refuses_what_tma_cannot_address(tmp_path):
+def test_wgmma_launcher_refuses_what_tma_cannot_address(kernel_lib):
     """cudaopt_hgemm_wgmma rejects (-1), before any CUDA call, what a tensor map cannot describe:
     leading dimensions whose byte stride is not a multiple of 16 (C's included, which generation 2
     stores through TMA), base pointers not 16-byte aligned, ld < the row length, K or N % 8 != 0,
     bad config ids. The GPU-free checks run on fake device addresses."""
     import ctypes
 
-    from cudaopt.gemm import build
-
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not on PATH")
-    result = build.build(out_dir=tmp_path, with_blas=False, force=True)
-    try:
-        lib = ctypes.CDLL(str(result.kernel_lib))
-    except OSError as err:
-        pytest.skip(f"library built but not loadable here (no CUDA runtime): {err}")
-    f = lib.cudaopt_hgemm_wgmma
+    f = kernel_lib.cudaopt_hgemm_wgmma
     f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 7 + [ctypes.c_void_p]
     f.restype = ctypes.c_int
     a, b, c = 0x7F0000000000, 0x7F0000100000, 0x7F0000200000
