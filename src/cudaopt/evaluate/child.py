@@ -501,7 +501,9 @@ class _Worker:
         opt = self.opt
         dev = self.device
         self._unwrap_reference_forward()
-        self.sets = [make_inputs(self.ref, timing_seed(s, opt["seed"]), "plain", dev) for s in range(N_TIMING_SETS)]
+        draw_info: dict = {}  # whether get_inputs() fell back to the CPU (read from the first set's draw)
+        self.sets = [make_inputs(self.ref, timing_seed(s, opt["seed"]), "plain", dev, draw_info if s == 0 else None)
+                     for s in range(N_TIMING_SETS)]
         clock = clock_mod.DeviceClock(dev, head_start_us=opt.get("head_start_us", 0.0)) if dev.type == "cuda" else clock_mod.HostClock()
         with torch.no_grad():
             base = self._baseline()
@@ -551,7 +553,7 @@ class _Worker:
 
             # Fresh inputs per round unless drawing them is slow by construction (not by a measurement the
             # candidate's threads could disturb): inputs drawn on the CPU for a GPU run, or large ones on the CPU.
-            fresh = fresh_offered and fresh_inputs_affordable(self.ref, dev, opt["seed"])
+            fresh = fresh_offered and fresh_inputs_affordable(self.sets[0], dev, draw_info)
             if fresh_offered and not fresh:
                 why = "this task's inputs are drawn on the CPU" if dev.type == "cuda" else f"its inputs exceed {FRESH_CPU_INPUT_BYTES >> 20} MB"
                 self.send("note", f"timed rounds rotate through {N_TIMING_SETS} fixed input sets: {why} "
@@ -774,14 +776,13 @@ def poison_requests(snapshot: list[dict], device: int, stream: int, sizes: list[
     return out
 
 
-def fresh_inputs_affordable(module, dev, seed: int) -> bool:
-    """Whether every timed round can draw fresh inputs: on a GPU, when get_inputs() runs there (a CPU draw
-    of hundreds of MB costs ~0.5 s); on a CPU, up to FRESH_CPU_INPUT_BYTES."""
-    info: dict = {}
-    probe = make_inputs(module, timing_seed(0, seed), "plain", dev, info)
+def fresh_inputs_affordable(inputs: list, dev, draw_info: dict) -> bool:
+    """Whether every timed round can draw fresh inputs, judged from one draw (`inputs`, and the `info`
+    make_inputs filled in): on a GPU, when get_inputs() runs there (a CPU draw of hundreds of MB costs
+    ~0.5 s); on a CPU, up to FRESH_CPU_INPUT_BYTES."""
     if dev.type == "cuda":
-        return not info.get("cpu_fallback")
-    return sum(t.numel() * t.element_size() for t in probe if isinstance(t, torch.Tensor)) <= FRESH_CPU_INPUT_BYTES
+        return not draw_info.get("cpu_fallback")
+    return sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor)) <= FRESH_CPU_INPUT_BYTES
 
 
 def _clone_outputs(out):
