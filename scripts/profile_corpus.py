@@ -48,12 +48,15 @@ def seed_db(db_url: str, results: list[dict] | None) -> int:
     return added
 
 
+PROFILE_CALLS = 3  # forward calls the profiler driver makes per candidate (per-call times divide by it)
+
+
 def profile_within(db_url: str, budget_s: float, device: str) -> int:
     from cudaopt.profile.api import profile_db
 
     done, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < budget_s:
-        n = profile_db(db_url, device=device, status=None, limit=1)  # one at a time: the budget is checked between
+        n = profile_db(db_url, device=device, status=None, limit=1, calls=PROFILE_CALLS)  # one at a time: the budget is checked between
         if n == 0:
             break
         done += n
@@ -82,7 +85,7 @@ def summary(db_url: str) -> list[str]:
         own = [k for k in p.kernels if k.own]
         regs = sorted({r.registers for r in p.resources if r.registers is not None})
         spills = sum(r.spill_store_bytes + r.spill_load_bytes for r in p.resources)
-        us = sum((k.time_us or 0) * max(k.calls, 1) for k in own) / 3 if own else None  # the driver makes 3 calls
+        us = sum((k.time_us or 0) * max(k.calls, 1) for k in own) / PROFILE_CALLS if own else None
         lines.append(f"| {p.task} | {(c.model if c else '')[len('corpus:'):]} #{cid} | {c.speedup if c and c.speedup is not None else '-'} | "
                      f"{len(p.kernels)} ({len(own)}) | {','.join(map(str, regs)) or '-'} | {spills} | "
                      f"{f'{us:.1f}' if us is not None else '-'} |")

@@ -40,12 +40,13 @@ def _started_by_compiler() -> bool:
     f = sys._getframe(1)
     while f is not None and os.path.realpath(f.f_code.co_filename) in _SKIP_FRAMES:
         f = f.f_back
-    if f is None or not os.path.realpath(f.f_code.co_filename).startswith(_COMPILER_DIRS):
+    path = os.path.realpath(f.f_code.co_filename) if f is not None else ""
+    if not path.startswith(_COMPILER_DIRS):
         return False
     # The frame must run in the namespace of the imported module its file belongs to: code compiled by
     # the candidate under a borrowed file name, into a dict of its own, does not.
     mod = sys.modules.get(f.f_globals.get("__name__", ""))
-    return mod is not None and mod.__dict__ is f.f_globals and os.path.realpath(getattr(mod, "__file__", "") or "") == os.path.realpath(f.f_code.co_filename)
+    return mod is not None and mod.__dict__ is f.f_globals and os.path.realpath(getattr(mod, "__file__", "") or "") == path
 
 
 class Sandbox:
