@@ -185,6 +185,13 @@ class EvalResult:
         return s + ")"
 
 
+def remeasurement_options(options: EvalOptions, **changes) -> EvalOptions:
+    """The options of a re-measurement: the profiler's kernel check ("auto") is not run again, the first
+    run listed the kernels already; "always" and "never" stand."""
+    check = "never" if options.kernel_check == "auto" else options.kernel_check
+    return replace(options, kernel_check=check, **changes)
+
+
 def verification_failure(first: EvalResult, second: EvalResult, where: str) -> EvalResult:
     """The final result when the re-measurement of a suspicious speedup ends in a failure of the candidate:
     the second run's status and findings (merged with the first's), the first timing kept for the record,

@@ -30,6 +30,7 @@ from cudaopt.evaluate.result import (
     EvalOptions,
     EvalResult,
     Timing,
+    remeasurement_options,
     verification_failure,
 )
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
@@ -130,9 +131,7 @@ def _static_scan(source: str, device: str, reference: str) -> list[Finding]:
 def _verify(task, cand_source, options, policy, first: EvalResult) -> EvalResult:
     """Re-measure in a fresh process (on `options.verify_device` when the caller gives one); accept within 10%."""
     dev = options.verify_device or options.device
-    # The profiler's kernel list came from the first run; the second only re-times (and re-runs the guards).
-    check = "never" if options.kernel_check == "auto" else options.kernel_check
-    second = _Session(task, cand_source, replace(options, device=dev, kernel_check=check), policy, [], skip_correctness=True).run()
+    second = _Session(task, cand_source, remeasurement_options(options, device=dev), policy, [], skip_correctness=True).run()
     if second.status != "ok":
         # The candidate failed, hung or was rejected when run again: that is its result, not the first figure.
         return verification_failure(first, second, f"verification run in a fresh process on {dev}")

@@ -17,7 +17,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cudaopt.evaluate.result import EvalOptions, EvalResult, verification_failure
+from cudaopt.evaluate.result import (
+    EvalOptions,
+    EvalResult,
+    remeasurement_options,
+    verification_failure,
+)
 from cudaopt.evaluate.stats import needs_verification as _needs_verification
 from cudaopt.evaluate.stats import verification_agrees
 from cudaopt.tasks.loader import TaskError
@@ -29,7 +34,9 @@ DEFAULT_RETRIES = 1
 
 
 def default_evaluate(reference: Any, candidate: Any, options: EvalOptions) -> EvalResult:
-    from cudaopt.evaluate import evaluate  # imported late: the pool's tests run without the evaluator
+    from cudaopt.evaluate import (
+        evaluate,  # imported late: the pool's tests run without the evaluator
+    )
 
     return evaluate(reference, candidate, options)
 
@@ -263,8 +270,8 @@ class EvaluatorPool:
         options = replace(job.options, device=slot.device)
         if self._pool_verifies(job.options):
             options = replace(options, verify=False)
-        if item.kind == "verify" and options.kernel_check == "auto":
-            options = replace(options, kernel_check="never")  # the first run listed the kernels already
+        if item.kind == "verify":
+            options = remeasurement_options(options)
         try:
             result, abandoned = self._call(slot, job, options)
         except Exception as e:  # noqa: BLE001 - the evaluator itself failed: retry, then report
