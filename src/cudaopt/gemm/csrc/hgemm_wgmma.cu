@@ -234,6 +234,40 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   tn = in_group / rows;
 }
 
+// The producer warpgroup's one thread (both generations): the block's tiles in order, each tile's
+// k-blocks in order, one TMA load of A and BN/64 of B into each ring slot once its consumers freed it.
+template <class T, int BM, int BN, int STAGES>
+__device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                              unsigned char* slots_a, unsigned char* slots_b,
+                                              uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
+                                              int num_tiles, int k_tiles) {
+  tma_prefetch_map(map_a);
+  tma_prefetch_map(map_b);
+  int slot = 0;
+  uint32_t phase = 0;
+  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    int tm, tn;
+    tile_coords(tile, tiles_m, tiles_n, tm, tn);
+    const int m0 = tm * BM, n0 = tn * BN;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      // A fresh barrier counts as having completed the phase before phase 0, so the first
+      // pass over the ring (parity 1) does not wait.
+      mbar_wait(&empty[slot], phase ^ 1);
+      mbar_expect_tx(&full[slot], T::kSlotBytes);  // OOB-filled boxes still count in full
+      const int k0 = kt * kBK;
+      tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)
+        tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0,
+                    &full[slot]);
+      if (++slot == STAGES) {
+        slot = 0;
+        phase ^= 1;
+      }
+    }
+  }
+}
+
 template <int BM, int BN, int CONSUMERS, int STAGES>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
@@ -268,33 +302,9 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   if (warpgroup == 0) {
     // Producer warpgroup: one thread drives TMA; the rest only give their registers away.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
-    if (wg_thread == 0) {
-      tma_prefetch_map(&map_a);
-      tma_prefetch_map(&map_b);
-      int slot = 0;
-      uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
-        const int m0 = tm * BM, n0 = tn * BN;
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          // A fresh barrier counts as having completed the phase before phase 0, so the first
-          // pass over the ring (parity 1) does not wait.
-          mbar_wait(&empty[slot], phase ^ 1);
-          mbar_expect_tx(&full[slot], T::kSlotBytes);  // OOB-filled boxes still count in full
-          const int k0 = kt * kBK;
-          tma_load_2d(slots_a + slot * T::kSlotABytes, &map_a, k0, m0, &full[slot]);
-#pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, &map_b, n0 + j * 64,
-                        k0, &full[slot]);
-          if (++slot == STAGES) {
-            slot = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    }
+    if (wg_thread == 0)
+      produce_tiles<T, BM, BN, STAGES>(&map_a, &map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n,
+                                       num_tiles, k_tiles);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
     const int consumer = warpgroup - 1;
@@ -472,33 +482,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   const int k_tiles = (K + kBK - 1) / kBK;
 
   if (warpgroup == 0) {
-    // Same producer as generation 1: the block's tiles in order, each tile's k-blocks in order.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
-    if (wg_thread == 0) {
-      tma_prefetch_map(&map_a);
-      tma_prefetch_map(&map_b);
-      int slot = 0;
-      uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
-        const int m0 = tm * BM, n0 = tn * BN;
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          mbar_wait(&empty[slot], phase ^ 1);
-          mbar_expect_tx(&full[slot], T::kSlotBytes);
-          const int k0 = kt * kBK;
-          tma_load_2d(slots_a + slot * T::kSlotABytes, &map_a, k0, m0, &full[slot]);
-#pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, &map_b, n0 + j * 64,
-                        k0, &full[slot]);
-          if (++slot == STAGES) {
-            slot = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    }
+    if (wg_thread == 0)
+      produce_tiles<T, BM, BN, STAGES>(&map_a, &map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n,
+                                       num_tiles, k_tiles);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
     const int consumer = warpgroup - 1;
