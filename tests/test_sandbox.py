@@ -105,3 +105,51 @@ def test_a_borrowed_compiler_file_name_does_not_start_processes(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "refused"
+
+
+def test_spawning_with_posix_spawn_gets_the_same_rules_as_popen(tmp_path):
+    # Triton starts ptxas with close_fds=False and an absolute path, so subprocess spawns it with
+    # posix_spawn, which raises an audit event of its own after "subprocess.Popen": a build tool allowed by
+    # the first must not be refused by the second (every torch.compile candidate failed on the H200 so),
+    # and any other program stays refused on both paths.
+    code = textwrap.dedent(
+        f"""
+        import shutil, subprocess
+        from cudaopt.evaluate.sandbox import Sandbox
+        box = Sandbox({str(tmp_path / "scratch")!r}, [])
+        which, true = shutil.which("which"), shutil.which("true")
+        out = []
+        with box:
+            out.append(subprocess.run([which, "ls"], close_fds=False, capture_output=True).returncode)
+            try:
+                subprocess.run([true], close_fds=False)
+                out.append("ran")
+            except PermissionError:
+                out.append("refused")
+        print(out, sorted({{c for c, _, _ in box.events}}))
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[0, 'refused'] ['process_escape']"
+
+
+def test_reading_system_facts_is_not_a_peek_but_reading_a_process_is(tmp_path):
+    # Inductor's vector-ISA probe reads /proc/cpuinfo: an honest torch.compile candidate was rejected for
+    # it. A process's own files stay a finding, also when read through the standard library (pathlib).
+    code = textwrap.dedent(
+        f"""
+        import pathlib
+        from cudaopt.evaluate.sandbox import Sandbox
+        box = Sandbox({str(tmp_path / "scratch")!r}, [])
+        with box:
+            open("/proc/cpuinfo").read(10)
+        print(len(box.events), end=" ")
+        with box:
+            pathlib.Path("/proc/self/status").read_text()
+        print(sorted({{(c, e) for c, _, e in box.events}}))
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "0 [('reference_peek', '/proc/self/status')]"

@@ -11,6 +11,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import sysconfig
 import threading
 
 import torch
@@ -20,6 +21,8 @@ BUILD_TOOLS = {"ninja", "c++", "g++", "gcc", "cc", "nvcc", "clang", "clang++", "
 
 
 _HARMLESS_WRITES = {"/dev/null"}
+# System-wide facts, not any process's state: Inductor's vector-ISA probe reads /proc/cpuinfo.
+_HARMLESS_PROC_READS = {"/proc/cpuinfo", "/proc/meminfo"}
 
 
 def _package_dir(name: str) -> str | None:
@@ -34,11 +37,19 @@ def _package_dir(name: str) -> str | None:
 # (Native code can start processes without Python seeing it at all: the hook is a tripwire, see hacking.md.)
 _COMPILER_DIRS = tuple(d for d in (_package_dir("torch._inductor"), _package_dir("triton")) if d)
 _SKIP_FRAMES = {os.path.realpath(subprocess.__file__), os.path.realpath(__file__)}
+# The standard library's own frames are looked through too (pathlib, shutil, multiprocessing): what counts
+# is the first frame outside it. Skipping only ever reaches an outer frame, so a frame forged under a
+# standard-library file name leads back to the candidate's own.
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+def _skipped(path: str) -> bool:
+    return path in _SKIP_FRAMES or (path.startswith(_STDLIB) and "-packages" + os.sep not in path)
 
 
 def _started_by_compiler() -> bool:
     f = sys._getframe(1)
-    while f is not None and os.path.realpath(f.f_code.co_filename) in _SKIP_FRAMES:
+    while f is not None and _skipped(os.path.realpath(f.f_code.co_filename)):
         f = f.f_back
     path = os.path.realpath(f.f_code.co_filename) if f is not None else ""
     if not path.startswith(_COMPILER_DIRS):
@@ -81,11 +92,15 @@ class Sandbox:
                     if not any(real == r or real.startswith(r + os.sep) for r in self.allowed):
                         self._record("process_escape", "candidate opened a file for writing outside its scratch folder", f"{real} ({mode})")
                         raise PermissionError(f"cudaopt sandbox: writing {real} is not allowed")
-                elif "/proc/" in str(path) or "/dev/shm" in str(path):
+                elif ("/proc/" in str(path) or "/dev/shm" in str(path)) and os.path.realpath(os.fsdecode(path)) not in _HARMLESS_PROC_READS \
+                        and not (_COMPILER_DIRS and _started_by_compiler()):
                     self._record("reference_peek", "candidate read process or shared-memory files", str(path))
             elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn"):
                 exe = args[0] if args else ""
-                if event == "subprocess.Popen":
+                # subprocess raises "subprocess.Popen" and then, where it spawns with posix_spawn (Triton's
+                # ptxas call passes close_fds=False), "os.posix_spawn" too: both carry (executable, argv, ...)
+                # and both get the same rules, or the second refuses what the first allowed.
+                if event in ("subprocess.Popen", "os.posix_spawn"):
                     argv = args[1] if len(args) > 1 else None
                     name = os.path.basename(os.fsdecode(exe)) if exe else os.path.basename(str((argv or [""])[0]))
                     if name in BUILD_TOOLS:
