@@ -12,6 +12,7 @@
 #   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, GPU-only evaluator tests, head-start A/B, HGEMM
 #   bash scripts/gpu_check.sh protocol # then, warm: A/A fresh vs fixed timing inputs, cost to +-1%
 #   bash scripts/gpu_check.sh verify   # session 5: A/A with the balanced order, GPU tests, torch.compile proposer
+#   bash scripts/gpu_check.sh final    # session 5: A/A over the suite, compile proposer on elu, the whole corpus
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -217,6 +218,28 @@ for st, sp, r in c.execute('select status, speedup, result from cudaopt_candidat
     r = json.loads(r or '{}')
 print('$t compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
     done
+    ;;
+  final)
+    # Session 5: the A/A over the suite (one code path for both sides, log-scale bucket means), the compile
+    # proposer on elu, then the whole seed corpus in what is left of the call. The corpus compiles on
+    # cores 8-15 at low priority while the A/A times on cores 0-7.
+    nice -n 19 taskset -c 8-15 python -c "
+from cudaopt.evaluate.prebuild import prebuild; from cudaopt.tasks.seed_corpus import corpus_entries
+b = prebuild([e.source for e in corpus_entries() if e.device == 'cuda'], jobs=8)
+print('prebuilt', sum(x.ok for x in b), 'of', len(b))" > "$OUT/prebuild.log" 2>&1 &
+    pre=${!:-}
+    taskset -c 0-7 timeout 240 python benchmarks/aa_check.py --device cuda --trials 5 --budget-s 3 --out "$OUT/aa_final.json" > "$OUT/aa_final.log" 2>&1
+    tail -4 "$OUT/aa_final.log"
+    timeout 60 python -m cudaopt.cli optimize elu --device cuda --proposers compile --budget 1 --rounds 1 --trials 20 \
+        --budget-s 1 --out "$OUT/compile_elu" > "$OUT/compile_elu.log" 2>&1
+    python -c "
+import sqlite3, json
+for st, sp, r in sqlite3.connect('$OUT/compile_elu/cudaopt.db').execute('select status, speedup, result from cudaopt_candidates'):
+    r = json.loads(r or '{}'); print('elu compile proposer:', st, sp, (r.get('message') or '')[:200], [f.get('category') for f in r.get('findings') or []])" 2>&1 | tail -2
+    rm -rf "$OUT/compile_elu/report.md" "$OUT/compile_elu/speedups.png"
+    wait $pre; tail -1 "$OUT/prebuild.log"
+    timeout $((585 - SECONDS)) python scripts/eval_corpus.py --device cuda --budget-s 1.5 --out "$OUT/corpus.json" 2>&1 | tail -3
+    python scripts/summarize_gpu_json.py "$OUT" | tail -8
     ;;
   profile)
     # Issue 8: ncu metrics + ptxas resources for the CUDA corpus (resumable: carry runs/corpus.sqlite back in),

@@ -229,7 +229,7 @@ class _Worker:
         tempfile.tempdir = self.scratch
         os.chdir(self.scratch)
         self.sandbox = Sandbox(self.scratch, [cache, ext_dir])
-        self.quiet = _Quiet()  # the reference's stand-in for the sandbox: same cost, arms nothing
+        self.quiet = Sandbox(self.scratch, [cache, ext_dir], enforce=False)  # the reference's: same checks, refuses nothing
         self.tamper = TamperWatch()
         self.ref = _load_reference(self.ref_source, self.opt["size"], "worker")
         self._wrap_reference_forward()
@@ -519,37 +519,49 @@ class _Worker:
             _sync(dev)
             # Drawn afresh per evaluation: nothing outside this process can predict which side goes first.
             orders = balanced_orders(random.Random(secrets.randbits(64)))
-            ev_ref, ev_cand, dv_ref, dv_cand = [], [], [], []
-            last_out, last_ref = {}, {}
-            scratch: dict = {}
+            # Both sides go through one code path (`side_call`), with the same checks and the same work after
+            # the call: two hand-kept branches had read the H200 A/A 0.2-0.3% in the candidate's favour
+            # (47 of 58 tasks above 1), unexplained; the code that runs must not depend on the side.
+            ev = {"ref": [], "cand": []}
+            dv = {"ref": [], "cand": []}
+            kept: dict = {"ref": {}, "cand": {}}  # each side's outputs of the last N_TIMING_SETS rounds
+            models = {"ref": base, "cand": self.cand_model}
+            guards = {"ref": self.quiet, "cand": self.sandbox}
 
-            def scratch_like(out) -> list:
-                res = []
+            def side_call(side: str, slot: int, x) -> None:
+                before = thread_ids()
+                model, guard = models[side], guards[side]
+                out, t = clock.time(lambda: self._invoke(model, x, guard), lazy)
+                started = new_threads(before)
+                # Each side's output is copied (the candidate's copies are verified after timing) and then
+                # poisoned: a reference output must never hold the answer where a candidate could find it.
+                kept[side][slot] = _clone_outputs(out)
                 for o in flatten_outputs(out):
                     if isinstance(o, torch.Tensor) and o.is_floating_point():
-                        key = (tuple(o.shape), o.dtype)
-                        if key not in scratch:
-                            scratch[key] = torch.empty(o.shape, dtype=o.dtype, device=o.device)
-                        res.append(scratch[key])
-                return res
+                        o.fill_(float("nan"))
+                del out
+                ev[side].append(t.event_us)
+                dv[side].append(t.device_us)
+                if side == "cand":
+                    if t.check:
+                        self.finding("lazy_output", "timed output is not a plain materialised tensor", t.check)
+                        raise _LazyOutput(t.check)
+                    if started:
+                        self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
+                                     f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
             t_start = time.perf_counter()
 
             ref_kinds = [type(o) for o in flatten_outputs(self.call_reference(base, self.sets[0]))]
             threads = thread_ids()  # after the reference's first call in this process: its library pools exist
 
-            def check(out):
+            def lazy(out) -> str | None:
                 # inside the window: a lazy or storage-less output would be caught before the clock stops;
                 # non-tensor entries are allowed where the reference has them too (e.g. an int in a tuple)
                 for o, kind in zip(flatten_outputs(out), ref_kinds):
                     if isinstance(o, torch.Tensor) or kind is torch.Tensor:
                         if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
-                            raise _LazyOutput(type(o).__name__)
-
-            def check_ref(out):  # the same work on the reference's side, so neither side pays alone
-                for o, kind in zip(flatten_outputs(out), ref_kinds):
-                    if isinstance(o, torch.Tensor) or kind is torch.Tensor:
-                        if type(o) is not torch.Tensor or (o.numel() > 0 and o.data_ptr() == 0):
-                            pass
+                            return type(o).__name__
+                return None
 
             # Fresh inputs per round unless drawing them is slow by construction (not by a measurement the
             # candidate's threads could disturb): inputs drawn on the CPU for a GPU run, or large ones on the CPU.
@@ -575,37 +587,12 @@ class _Worker:
                         x = self.sets[n % N_TIMING_SETS] = copy_into(x, make_inputs(self.ref, round_seed_n, "plain", dev))
                         torch.manual_seed(secrets.randbits(62))  # torch.initial_seed() must not reveal the round's seed
                     clock.flush()
-                    if side == "ref":
-                        before = thread_ids()
-                        out, t = clock.time(lambda: self._invoke(base, x, self.quiet), check_ref)
-                        # After each call both sides do the same work (a thread count, one write pass over
-                        # output-sized memory, the output held): what follows a call must not favour a side.
-                        new_threads(before)
-                        for o in flatten_outputs(out):  # a reference output must never hold the answer for the candidate
-                            if isinstance(o, torch.Tensor) and o.is_floating_point():
-                                o.fill_(float("nan"))
-                        last_ref[n % N_TIMING_SETS] = out
-                        ev_ref.append(t.event_us)
-                        dv_ref.append(t.device_us)
-                    else:
-                        before = thread_ids()
-                        try:
-                            out, t = clock.time(lambda: self._invoke(self.cand_model, x, self.sandbox), check)
-                        except _LazyOutput as e:
-                            self.finding("lazy_output", "timed output is not a plain materialised tensor", str(e))
-                            raise
-
-                        self.check_threads(before, "candidate threads still running after a timed call: their work is outside the window")
-                        for o in scratch_like(out):  # the reference's poisoning pass, on scratch memory
-                            o.fill_(float("nan"))
-                        last_out[n % N_TIMING_SETS] = out
-                        ev_cand.append(t.event_us)
-                        dv_cand.append(t.device_us)
+                    side_call(side, n % N_TIMING_SETS, x)
                 n += 1
-                del x, out  # the next round's inputs are drawn with only the kept outputs alive
+                del x  # the next round's inputs are drawn with only the kept outputs alive
                 elapsed = time.perf_counter() - t_start
                 if n >= opt["min_rounds"] and n % CHECK_EVERY == 0 and elapsed >= MIN_TIMING_S:
-                    est = estimate([r / c for r, c in zip(ev_ref, ev_cand)], opt["variance_gate"])
+                    est = estimate([r / c for r, c in zip(ev["ref"], ev["cand"])], opt["variance_gate"])
                     if est.stable and est.rel_half_width <= opt["target_rel_ci"]:
                         break
                 # On the budget, stop only after a whole pair of rounds (both orders), after whole sets of
@@ -615,6 +602,11 @@ class _Worker:
             seconds = time.perf_counter() - t_start
             self.check_threads(threads, "candidate threads still running after timed calls: their work is outside any timing window")
         window = "events"
+        for o in (o for out in kept["ref"].values() for o in flatten_outputs(out)):  # the last rounds' answers
+            if isinstance(o, torch.Tensor) and o.is_floating_point():
+                o.fill_(float("nan"))
+        ev_ref, ev_cand, dv_ref, dv_cand = ev["ref"], ev["cand"], dv["ref"], dv["cand"]
+        last_out = kept["cand"]
         gap_ref = _median([d - e for d, e in zip(dv_ref, ev_ref)])
         gap_cand = _median([d - e for d, e in zip(dv_cand, ev_cand)])
         if dev.type == "cuda" and gap_cand - gap_ref > max(5.0, 0.03 * _median(ev_cand)):
@@ -889,18 +881,6 @@ class _Stopwatch:
             yield self
         finally:
             self.add(time.perf_counter() - t0, name)
-
-
-class _Quiet:
-    armed = False
-
-    def __enter__(self):
-        self.armed = False
-        return self
-
-    def __exit__(self, *exc):
-        self.armed = False
-        return False
 
 
 class _LazyOutput(Exception):

@@ -19,6 +19,7 @@ _perf_counter_ns = time.perf_counter_ns  # captured: later rebinding of time.* d
 class CallTime:
     event_us: float  # start -> end on the caller's stream (the primary number on a GPU)
     device_us: float  # start -> after a device-wide synchronisation: includes work on any stream
+    check: object = None  # what the in-window check of the output returned
 
 
 class HostClock:
@@ -30,10 +31,10 @@ class HostClock:
     def time(self, fn, check) -> tuple[object, CallTime]:
         t0 = _perf_counter_ns()
         out = fn()
-        check(out)
+        verdict = check(out)
         t1 = _perf_counter_ns()
         us = (t1 - t0) / 1e3
-        return out, CallTime(us, us)
+        return out, CallTime(us, us, verdict)
 
 
 class DeviceClock:
@@ -62,12 +63,12 @@ class DeviceClock:
             self._spin(self._spin_cycles)
         start.record(self.stream)
         out = fn()
-        check(out)
+        verdict = check(out)
         end.record(self.stream)
         self._sync()  # waits for every stream of the device, whoever launched the work
         end_dev.record(self.stream)
         end_dev.synchronize()
-        return out, CallTime(start.elapsed_time(end) * 1e3, start.elapsed_time(end_dev) * 1e3)
+        return out, CallTime(start.elapsed_time(end) * 1e3, start.elapsed_time(end_dev) * 1e3, verdict)
 
     def synchronize(self) -> None:
         self._sync()
