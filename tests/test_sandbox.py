@@ -135,8 +135,8 @@ def test_spawning_with_posix_spawn_gets_the_same_rules_as_popen(tmp_path):
 
 
 def test_reading_system_facts_is_not_a_peek_but_reading_a_process_is(tmp_path):
-    # Inductor's vector-ISA probe reads /proc/cpuinfo: an honest torch.compile candidate was rejected for
-    # it. A process's own files stay a finding, also when read through the standard library (pathlib).
+    # Inductor's vector-ISA probe reads /proc/cpuinfo, and a torch.compile candidate on the H200 read the
+    # boot id: honest candidates were rejected for both. A process's own files stay a finding, also when read through the standard library (pathlib).
     code = textwrap.dedent(
         f"""
         import pathlib
@@ -144,6 +144,7 @@ def test_reading_system_facts_is_not_a_peek_but_reading_a_process_is(tmp_path):
         box = Sandbox({str(tmp_path / "scratch")!r}, [])
         with box:
             open("/proc/cpuinfo").read(10)
+            open("/proc/sys/kernel/random/boot_id").read()
         print(len(box.events), end=" ")
         with box:
             pathlib.Path("/proc/self/status").read_text()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -21,8 +22,10 @@ BUILD_TOOLS = {"ninja", "c++", "g++", "gcc", "cc", "nvcc", "clang", "clang++", "
 
 
 _HARMLESS_WRITES = {"/dev/null"}
-# System-wide facts, not any process's state: Inductor's vector-ISA probe reads /proc/cpuinfo.
-_HARMLESS_PROC_READS = {"/proc/cpuinfo", "/proc/meminfo"}
+# A peek is a read of some process's state: /proc/<pid>/ (which /proc/self and /proc/thread-self resolve
+# to) or shared memory. System-wide facts are not: Inductor's vector-ISA probe reads /proc/cpuinfo, and a
+# torch.compile candidate on the H200 read /proc/sys/kernel/random/boot_id.
+_PROCESS_STATE = re.compile(r"^/proc/(\d+|self|thread-self)(/|$)|^/dev/shm(/|$)")
 
 
 def _package_dir(name: str) -> str | None:
@@ -95,8 +98,7 @@ class Sandbox:
                     if not any(real == r or real.startswith(r + os.sep) for r in self.allowed):
                         self._record("process_escape", "candidate opened a file for writing outside its scratch folder", f"{real} ({mode})")
                         raise PermissionError(f"cudaopt sandbox: writing {real} is not allowed")
-                elif ("/proc/" in str(path) or "/dev/shm" in str(path)) and os.path.realpath(os.fsdecode(path)) not in _HARMLESS_PROC_READS \
-                        and not (_COMPILER_DIRS and _started_by_compiler()):
+                elif _PROCESS_STATE.match(os.path.realpath(os.fsdecode(path))) and not (_COMPILER_DIRS and _started_by_compiler()):
                     self._record("reference_peek", "candidate read process or shared-memory files", str(path))
             elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn"):
                 exe = args[0] if args else ""
