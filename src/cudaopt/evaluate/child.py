@@ -528,6 +528,11 @@ class _Worker:
             models = {"ref": base, "cand": self.cand_model}
             guards = {"ref": self.quiet, "cand": self.sandbox}
 
+            # Memory the poisoning below must never write: the standing input buffers and both models'
+            # weights (an output that aliases one is output_alias's business, not a reason to corrupt it).
+            keep_out = self._storage_ranges([t for xs in self.sets for t in xs] + [
+                t for m in (base, self.cand_model) if isinstance(m, torch.nn.Module) for t in (*m.parameters(), *m.buffers())])
+
             def side_call(side: str, slot: int, x) -> None:
                 before = thread_ids()
                 model, guard = models[side], guards[side]
@@ -537,7 +542,8 @@ class _Worker:
                 # poisoned: a reference output must never hold the answer where a candidate could find it.
                 kept[side][slot] = _clone_outputs(out)
                 for o in flatten_outputs(out):
-                    if isinstance(o, torch.Tensor) and o.is_floating_point():
+                    if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel() > 0 and not any(
+                            a <= o.untyped_storage().data_ptr() < b for a, b in keep_out):
                         o.fill_(float("nan"))
                 del out
                 ev[side].append(t.event_us)
