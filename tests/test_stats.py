@@ -12,6 +12,7 @@ from cudaopt.evaluate.stats import (
     estimate,
     needs_verification,
     round_toward_one,
+    sign_test_p,
     trimmed_mean,
     verification_agrees,
 )
@@ -126,3 +127,11 @@ def test_a_large_first_call_effect_does_not_read_as_a_speedup():
             raws.append(estimate(ratios).raw)
         # the arithmetic bucket means read 1.0012, 1.0098 and 1.0346 here
         assert abs(sum(raws) / len(raws) - 1.0) < 0.002, (e, sum(raws) / len(raws))
+
+
+def test_sign_test_against_hand_computed_values():
+    assert sign_test_p(0, 5) == pytest.approx(2 / 32)  # both all-below and all-above count
+    assert sign_test_p(5, 5) == pytest.approx(2 / 32)
+    assert sign_test_p(1, 4) == pytest.approx(2 * 5 / 16)
+    assert sign_test_p(2, 4) == 1.0
+    assert sign_test_p(47, 58) < 1e-5 < 0.5 < sign_test_p(32, 58)
