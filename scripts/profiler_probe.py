@@ -7,6 +7,7 @@ activities, run for speedups above 3x) cost 3.8-4.7 s of 15-19 s evaluations on 
 Each case runs in a fresh process, as an evaluation's worker does:
 
 - cold: the first profiler session in the process (what the kernel check pays today), then a second one;
+- steps: the first session split into Kineto's prepare, start, the traced work, stop and reading events;
 - background: a first session started from a helper thread while the main thread keeps launching kernels
   (could a worker warm the profiler up during its correctness trials?);
 - cold also lists the threads a finished session leaves running (the worker's thread checks would
@@ -69,6 +70,14 @@ if case == "cold":
     # threads the session left running: the worker's thread checks would blame them on the candidate
     res["threads_left"] = sorted(threads() - before)
     res["second_s"], res["second_events"] = session()
+elif case == "steps":
+    # where the first session's time goes: Kineto's prepare (CUPTI set-up?), start, the traced work, stop
+    t = time.perf_counter(); p = profile(activities=[ProfilerActivity.CUDA]); res["construct_s"] = time.perf_counter() - t
+    t = time.perf_counter(); p.prepare_trace(); res["prepare_s"] = time.perf_counter() - t
+    t = time.perf_counter(); p.start_trace(); res["start_s"] = time.perf_counter() - t
+    t = time.perf_counter(); torch.relu(x); torch.cuda.synchronize(); res["work_s"] = time.perf_counter() - t
+    t = time.perf_counter(); p.stop_trace(); res["stop_s"] = time.perf_counter() - t
+    t = time.perf_counter(); res["events"] = len(list(p.events() or [])); res["events_s"] = time.perf_counter() - t
 elif case == "background":
     box = {}
     th = threading.Thread(target=lambda: box.update(zip(("s", "events"), session())))
@@ -102,7 +111,7 @@ def main() -> None:
         print("profiler_probe: needs a CUDA GPU (the kernel check profiles device activity); none here", file=sys.stderr)
         sys.exit(2)
     rows = []
-    for case in ("cold", "background", "after", "after"):
+    for case in ("cold", "steps", "background", "after", "after"):
         t0 = time.perf_counter()
         p = subprocess.run([sys.executable, "-c", CASE, case, str(args.calls)], capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
