@@ -30,9 +30,11 @@ from cudaopt.evaluate.inputs import (
     copy_into,
     make_init_inputs,
     make_inputs,
+    seed_generators,
     timing_seed,
     trial_plan,
 )
+from cudaopt.evaluate.profiling import Profiled
 from cudaopt.evaluate.sandbox import (
     Sandbox,
     TamperWatch,
@@ -119,6 +121,11 @@ def _forget_process_args() -> None:
 
 
 def judge_main(conn, ref_source: str, options: dict) -> None:
+    with Profiled("judge") as prof:
+        _judge(conn, ref_source, options, prof)
+
+
+def _judge(conn, ref_source: str, options: dict, prof: Profiled) -> None:
     try:
         device = _common_setup(options)
         ref = _load_reference(ref_source, options["size"], "judge")
@@ -138,6 +145,7 @@ def judge_main(conn, ref_source: str, options: dict) -> None:
                 plan = trial_plan(i, options["seed"])
                 x = make_inputs(ref, plan.seed, plan.transform, device)
                 send_msg(conn, ("ref_out", i, view(model(*x), seeds[i] if wants_sample(i) else None, options["compare_full_limit"])))
+            prof.dump()
             while True:
                 msg = conn.recv()
                 if msg[0] == "sets":
@@ -146,6 +154,7 @@ def judge_main(conn, ref_source: str, options: dict) -> None:
                         send_msg(conn, ("ref_set", s, view(model(*x), seed, options["compare_full_limit"])))
                 elif msg[0] == "quit":
                     break
+        prof.dump()
         send_msg(conn, ("done",))
     except (BrokenPipeError, EOFError):
         return  # the parent has its answer (for example a failed candidate) and closed the pipe
@@ -168,9 +177,12 @@ class _Worker:
         self.cand_source = cand_source
         self.guard_time = _Stopwatch()  # seconds spent in dynamic checks (reported: their share of the cost)
         self._finding_keys: set = set()
+        self.profiled: Profiled | None = None
 
     # -- messaging
     def send(self, *msg) -> None:
+        if msg and msg[0] in ("done", "fail") and self.profiled is not None:
+            self.profiled.dump()  # the parent ends this process once it has its answer
         send_msg(self.conn, msg)
 
     def check_threads(self, before: frozenset, message: str) -> None:
@@ -591,7 +603,7 @@ class _Worker:
                         # times, into the slot's standing buffers): drawn once, only the first call followed a
                         # draw, and on the CPU the A/A read 1.08-1.14 (the second call ran on warmer caches).
                         x = self.sets[n % N_TIMING_SETS] = copy_into(x, make_inputs(self.ref, round_seed_n, "plain", dev))
-                        torch.manual_seed(secrets.randbits(62))  # torch.initial_seed() must not reveal the round's seed
+                        seed_generators(secrets.randbits(62), dev)  # torch.initial_seed() must not reveal the round's seed
                     clock.flush()
                     side_call(side, n % N_TIMING_SETS, x)
                 n += 1
@@ -924,6 +936,7 @@ class _GraphReplay:
 def worker_main(conn, ref_source: str, cand_source: str, options: dict) -> None:
     _forget_process_args()
     w = _Worker(conn, ref_source, cand_source, options)
+    w.profiled = Profiled("worker").__enter__()
     try:
         w.run()
     except SystemExit:

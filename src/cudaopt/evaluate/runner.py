@@ -33,6 +33,7 @@ from cudaopt.evaluate.result import (
     remeasurement_options,
     verification_failure,
 )
+from cudaopt.evaluate.profiling import Profiled
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
 from cudaopt.evaluate.views import unview, wants_sample
 from cudaopt.guards.findings import Finding, GuardPolicy
@@ -102,6 +103,11 @@ def evaluate(reference, candidate, options: EvalOptions | None = None, **overrid
     A bad candidate never raises: its failure is the result. A reference or candidate path that does not
     exist raises TaskError (a usage error), as does a reference that cannot serve as one.
     """
+    with Profiled("parent"):
+        return _evaluate(reference, candidate, options, **overrides)
+
+
+def _evaluate(reference, candidate, options: EvalOptions | None = None, **overrides) -> EvalResult:
     options = replace(options, **overrides) if options else EvalOptions(**overrides)
     task = reference if isinstance(reference, Task) else resolve_task(reference)
     cand_source, _ = read_source(candidate)
