@@ -154,7 +154,8 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
         --out "$OUT/smoke_aa.json" 2>&1 | tail -12
     python -c "import json,sys; r=json.load(open('$OUT/smoke_aa.json')); print([(x['status'], x['message'][:300]) for x in r]); sys.exit(0 if r and all(x['status']=='ok' for x in r) else 3)" || exit 3
     timeout "${CORPUS_LIMIT:-480}" python scripts/eval_corpus.py --device cuda --budget-s "${CORPUS_BUDGET:-1.5}" --out "$OUT/corpus.json" 2>&1 | tail -3
-    python scripts/summarize_gpu_json.py "$OUT"
+    # the markdown table for docs/gpu-runs.md, beside session 3's figures; the compact rows for docs/data/
+    python scripts/corpus_table.py "$OUT/corpus.json" --save "$OUT/corpus_compact.json"
     ;;
   fixes)
     # One call on a fresh machine after evaluator fixes: the cache_state probe, the GPU red team and the
