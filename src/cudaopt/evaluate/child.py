@@ -550,6 +550,9 @@ class _Worker:
                 model, guard = models[side], guards[side]
                 out, t = clock.time(lambda: self._invoke(model, x, guard), lazy)
                 started = new_threads(before)
+                if side == "cand" and t.check:  # before anything touches the output (a lazy one may fail to)
+                    self.finding("lazy_output", "timed output is not a plain materialised tensor", t.check)
+                    raise _LazyOutput(t.check)
                 # Each side's output is copied (the candidate's copies are verified after timing) and then
                 # poisoned: a reference output must never hold the answer where a candidate could find it.
                 kept[side][slot] = _clone_outputs(out)
@@ -560,13 +563,9 @@ class _Worker:
                 del out
                 ev[side].append(t.event_us)
                 dv[side].append(t.device_us)
-                if side == "cand":
-                    if t.check:
-                        self.finding("lazy_output", "timed output is not a plain materialised tensor", t.check)
-                        raise _LazyOutput(t.check)
-                    if started:
-                        self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
-                                     f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
+                if side == "cand" and started:
+                    self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
+                                 f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
             t_start = time.perf_counter()
 
             ref_kinds = [type(o) for o in flatten_outputs(self.call_reference(base, self.sets[0]))]
