@@ -16,9 +16,13 @@ from cudaopt.tasks.loader import identity_candidate, resolve_task
 
 
 def test_profile_dir_gets_a_profile_from_each_process(tmp_path, monkeypatch):
-    monkeypatch.setenv(ENV, str(tmp_path))
     task = resolve_task("softmax_rows")
-    r = evaluate(task, identity_candidate(task), EvalOptions(device="cpu", trials=4, size="small", budget_s=0.2))
+    opts = EvalOptions(device="cpu", trials=4, size="small", budget_s=0.2)
+    monkeypatch.delenv(ENV, raising=False)
+    assert evaluate(task, identity_candidate(task), opts).status == "ok"  # the forkserver starts without it
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv(ENV, str(tmp_path))
+    r = evaluate(task, identity_candidate(task), opts)
     assert r.status == "ok", r.message
     for role in ("parent", "judge", "worker"):
         files = glob.glob(os.path.join(tmp_path, f"{role}-*.prof"))

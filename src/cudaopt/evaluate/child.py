@@ -121,7 +121,7 @@ def _forget_process_args() -> None:
 
 
 def judge_main(conn, ref_source: str, options: dict) -> None:
-    with Profiled("judge") as prof:
+    with Profiled("judge", options.get("profile_dir") or "") as prof:
         _judge(conn, ref_source, options, prof)
 
 
@@ -935,7 +935,7 @@ class _GraphReplay:
 def worker_main(conn, ref_source: str, cand_source: str, options: dict) -> None:
     _forget_process_args()
     w = _Worker(conn, ref_source, cand_source, options)
-    w.profiled = Profiled("worker").__enter__()
+    w.profiled = Profiled("worker", options.get("profile_dir") or "").__enter__()
     try:
         w.run()
     except SystemExit:

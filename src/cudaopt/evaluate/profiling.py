@@ -20,8 +20,8 @@ class Profiled:
     what was gathered so far and keeps profiling: the parent ends a worker or judge as soon as it has
     its answer, so they write before each message that can be their last."""
 
-    def __init__(self, role: str) -> None:
-        folder = os.environ.get(ENV)
+    def __init__(self, role: str, folder: str | None = None) -> None:
+        folder = os.environ.get(ENV) if folder is None else folder  # the children are handed theirs ("" = none)
         self.path = os.path.join(folder, f"{role}-{os.getpid()}-{next(_count)}.prof") if folder else None
         self.prof = None
 

@@ -33,6 +33,7 @@ from cudaopt.evaluate.result import (
     remeasurement_options,
     verification_failure,
 )
+from cudaopt.evaluate.profiling import ENV as PROFILE_ENV
 from cudaopt.evaluate.profiling import Profiled
 from cudaopt.evaluate.stats import needs_verification, verification_agrees
 from cudaopt.evaluate.views import unview, wants_sample
@@ -225,6 +226,9 @@ class _Session:
         d["cache_dir"] = default_cache_dir()
         d["source_hash"] = source_hash(self.cand_source)
         d["skip_correctness"] = self.skip_correctness
+        # Handed over, not inherited: the judge and the worker fork from a forkserver started with the
+        # environment of whichever evaluation came first.
+        d["profile_dir"] = os.environ.get(PROFILE_ENV)
         return d
 
     # ------------------------------------------------------------------ the run
