@@ -40,3 +40,4 @@ def test_seed_generators_draws_what_manual_seed_draws():
     seed_generators(1234, "cpu")
     assert torch.equal(torch.randn(64), a)
     assert torch.initial_seed() == 1234  # what a candidate could read: the reseed hides the draw's seed
+

@@ -495,3 +495,16 @@ def test_a_torch_compile_candidate_evaluates_inside_the_sandbox():
     r = run(source, trials=3, exec_floor_s=60)
     assert r.status == "ok", (r.status, r.message, r.error[-1500:])
     assert not [f for f in r.findings if f.category == "process_escape"], r.findings
+
+
+def test_timed_outputs_are_poisoned_with_values_no_answer_has():
+    import math
+
+    import torch
+
+    from cudaopt.evaluate.child import _poison_value
+
+    assert math.isnan(_poison_value(torch.float32)) and math.isnan(_poison_value(torch.bfloat16))
+    assert _poison_value(torch.int64) == -(2**63)  # argmax outputs are indices >= 0
+    assert _poison_value(torch.uint8) == 255
+    assert _poison_value(torch.bool) is None

@@ -554,13 +554,16 @@ class _Worker:
                     self.finding("lazy_output", "timed output is not a plain materialised tensor", t.check)
                     raise _LazyOutput(t.check)
                 # Each side's output is copied (the candidate's copies are verified after timing) and then
-                # poisoned: a reference output must never hold the answer where a candidate could find it.
-                kept[side][slot] = _clone_outputs(out)
-                for o in flatten_outputs(out):
-                    if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel() > 0 and not any(
+                # poisoned, twice: the reference's output and its copy (no answer of the reference may sit in
+                # memory while the candidate runs: an address read from the allocator would lead to it), the
+                # candidate's output twice over (the same traffic, and its copy left intact).
+                copy = kept[side][slot] = _clone_outputs(out)
+                for o, c in zip(flatten_outputs(out), flatten_outputs(copy)):
+                    if isinstance(o, torch.Tensor) and o.numel() > 0 and _poison_value(o.dtype) is not None and not any(
                             a <= o.untyped_storage().data_ptr() < b for a, b in keep_out):
-                        o.fill_(float("nan"))
-                del out
+                        o.fill_(_poison_value(o.dtype))
+                        (c if side == "ref" else o).fill_(_poison_value(o.dtype))
+                del out, copy
                 ev[side].append(t.event_us)
                 dv[side].append(t.device_us)
                 if side == "cand" and started:
@@ -619,9 +622,6 @@ class _Worker:
             seconds = time.perf_counter() - t_start
             self.check_threads(threads, "candidate threads still running after timed calls: their work is outside any timing window")
         window = "events"
-        for o in (o for out in kept["ref"].values() for o in flatten_outputs(out)):  # the last rounds' answers
-            if isinstance(o, torch.Tensor) and o.is_floating_point():
-                o.fill_(float("nan"))
         ev_ref, ev_cand, dv_ref, dv_cand = ev["ref"], ev["cand"], dv["ref"], dv["cand"]
         last_out = kept["cand"]
         gap_ref = _median([d - e for d, e in zip(dv_ref, ev_ref)])
@@ -898,6 +898,17 @@ class _Stopwatch:
             yield self
         finally:
             self.add(time.perf_counter() - t0, name)
+
+
+def _poison_value(dtype: torch.dtype):
+    """What overwrites a timed output: NaN, or the integer type's extreme (the most negative one where
+    there is one: no index, count or class id). None for bool, which has no value that is not an answer."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return float("nan")
+    if dtype == torch.bool:
+        return None
+    info = torch.iinfo(dtype)
+    return info.min if info.min < 0 else info.max
 
 
 class _LazyOutput(Exception):
