@@ -90,13 +90,17 @@ def main() -> None:
     rewards = [json.loads(line) for line in (out / "grpo" / "grpo_rewards.jsonl").read_text().splitlines() if line.strip()]
     with ExemplarDB(db_url) as db:
         statuses = collections.Counter(c.status for c in db.candidates() if c.origin == "grpo")
-    print("\nstep  seconds  eval s  generation+update s  peak GPU GiB")
+    print("\nstep  seconds  generation s  eval s  update+rest s  peak GPU GiB")
     for s in steps:
         mem = s["peak_memory_bytes"] / 2**30 if s["peak_memory_bytes"] else 0.0
-        print(f"{s['step']:4d} {s['seconds']:8.1f} {s['eval_seconds']:7.1f} {s['seconds'] - s['eval_seconds']:20.1f} {mem:13.2f}")
+        gen = s.get("generation_seconds") or 0.0
+        print(f"{s['step']:4d} {s['seconds']:8.1f} {gen:13.1f} {s['eval_seconds']:7.1f} {s['seconds'] - gen - s['eval_seconds']:14.1f} {mem:13.2f}")
     if steps:
-        tot, ev = sum(s["seconds"] for s in steps), sum(s["eval_seconds"] for s in steps)
-        print(f"median step {statistics.median(s['seconds'] for s in steps):.1f} s; evaluation share {100 * ev / tot:.0f}%; "
+        tot = sum(s["seconds"] for s in steps)
+        ev = sum(s["eval_seconds"] for s in steps)
+        gen = sum(s.get("generation_seconds") or 0.0 for s in steps)
+        print(f"median step {statistics.median(s['seconds'] for s in steps):.1f} s; shares: generation {100 * gen / tot:.0f}%, "
+              f"evaluation {100 * ev / tot:.0f}%, update and the rest {100 * (tot - gen - ev) / tot:.0f}%; "
               f"sft {sft_s:.0f} s; grpo total {grpo_s:.0f} s")
     raw = [r.get("raw") for r in rewards if r.get("raw") is not None]
     print(f"completions: {sum(statuses.values())} stored, statuses {dict(statuses)}; "

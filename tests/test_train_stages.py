@@ -144,6 +144,8 @@ def test_grpo_end_to_end_prompts_grow_with_the_database(sft_model, tmp_path, tem
     assert json.loads((ckpt / "cudaopt_grpo_state.json").read_text())["smoother"]["count"] == 4
     steps = [json.loads(line) for line in (tmp_path / "grpo" / "grpo_steps.jsonl").read_text().splitlines()]
     assert len(steps) == 3 and all(s["seconds"] >= s["eval_seconds"] >= 0 for s in steps)
+    # a step splits into generation, evaluation and the rest (the update), which the GPU run reports
+    assert all(s["generation_seconds"] > 0 and s["seconds"] >= s["generation_seconds"] + s["eval_seconds"] for s in steps)
     # resume from the latest checkpoint (the smoother comes back with it) and run to step 4
     from cudaopt.train.modeling import latest_checkpoint
 

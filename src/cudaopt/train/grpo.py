@@ -165,22 +165,50 @@ class CudaoptReward:
         self.best.update({k: float(v) for k, v in d.get("best", {}).items()})
 
 
-def _callbacks(reward: CudaoptReward, steps_log: Path):
+class _GenerationClock:
+    """Seconds the trainer spends generating completions: wraps its `_generate` (TRL's GRPOTrainer calls it
+    once a step, before the rewards), so a step splits into generation, evaluation and the rest (the
+    update). `seconds` stays None where the trainer has no such method."""
+
+    def __init__(self) -> None:
+        self.seconds: float | None = None
+
+    def attach(self, trainer: Any) -> None:
+        inner = getattr(trainer, "_generate", None)
+        if not callable(inner):
+            return
+        self.seconds = 0.0
+
+        def timed(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+        trainer._generate = timed
+
+
+def _callbacks(reward: CudaoptReward, steps_log: Path, gen: _GenerationClock | None = None):
     from transformers import TrainerCallback
 
     class StateAndTiming(TrainerCallback):
-        """Saves the smoother with each checkpoint; logs step wall time, evaluation time and peak memory."""
+        """Saves the smoother with each checkpoint; logs step wall time, generation and evaluation time, and
+        peak memory."""
 
         def on_step_begin(self, args, state, control, **kw):
             self.t0, self.eval0 = time.perf_counter(), reward.eval_seconds
+            self.gen0 = gen.seconds if gen is not None else None
 
         def on_step_end(self, args, state, control, **kw):
             import torch
 
             mem = torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
+            g = gen.seconds - self.gen0 if gen is not None and gen.seconds is not None and self.gen0 is not None else None
             with steps_log.open("a") as f:
                 f.write(json.dumps({"step": state.global_step, "seconds": time.perf_counter() - self.t0,
-                                    "eval_seconds": reward.eval_seconds - self.eval0, "peak_memory_bytes": mem}) + "\n")
+                                    "generation_seconds": g, "eval_seconds": reward.eval_seconds - self.eval0,
+                                    "peak_memory_bytes": mem}) + "\n")
 
         def on_save(self, args, state, control, **kw):
             folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
@@ -250,9 +278,11 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
             from cudaopt.train.modeling import LoraSettings
 
             peft_config = LoraSettings().peft_config()
+        gen = _GenerationClock()
         trainer = GRPOTrainer(model=str(model) if isinstance(model, Path) else model, reward_funcs=[reward], args=config,
-                              train_dataset=stream.dataset(), processing_class=tok, callbacks=_callbacks(reward, out / "grpo_steps.jsonl"),
-                              peft_config=peft_config)
+                              train_dataset=stream.dataset(), processing_class=tok,
+                              callbacks=_callbacks(reward, out / "grpo_steps.jsonl", gen), peft_config=peft_config)
+        gen.attach(trainer)
         try:
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         finally:
