@@ -12,6 +12,7 @@
 #   bash scripts/gpu_check.sh fixes    # after evaluator fixes: red team, GPU-only evaluator tests, head-start A/B, HGEMM
 #   bash scripts/gpu_check.sh protocol # then, warm: A/A fresh vs fixed timing inputs, cost to +-1%
 #   bash scripts/gpu_check.sh verify   # session 5: A/A with the balanced order, GPU tests, torch.compile proposer
+#   bash scripts/gpu_check.sh checks   # session 6: GPU red team, A/A, profiler probe, eval profile, compile proposer
 #   bash scripts/gpu_check.sh final    # session 5: A/A over the suite, compile proposer on elu, the whole corpus
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -244,6 +245,25 @@ for st, sp, r in sqlite3.connect('$OUT/compile_elu/cudaopt.db').execute('select 
     wait $pre; tail -1 "$OUT/prebuild.log"
     timeout $((585 - SECONDS)) python scripts/eval_corpus.py --device cuda --budget-s 1.5 --out "$OUT/corpus.json" 2>&1 | tail -3
     python scripts/summarize_gpu_json.py "$OUT" | tail -8
+    ;;
+  checks)
+    # Session 6, second call (warm, after `corpus`): the GPU red team at HEAD's timed path, the A/A over the
+    # suite, the compile proposer, the profiler probe (issue 3) and one evaluation under cProfile. Each step
+    # runs only if the call's 10 minutes still hold it (SECONDS counts from the script's start).
+    prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
+    timeout 200 python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
+    grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
+    if [ $((600 - SECONDS)) -gt 170 ]; then
+      timeout $((560 - SECONDS)) python benchmarks/aa_check.py --device cuda --trials 5 --budget-s 3 --out "$OUT/aa.json" > "$OUT/aa.log" 2>&1
+      grep -A3 "^A/A:" "$OUT/aa.log" | tr -s ' \n' ' '; echo
+    fi
+    [ $((600 - SECONDS)) -gt 70 ] && timeout 45 python scripts/profiler_probe.py --out "$OUT/profiler_probe.json" 2>&1 | tail -8
+    [ $((600 - SECONDS)) -gt 50 ] && timeout $((590 - SECONDS)) python scripts/eval_profile.py cumsum_rows \
+        src/cudaopt/tasks/corpus/cumsum_rows/fast_block_scan.py --device cuda --top 18 --dir /tmp/evalprof > "$OUT/eval_profile.log" 2>&1
+    head -3 "$OUT/eval_profile.log" 2>/dev/null
+    left=$((590 - SECONDS)); echo "left for the compile proposer: $left s"
+    # its run folders stay off $OUT: only a few files come back from a call
+    [ "$left" -gt 60 ] && OUT=/tmp/compile_out VERIFY_AA=0 VERIFY_TESTS=0 timeout "$left" bash "$0" verify 2>&1 | grep "compile proposer" | tail -3
     ;;
   profile)
     # Issue 8: ncu metrics + ptxas resources for the CUDA corpus (resumable: carry runs/corpus.sqlite back in),
