@@ -257,7 +257,7 @@ for st, sp, r in sqlite3.connect('$OUT/compile_elu/cudaopt.db').execute('select 
       timeout $((560 - SECONDS)) python benchmarks/aa_check.py --device cuda --trials 5 --budget-s 3 --out "$OUT/aa.json" > "$OUT/aa.log" 2>&1
       grep -A3 "^A/A:" "$OUT/aa.log" | tr -s ' \n' ' '; echo
     fi
-    [ $((600 - SECONDS)) -gt 120 ] && timeout 90 python scripts/profiler_probe.py --out "$OUT/profiler_probe.json" 2>&1 | tail -8
+    [ $((600 - SECONDS)) -gt 120 ] && timeout 90 python scripts/profiler_probe.py --out "$OUT/profiler_probe.json" 2>&1 | tail -14
     [ $((600 - SECONDS)) -gt 50 ] && timeout $((590 - SECONDS)) python scripts/eval_profile.py cumsum_rows \
         src/cudaopt/tasks/corpus/cumsum_rows/fast_block_scan.py --device cuda --top 18 --dir /tmp/evalprof > "$OUT/eval_profile.log" 2>&1
     head -3 "$OUT/eval_profile.log" 2>/dev/null

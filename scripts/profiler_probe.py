@@ -120,6 +120,7 @@ def main() -> None:
         row = json.loads(p.stdout.strip().splitlines()[-1])
         row["process_s"] = round(time.perf_counter() - t0, 2)
         rows.append(row)
+        print(json.dumps(row), flush=True)  # as each case ends: a call cut short keeps what it measured
     print(f"{'case':12} {'first s':>8} {'second s':>9} {'events':>7} {'other':40}")
     for r in rows:
         if "error" in r:
