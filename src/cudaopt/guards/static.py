@@ -108,14 +108,14 @@ _CALLS: dict[str, tuple[str, str]] = {
     "multiprocessing.shared_memory.": ("reference_peek", "opens shared memory (the judge's results?)"),
     "mmap.": ("reference_peek", "maps memory or files of other processes"),
     "io.open": ("reference_peek", "opens a file"),
-    # The caching allocator's view: every live block's address, the harness's outputs among them, and
-    # raw pointers to memory other code freed. No kernel needs them.
+    # The caching allocator's view: every live block's address, the harness's outputs among them, and a
+    # tensor made of any such address. No kernel needs them. (Raw allocations are left alone: they hand
+    # out what torch.empty hands out.)
     "torch.cuda.memory_snapshot": ("reference_peek", "lists every allocated device block (the harness's outputs among them)"),
     "torch.cuda.memory._snapshot": ("reference_peek", "lists every allocated device block (the harness's outputs among them)"),
     "torch.cuda.memory._record_memory_history": ("reference_peek", "records every allocation the harness makes"),
     "torch._C._cuda_memorySnapshot": ("reference_peek", "lists every allocated device block (the harness's outputs among them)"),
     "torch._C._construct_storage_from_data_pointer": ("reference_peek", "makes a tensor of a raw device address"),
-    "torch.cuda.caching_allocator_alloc": ("reference_peek", "takes raw blocks from the allocator (what others freed in them)"),
     # leaving the sandbox
     "subprocess.": ("process_escape", "spawns a process"),
     "os.system": ("process_escape", "runs a shell command"),
@@ -251,7 +251,7 @@ _EMBEDDED: list[tuple[re.Pattern, str, str, bool, bool]] = [
         (r"\bunlink\s*\(|\bstd::ofstream\b|\bfopen\s*\([^)]*\"[wa]", "process_escape", "embedded code writes or deletes files", False, False),
         (r"\bgetenv\s*\(|\bstd::ifstream\b|\bfopen\s*\(|\bshm_open\b|\bmmap\s*\(|/proc/|/dev/shm", "reference_peek", "embedded code reads files, shared memory or the environment", False, False),
         (r"\bpy::module_?::import\s*\(", "reference_peek", "embedded code imports Python modules", False, False),
-        (r"\bCUDACachingAllocator::(?:snapshot|raw_alloc\w*|getDeviceStats)\b", "reference_peek",
+        (r"\bCUDACachingAllocator::(?:snapshot|getDeviceStats)\b", "reference_peek",
          "embedded code reads the caching allocator's blocks (the harness's outputs among them)", False, False),
         (r"^\s*(?:extern\s+\"C\"\s+)?(?:__host__\s+)?(?:cudaError_t|CUresult)\s+(?:cuda|cu)[A-Z]\w*\s*\([^;]*$",
          "timer_tamper", "embedded code defines a CUDA API function (symbol interposition on the harness's clock)", False, False),
