@@ -251,7 +251,7 @@ _EMBEDDED: list[tuple[re.Pattern, str, str, bool, bool]] = [
         (r"\bunlink\s*\(|\bstd::ofstream\b|\bfopen\s*\([^)]*\"[wa]", "process_escape", "embedded code writes or deletes files", False, False),
         (r"\bgetenv\s*\(|\bstd::ifstream\b|\bfopen\s*\(|\bshm_open\b|\bmmap\s*\(|/proc/|/dev/shm", "reference_peek", "embedded code reads files, shared memory or the environment", False, False),
         (r"\bpy::module_?::import\s*\(", "reference_peek", "embedded code imports Python modules", False, False),
-        (r"\bCUDACachingAllocator::(?:snapshot|getDeviceStats)\b", "reference_peek",
+        (r"\bCUDACachingAllocator::snapshot\b", "reference_peek",
          "embedded code reads the caching allocator's blocks (the harness's outputs among them)", False, False),
         (r"^\s*(?:extern\s+\"C\"\s+)?(?:__host__\s+)?(?:cudaError_t|CUresult)\s+(?:cuda|cu)[A-Z]\w*\s*\([^;]*$",
          "timer_tamper", "embedded code defines a CUDA API function (symbol interposition on the harness's clock)", False, False),
