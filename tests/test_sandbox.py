@@ -5,8 +5,15 @@ import sys
 import textwrap
 
 
+def _run_fresh(code: str) -> str:
+    """Run `code` in a fresh interpreter (the audit hook must not stay in this one); its stdout, stripped."""
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
 def test_sandbox_blocks_writes_processes_and_reports_peeks(tmp_path):
-    code = textwrap.dedent(
+    out = _run_fresh(
         f"""
         import gc, os, subprocess, sys
         from cudaopt.evaluate.sandbox import Sandbox
@@ -34,9 +41,7 @@ def test_sandbox_blocks_writes_processes_and_reports_peeks(tmp_path):
         print(len(blocked), sorted({{c for c, _, _ in box.events}}))
         """
     )
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "3 ['process_escape', 'reference_peek']"
+    assert out == "3 ['process_escape', 'reference_peek']"
     assert not (tmp_path / "outside.txt").exists() and not (tmp_path / "outside2.txt").exists()
     assert (tmp_path / "after.txt").exists()
 
@@ -63,7 +68,7 @@ def test_new_threads_names_threads_started_since():
 def test_sandbox_lets_ldconfig_list_libraries_and_nothing_more(tmp_path):
     # Triton's driver (every Triton or torch.compile candidate on a GPU) and ctypes.util.find_library run
     # `ldconfig -p` to find libraries; that listing is allowed, any other ldconfig call is not.
-    code = textwrap.dedent(
+    out = _run_fresh(
         f"""
         import ctypes.util, shutil, subprocess
         from cudaopt.evaluate.sandbox import Sandbox
@@ -80,15 +85,13 @@ def test_sandbox_lets_ldconfig_list_libraries_and_nothing_more(tmp_path):
         print(listed, rebuilt, sorted({{c for c, _, _ in box.events}}))
         """
     )
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "0 refused ['process_escape']"
+    assert out == "0 refused ['process_escape']"
 
 
 def test_a_borrowed_compiler_file_name_does_not_start_processes(tmp_path):
     # Processes started from torch._inductor's own code are allowed (its compile-time helpers); code the
     # candidate compiles under one of its file names, in a namespace of its own, is not.
-    code = textwrap.dedent(
+    out = _run_fresh(
         f"""
         import subprocess, torch._inductor.codecache as cc
         from cudaopt.evaluate.sandbox import Sandbox
@@ -102,9 +105,7 @@ def test_a_borrowed_compiler_file_name_does_not_start_processes(tmp_path):
                 print("refused")
         """
     )
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "refused"
+    assert out == "refused"
 
 
 def test_spawning_with_posix_spawn_gets_the_same_rules_as_popen(tmp_path):
@@ -112,7 +113,7 @@ def test_spawning_with_posix_spawn_gets_the_same_rules_as_popen(tmp_path):
     # posix_spawn, which raises an audit event of its own after "subprocess.Popen": a build tool allowed by
     # the first must not be refused by the second (every torch.compile candidate failed on the H200 so),
     # and any other program stays refused on both paths.
-    code = textwrap.dedent(
+    out = _run_fresh(
         f"""
         import shutil, subprocess
         from cudaopt.evaluate.sandbox import Sandbox
@@ -129,15 +130,14 @@ def test_spawning_with_posix_spawn_gets_the_same_rules_as_popen(tmp_path):
         print(out, sorted({{c for c, _, _ in box.events}}))
         """
     )
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "[0, 'refused'] ['process_escape']"
+    assert out == "[0, 'refused'] ['process_escape']"
 
 
 def test_reading_system_facts_is_not_a_peek_but_reading_a_process_is(tmp_path):
     # Inductor's vector-ISA probe reads /proc/cpuinfo, and a torch.compile candidate on the H200 read the
-    # boot id: honest candidates were rejected for both. A process's own files stay a finding, also when read through the standard library (pathlib).
-    code = textwrap.dedent(
+    # boot id: honest candidates were rejected for both. A process's own files stay a finding, also when
+    # read through the standard library (pathlib).
+    out = _run_fresh(
         f"""
         import pathlib
         from cudaopt.evaluate.sandbox import Sandbox
@@ -151,6 +151,4 @@ def test_reading_system_facts_is_not_a_peek_but_reading_a_process_is(tmp_path):
         print(sorted({{(c, e) for c, _, e in box.events}}))
         """
     )
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "0 [('reference_peek', '/proc/self/status')]"
+    assert out == "0 [('reference_peek', '/proc/self/status')]"
