@@ -187,7 +187,9 @@ class _Worker:
 
     def check_threads(self, before: frozenset, message: str) -> None:
         """A blocking side_stream finding when threads that were not alive at `before` still run now."""
-        started = new_threads(before)
+        self.report_threads(new_threads(before), message)
+
+    def report_threads(self, started: list[str], message: str) -> None:
         if started:
             self.finding("side_stream", message, f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
 
@@ -559,16 +561,15 @@ class _Worker:
                 # candidate's output twice over (the same traffic, and its copy left intact).
                 copy = kept[side][slot] = _clone_outputs(out)
                 for o, c in zip(flatten_outputs(out), flatten_outputs(copy)):
-                    if isinstance(o, torch.Tensor) and o.numel() > 0 and _poison_value(o.dtype) is not None and not any(
-                            a <= o.untyped_storage().data_ptr() < b for a, b in keep_out):
-                        o.fill_(_poison_value(o.dtype))
-                        (c if side == "ref" else o).fill_(_poison_value(o.dtype))
+                    poison = _poison_value(o.dtype) if isinstance(o, torch.Tensor) and o.numel() > 0 else None
+                    if poison is not None and not any(a <= o.untyped_storage().data_ptr() < b for a, b in keep_out):
+                        o.fill_(poison)
+                        (c if side == "ref" else o).fill_(poison)
                 del out, copy
                 ev[side].append(t.event_us)
                 dv[side].append(t.device_us)
-                if side == "cand" and started:
-                    self.finding("side_stream", "candidate threads still running after a timed call: their work is outside the window",
-                                 f"{len(started)} new: {', '.join(started[:6])}", blocking=True)
+                if side == "cand":
+                    self.report_threads(started, "candidate threads still running after a timed call: their work is outside the window")
             t_start = time.perf_counter()
 
             ref_kinds = [type(o) for o in flatten_outputs(self.call_reference(base, self.sets[0]))]
@@ -632,9 +633,8 @@ class _Worker:
             window = "device"
         refs, cands = (dv_ref, dv_cand) if window == "device" else (ev_ref, ev_cand)
         est = estimate([r / c for r, c in zip(refs, cands)], opt["variance_gate"])
-        # The kept timed outputs are copied before the candidate runs again (the profiler call below): a
-        # candidate that returned garbage in the timed rounds must not be able to fix its outputs up later.
-        last_out = {s: _clone_outputs(o) for s, o in last_out.items()}
+        # The kept timed outputs are side_call's copies, taken right after each call: a candidate that
+        # returned garbage in the timed rounds cannot fix them up in its later calls (the profiler's below).
         _sync(dev)
         when = opt.get("kernel_check", "auto")
         # auto: only for speedups that the verification rule treats as suspicious (> 3x, or > 2x the best
