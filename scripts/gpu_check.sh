@@ -40,6 +40,18 @@ srcs += [(CORPUS_DIR / t / 'fast_row_cached.py').read_text() for t in ('softmax_
 srcs += [(CORPUS_DIR / 'softmax_rows' / 'honest_block_per_row.py').read_text()]
 print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')"
 }
+# The torch.compile proposer on one task (1 candidate) and its outcome in one line: status, speedup,
+# message and findings. compile_check TASK RUN_DIR SECONDS
+compile_check() {
+  mkdir -p "$(dirname "$2")"
+  timeout "$3" python -m cudaopt.cli optimize "$1" --device cuda --proposers compile --budget 1 --rounds 1 --trials 20 \
+      --budget-s 1 --out "$2" > "$2.log" 2>&1
+  python -c "
+import sqlite3, json
+for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedup, result from cudaopt_candidates'):
+    r = json.loads(r or '{}')
+    print('$1 compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
+}
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader || true
 git rev-parse --short HEAD 2>/dev/null || true
 case "$phase" in
@@ -214,14 +226,7 @@ for x in r: print('head start $hs us', x['task'], x['candidate'], x['speedup'], 
     # whatever is left of the call's 10 minutes (SECONDS counts from the script's start)
     for t in elu softmax_rows matmul_square; do
       left=$((570 - SECONDS)); [ "$left" -lt 40 ] && { echo "compile check: no time left for $t"; continue; }
-      timeout $((left < 90 ? left : 90)) python -m cudaopt.cli optimize "$t" --device cuda --proposers compile --budget 1 --rounds 1 --trials 20 \
-          --budget-s 1 --out "$OUT/compile_check/$t" > "$OUT/compile_check_$t.log" 2>&1
-      python -c "
-import sqlite3, json, sys
-c = sqlite3.connect('$OUT/compile_check/$t/cudaopt.db')
-for st, sp, r in c.execute('select status, speedup, result from cudaopt_candidates'):
-    r = json.loads(r or '{}')
-print('$t compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
+      compile_check "$t" "$OUT/compile_check/$t" $((left < 90 ? left : 90))
     done
     ;;
   final)
@@ -235,12 +240,7 @@ print('prebuilt', sum(x.ok for x in b), 'of', len(b))" > "$OUT/prebuild.log" 2>&
     pre=${!:-}
     taskset -c 0-7 timeout 240 python benchmarks/aa_check.py --device cuda --trials 5 --budget-s 3 --out "$OUT/aa_final.json" > "$OUT/aa_final.log" 2>&1
     tail -4 "$OUT/aa_final.log"
-    timeout 60 python -m cudaopt.cli optimize elu --device cuda --proposers compile --budget 1 --rounds 1 --trials 20 \
-        --budget-s 1 --out "$OUT/compile_elu" > "$OUT/compile_elu.log" 2>&1
-    python -c "
-import sqlite3, json
-for st, sp, r in sqlite3.connect('$OUT/compile_elu/cudaopt.db').execute('select status, speedup, result from cudaopt_candidates'):
-    r = json.loads(r or '{}'); print('elu compile proposer:', st, sp, (r.get('message') or '')[:200], [f.get('category') for f in r.get('findings') or []])" 2>&1 | tail -2
+    compile_check elu "$OUT/compile_elu" 60
     rm -rf "$OUT/compile_elu/report.md" "$OUT/compile_elu/speedups.png"
     wait $pre; tail -1 "$OUT/prebuild.log"
     timeout $((585 - SECONDS)) python scripts/eval_corpus.py --device cuda --budget-s 1.5 --out "$OUT/corpus.json" 2>&1 | tail -3
