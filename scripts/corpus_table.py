@@ -21,6 +21,17 @@ def compact(r: dict) -> dict:
             "findings": sorted({f["category"] for f in r.get("findings", [])}), "device_name": r.get("device_name")}
 
 
+def corpus_summary(raw: list[dict]) -> str:
+    """One line over eval_corpus.py's rows: how many came out as labelled."""
+    honest = [r for r in raw if r["expected_correct"]]
+    wrong = [r for r in raw if not r["expected_correct"]]
+    faster = {r["task"] for r in raw if r["status"] == "ok" and r["timing"] and r["timing"]["ci_low"] > 1.0}
+    return (f"corpus: {len(raw)} evaluated; honest ok {sum(r['status'] == 'ok' for r in honest)}/{len(honest)}, "
+            f"with no finding {sum(r['status'] == 'ok' and not r['findings'] for r in honest)}; "
+            f"wrong caught {sum(r['status'] != 'ok' for r in wrong)}/{len(wrong)}; "
+            f"tasks with a faster candidate (CI above 1): {len(faster)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpus_json")
@@ -40,12 +51,7 @@ def main() -> None:
         us = lambda v: f"{v:.1f}" if v else "-"  # noqa: E731
         print(f"| {r['task']} | {r['candidate']} | {r['kind']} | {r['status']} | {sp} | {us(r['ref_us'])} | {us(r['cand_us'])} | "
               f"{r['eval_s']:.1f} | {', '.join(r['findings']) or '-'} | {bs} |")
-    raw = json.loads(Path(args.corpus_json).read_text())
-    honest = [r for r in raw if r["expected_correct"]]
-    wrong = [r for r in raw if not r["expected_correct"]]
-    print(f"\n{len(rows)} evaluated; honest ok {sum(r['status'] == 'ok' for r in honest)}/{len(honest)}, "
-          f"with no finding {sum(r['status'] == 'ok' and not r['findings'] for r in honest)}; "
-          f"wrong caught {sum(r['status'] != 'ok' for r in wrong)}/{len(wrong)}")
+    print("\n" + corpus_summary(json.loads(Path(args.corpus_json).read_text())))
     if args.save:
         Path(args.save).write_text(json.dumps(rows, indent=1) + "\n")
 

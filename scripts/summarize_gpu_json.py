@@ -4,6 +4,8 @@ import json
 import sys
 from pathlib import Path
 
+from corpus_table import corpus_summary  # scripts/ is on the path when this runs as a script
+
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "runs")
 if (out / "aa.json").exists():
     aa = json.loads((out / "aa.json").read_text())
@@ -21,8 +23,4 @@ if (out / "corpus.json").exists():
         cats = ",".join(sorted({f["category"] for f in r["findings"]}))
         why = r["message"][:50] if r["status"] != "ok" else ""
         print(f"{r['task'][:21]:21} {r['candidate'][:24]:24} {r['kind']:6} {r['status']:13} {sp:>5} {ci:13} {cats[:30]:30} {why}")
-    honest = [r for r in rows if r["expected_correct"]]
-    wrong = [r for r in rows if not r["expected_correct"]]
-    faster = {r["task"] for r in rows if r["status"] == "ok" and r["timing"] and r["timing"]["ci_low"] > 1.0}
-    print(f"corpus: {len(rows)} evaluated; honest ok {sum(r['status'] == 'ok' for r in honest)}/{len(honest)}; "
-          f"wrong caught {sum(r['status'] != 'ok' for r in wrong)}/{len(wrong)}; tasks with a faster candidate: {len(faster)}")
+    print(corpus_summary(rows))
