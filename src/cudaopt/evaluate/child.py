@@ -505,7 +505,7 @@ class _Worker:
             return _GraphReplay(model, self.sets[0], self.device)
         raise ValueError(name)
 
-    def timing(self, fresh_offered: bool = False) -> None:
+    def timing(self, fresh_offered: bool = False, helper_checks: bool = False) -> None:
         """Paired rounds, reference and candidate in random order. Every round draws fresh inputs from a
         seed the parent hands out just before that round (nothing in this process knows a later round's
         values), so no answer can be replayed from an earlier round, whatever it is keyed on; where the
@@ -641,8 +641,10 @@ class _Worker:
         # so far): starting the profiler costs 3.5-6 s on the H200, more than the rest of an evaluation.
         # It runs before the report is signed: kernels seen on another stream move the timing to the
         # device-wide window even when their work hid inside the stream's (small side-stream gains).
+        # With helper_checks the parent has a warm helper process run the check after this report (its
+        # profiler start-up was paid there, off the critical path); it needs the device-window figures too.
         suspicious = needs_verification(est.rounded, opt.get("previous_best"))
-        if dev.type == "cuda" and (when == "always" or (when == "auto" and suspicious)):
+        if dev.type == "cuda" and not helper_checks and (when == "always" or (when == "auto" and suspicious)):
             with self.guard_time.part("kernel_check_profiler"):
                 side = self.kernel_check()
             if side and window == "events":
@@ -655,6 +657,14 @@ class _Worker:
             "cand_time_us": float(_median(cands)), "seconds": float(seconds), "window": window,
             "calls_per_side": int(n), "fresh_inputs": bool(fresh),
         }
+        if helper_checks and window == "events":
+            dest = estimate([r / c for r, c in zip(dv_ref, dv_cand)], opt["variance_gate"])
+            payload["device_window"] = {
+                "speedup_raw": float(dest.raw), "speedup": float(dest.rounded), "ci_low": float(dest.ci_low),
+                "ci_high": float(dest.ci_high), "bucket_means": [float(m) for m in dest.bucket_means],
+                "bucket_variance": float(dest.bucket_variance), "stable": bool(dest.stable), "rounds": int(dest.rounds),
+                "ref_time_us": float(_median(dv_ref)), "cand_time_us": float(_median(dv_cand)),
+            }
         # The parent hands out the key for this report only now, after the last timed call: candidate code
         # that wrote a report of its own into the pipe earlier could not have signed it.
         self.send("timing_ready",)
@@ -731,9 +741,39 @@ class _Worker:
         if msg[0] != "time":
             self.send("done",)
             return
-        self.timing(bool(msg[1]) if len(msg) > 1 else False)
+        self.timing(bool(msg[1]) if len(msg) > 1 else False, bool(msg[2]) if len(msg) > 2 else False)
         self.send("guard_seconds", self.guard_time.seconds, self.guard_time.parts)
         self.send("done",)
+
+    def run_checker(self) -> None:
+        """The kernel-check helper: the same set-up, import and models as the worker, the profiler's one-time
+        start-up (3.5 s on the H200, Kineto's prepare) paid while the worker runs its correctness trials, then
+        idle until the parent sends `check` (after the worker's timing, so nothing here shares the device
+        with a timed round) or ends this process. A profiler session left in the worker itself would add
+        ~4 us to every later launch and leave threads running (scripts/profiler_probe.py, session 6)."""
+        self.setup()
+        self.compile()
+        self.build_models()
+        self.jit_warm_up()
+        _sync(self.device)
+        t0 = time.perf_counter()
+        from torch.profiler import ProfilerActivity, profile
+
+        # (on a CPU, where only the tests run a helper, the CPU activity: CUDA alone would be no activity)
+        with profile(activities=[ProfilerActivity.CUDA if self.device.type == "cuda" else ProfilerActivity.CPU]):
+            pass
+        self.send("check_ready", time.perf_counter() - t0)
+        msg = self.conn.recv()
+        if msg[0] != "check":
+            return
+        self.sets = [make_inputs(self.ref, timing_seed(0, self.opt["seed"]), "plain", self.device)]
+        with torch.no_grad():
+            for _ in range(CHECK_WARMUP_CALLS):  # as in the worker, the profiled call is not the first
+                self.call_candidate(self.sets[0])
+        _sync(self.device)
+        side = self.kernel_check()
+        self.check_state("kernel check")
+        self.send("check_done", bool(side))
 
 
 SMALL_REQUEST = 1 << 20  # the caching allocator serves requests up to 1 MiB from its small pool (2 MiB segments)
@@ -943,12 +983,22 @@ class _GraphReplay:
         return self.static_out
 
 
-def worker_main(conn, ref_source: str, cand_source: str, options: dict) -> None:
+CHECK_WARMUP_CALLS = 3
+
+
+def checker_main(conn, ref_source: str, cand_source: str, options: dict) -> None:
+    worker_main(conn, ref_source, cand_source, options, role="checker")
+    # Status 0 only from here: the parent reads any other end after the report as someone else's doing
+    # (and no thread the candidate left behind can keep this process alive).
+    os._exit(0)
+
+
+def worker_main(conn, ref_source: str, cand_source: str, options: dict, role: str = "worker") -> None:
     _forget_process_args()
     w = _Worker(conn, ref_source, cand_source, options)
-    w.profiled = Profiled("worker", options.get("profile_dir") or "").__enter__()
+    w.profiled = Profiled(role, options.get("profile_dir") or "").__enter__()
     try:
-        w.run()
+        w.run_checker() if role == "checker" else w.run()
     except SystemExit:
         pass
     except _LazyOutput:

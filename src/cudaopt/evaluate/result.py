@@ -46,6 +46,11 @@ class EvalOptions:
     # costs 3.5-6 s on the H200, so by default ("auto") it runs only for speedups the verification rule
     # finds suspicious (> 3x, or > 2x previous_best); "always" or "never" otherwise.
     kernel_check: str = "auto"
+    # Pay the profiler's start-up in a helper process beside the correctness trials; the helper runs the
+    # check after timing only when it is needed (and is ended otherwise). Off until measured on a GPU: a
+    # helper that is not warm when timing starts is ended, and the check then runs in the worker as before.
+    kernel_check_helper: bool = False
+    kernel_check_helper_wait_s: float = 0.0  # how long timing may wait for the helper to be warm
     # Experimental, off by default: a spin kernel of this many microseconds on the stream before each timed
     # call's start event, so the call's launches queue behind it and the window holds device time only
     # (without it, the host's launch latency of the first kernel is inside the window and moves with host load).

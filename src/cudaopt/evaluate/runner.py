@@ -47,6 +47,12 @@ _WORKER_KINDS = frozenset({
     "timed_out", "timed_ready", "timing", "timing_ready",
 })
 
+# What the kernel-check helper's harness sends (a worker's set-up messages, then its own two).
+_CHECKER_KINDS = frozenset({
+    "check_done", "check_ready", "compiled", "device_name", "fail", "finding", "kernels", "note", "precision", "stage",
+})
+CHECK_TIMEOUT_S = 120.0  # from `check` to `check_done`: a few calls of the candidate under the warm profiler
+
 _STAGE_ORDER = {"compile": 0, "build": 1, "executable": 2, "correct": 3, "timed": 4}
 
 EXEC_FACTOR = 1000  # executable: a call finishes within 1000 x the reference time (seeds) ...
@@ -188,6 +194,13 @@ class _Session:
         # Challenge seeds for sampled comparisons, drawn here: the candidate's process never holds them early.
         self.trial_seeds = [secrets.randbits(62) for _ in range(options.trials)]
         self.set_seeds: dict[int, int] = {}
+        # The kernel-check helper (EvalOptions.kernel_check_helper): None (not started), "starting", "ready",
+        # "checking", "done" or "gone" (ended or not used; a check needed then runs in the worker).
+        self.checker = None
+        self.cconn = None
+        self.checker_state: str | None = None
+        self.check_sent_at = 0.0
+        self.helper_check_s: float | None = None
 
     # ------------------------------------------------------------------ helpers
     def _add(self, category: str, message: str, evidence: str = "", source: str = "dynamic", blocking: bool = False) -> None:
@@ -202,6 +215,10 @@ class _Session:
                             t["bucket_variance"], t["stable"], t["rounds"], t["ref_time_us"], t["cand_time_us"],
                             t["seconds"], window=t["window"])
         held = time.time() - self.t_start
+        guard_parts, guard_seconds = dict(self.guard_parts), self.guard_seconds
+        if self.helper_check_s is not None:  # the helper's check sat on the critical path, its start-up did not
+            guard_parts["kernel_check_profiler"] = self.helper_check_s
+            guard_seconds += self.helper_check_s
         return EvalResult(
             status=status, stage_reached=self.stage, message=message, error=error, correct=correct,
             max_abs_error=self.max_abs if self.compared else None, max_rel_error=self.max_rel if self.compared else None,
@@ -209,7 +226,7 @@ class _Session:
             findings=tuple(self.findings), baseline=self.opt.baseline, device=self.opt.device,
             device_name=self.device_name, precision=self.precision, gpu_seconds=held if self.opt.device.startswith("cuda") else 0.0,
             compile_seconds=self.compile_seconds, compile_cached=self.compile_cached, task=self.task.name,
-            guard_seconds=self.guard_seconds, guard_parts=dict(self.guard_parts), phase_seconds=self._phase_seconds(held),
+            guard_seconds=guard_seconds, guard_parts=guard_parts, phase_seconds=self._phase_seconds(held),
             kernels=tuple(str(k) for k in (self.kernels or ())), notes=tuple(str(n) for n in self.notes),
         )
 
@@ -257,10 +274,18 @@ class _Session:
             j_child.close()
             self.jconn = j_parent
             self.jconn.send(("seeds", self.trial_seeds if not self.skip_correctness else []))
+        if self._wants_checker():
+            c_parent, c_child = ctx.Pipe()
+            self.checker = ctx.Process(target=child.checker_main, args=(c_child, self.task.source, self.cand_source, opts), daemon=True)
+            _start(self.checker)
+            c_child.close()
+            self.cconn = c_parent
+            self.checker_state = "starting"
         try:
             return self._loop()
         finally:
             self._kill(self.worker)
+            self._kill(self.checker)
             if self.judge is not None:
                 try:
                     self.jconn.send(("quit",))
@@ -289,6 +314,109 @@ class _Session:
         except Exception:  # noqa: BLE001
             pass
 
+    def _wants_checker(self) -> bool:
+        o = self.opt
+        # CUDAOPT_TEST_CHECKER_ON_CPU: the tests run the helper's protocol on a CPU (its profiler then sees no
+        # device events and says so).
+        on_device = o.device.startswith("cuda") or os.environ.get("CUDAOPT_TEST_CHECKER_ON_CPU") == "1"
+        return o.kernel_check_helper and on_device and o.timing and not self.skip_correctness and o.kernel_check != "never"
+
+    def _drop_checker(self, note: str = "") -> None:
+        """End the helper (before timing, so it never shares the device with a timed round)."""
+        if self.checker is not None:
+            self._kill(self.checker)  # closes the process object: drop it
+            self.checker = None
+        self.checker_state = "gone"
+        if note:
+            self.notes.append(note)
+
+    def _helper_for_timing(self):
+        """Just before the worker's timing: keep the helper only when it is warm and idle (waiting for it up to
+        kernel_check_helper_wait_s). True or False, or an EvalResult when the helper broke its protocol."""
+        deadline = time.time() + self.opt.kernel_check_helper_wait_s
+        while self.checker_state == "starting" and time.time() < deadline:
+            if self.cconn.poll(min(0.05, max(0.0, deadline - time.time()))):
+                res = self._on_checker()
+                if isinstance(res, EvalResult):
+                    return res
+        if self.checker_state == "ready":
+            return True
+        if self.checker_state == "starting":
+            self._drop_checker("kernel check helper not warm when timing began: a check, if needed, runs in the worker")
+        return False
+
+    def _after_timing_report(self) -> None:
+        """The signed report is in: start the helper's check when the figure asks for one, else end it."""
+        if self.checker_state != "ready":
+            return
+        when = self.opt.kernel_check
+        if when == "always" or (when == "auto" and needs_verification(self.timing["speedup"], self.opt.previous_best)):
+            self.cconn.send(("check",))
+            self.checker_state = "checking"
+            self.check_sent_at = time.time()
+        else:
+            self._drop_checker()
+
+    def _on_checker(self):
+        """One message of the helper. Anything outside its protocol (it ran candidate code too) is tampering."""
+        try:
+            msg = recv_plain(self.cconn)
+        except (EOFError, OSError):
+            return self._checker_died()
+        except TamperedMessage as e:
+            return self._tampered(e)
+        kind = msg[0] if isinstance(msg, tuple) and msg else None
+        if kind not in _CHECKER_KINDS:
+            return self._tampered(TamperedMessage(f"the kernel-check helper sent {kind!r}"))
+        if kind == "check_ready":
+            if self.checker_state != "starting":
+                return self._tampered(TamperedMessage("a second or late check_ready"))
+            self.checker_state = "ready"
+            self.notes.append(f"kernel check helper: profiler started in {float(msg[1]):.1f} s beside the correctness trials")
+        elif kind == "check_done":
+            if self.checker_state != "checking":
+                return self._tampered(TamperedMessage("a kernel check result nobody asked for"))
+            self.checker_state = "done"
+            self.helper_check_s = time.time() - self.check_sent_at
+            t = self.timing or {}
+            if msg[1] and t.get("window") == "events" and isinstance(t.get("device_window"), dict):
+                self.timing = {**t, **t["device_window"], "window": "device"}
+        elif kind == "note":
+            if self.checker_state in ("checking", "done"):  # the check's own notes (set-up ones repeat the worker's)
+                self.notes.append(str(msg[1]))
+        elif kind == "finding":
+            if self.checker_state in ("starting", "checking", "done"):
+                f = msg[1]
+                self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"), f.get("blocking", False))
+        elif kind == "kernels":
+            self.kernels = msg[1]
+        elif kind == "fail":
+            if self.checker_state == "checking":  # the candidate failed in the check's calls: that is its result
+                return self._result(msg[1] if msg[1] in ("runtime_error", "timeout") else "runtime_error",
+                                    f"during the kernel check: {msg[2]}", msg[3])
+            self._drop_checker(f"kernel check helper failed to start ({str(msg[2])[:120]}): a check, if needed, runs in the worker")
+        return None
+
+    def _checker_died(self):
+        if self.checker_state == "checking":
+            return self._result("runtime_error", "the candidate's process died during the kernel check")
+        if self.checker_state == "done":
+            # The helper's harness ends its process with status 0 right after its one check_done; any other
+            # end means something else took over the process after (or instead of) the harness's report.
+            self.checker.join(1.0)
+            code = self.checker.exitcode
+            self._drop_checker()
+            if code != 0:
+                return self._result("runtime_error", f"the kernel check's process ended abnormally after its report (exit status {code})")
+            return None
+        if self.checker_state == "starting":
+            self._drop_checker("kernel check helper ended before it was warm: a check, if needed, runs in the worker")
+        elif self.checker_state == "ready":
+            self._drop_checker("kernel check helper ended while idle: no check")
+        else:
+            self._drop_checker()
+        return None
+
     def _deadline_for_stage(self) -> float:
         o = self.opt
         if self.stage in ("compile", "build"):
@@ -308,8 +436,12 @@ class _Session:
         self.nondet_reported = None
         self.worker_done = False
         self.drift_pending: dict[int, object] = {}
-        conns = [self.wconn] + ([self.jconn] if self.jconn else [])
         while True:
+            conns = [self.wconn] + ([self.jconn] if self.jconn else [])
+            if self.checker_state in ("starting", "ready", "checking", "done") and self.cconn is not None:
+                conns += [self.cconn, self.checker.sentinel]
+            if self.checker_state == "checking" and time.time() - self.check_sent_at > CHECK_TIMEOUT_S:
+                return self._result("timeout", f"the candidate's calls under the kernel check did not finish within {CHECK_TIMEOUT_S:.0f} s")
             limit = self._deadline_for_stage()
             remaining = limit - (time.time() - self.last_progress)
             if remaining <= 0 and not self.worker_done:
@@ -338,6 +470,16 @@ class _Session:
                 res = self._on_judge()
                 if isinstance(res, EvalResult):
                     return res
+            if self.cconn is not None and self.checker_state not in (None, "gone") and (
+                    self.cconn in ready or self.checker.sentinel in ready):
+                while self.checker_state not in (None, "gone") and self.cconn.poll():
+                    res = self._on_checker()
+                    if isinstance(res, EvalResult):
+                        return res
+                if self.checker_state not in (None, "gone") and self.checker.sentinel in ready and not self.cconn.poll():
+                    res = self._checker_died()
+                    if isinstance(res, EvalResult):
+                        return res
             # compare whatever pairs are complete
             for i in sorted(set(self.ref_outs) & set(self.cand_outs)):
                 self._compare_trial(i)
@@ -347,8 +489,11 @@ class _Session:
                     return verdict
                 if not o.timing:
                     return self._final()
+                helper = self._helper_for_timing()
+                if isinstance(helper, EvalResult):
+                    return helper
                 self.time_sent = True  # set before sending: a dead worker must not read as unchecked
-                self.wconn.send(("time", self.opt.fresh_inputs))
+                self.wconn.send(("time", self.opt.fresh_inputs, helper))
                 self.stage = "timed"
                 self.last_progress = time.time()
             # A re-measurement's judge measures the reference once at its start: timing waits until it has
@@ -358,7 +503,10 @@ class _Session:
                 self.time_sent = True
                 self.wconn.send(("time", self.opt.fresh_inputs))
             correctness_done = self.skip_correctness or self.time_sent
-            if self.worker_done and correctness_done and (not self.drift_pending or self.jconn is None):
+            if self.worker_done and self.checker_state == "ready":  # no timing report came: nothing to check
+                self._drop_checker()
+            if (self.worker_done and correctness_done and (not self.drift_pending or self.jconn is None)
+                    and self.checker_state not in ("checking", "done")):
                 return self._final()
             if self.worker_done and not correctness_done and self.nondet_reported is None:
                 return self._result("runtime_error", "the worker ended before finishing the correctness trials")
@@ -462,6 +610,7 @@ class _Session:
             if self.timing is not None or self.timing_key is None or not hmac.compare_digest(str(mac), timing_mac(self.timing_key, payload)):
                 raise TamperedMessage("a timing report the harness did not sign")
             self.timing = payload
+            self._after_timing_report()
         elif kind == "note":
             self.notes.append(msg[1])
         elif kind == "guard_seconds":
