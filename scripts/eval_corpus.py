@@ -31,6 +31,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--jobs", type=int, default=None, help="parallel compiles before evaluating")
     ap.add_argument("--resume", action="store_true", help="keep the rows already in --out and evaluate only the rest")
+    ap.add_argument("--kernel-check-helper", action="store_true", help="the kernel check's profiler starts in a helper process")
     args = ap.parse_args()
     want = "cuda" if args.device.startswith("cuda") else "cpu"
     entries = [e for e in corpus_entries() if e.device == want and (not args.only or e.task in args.only)]
@@ -42,7 +43,8 @@ def main() -> None:
     built = prebuild([e.source for e in entries], jobs=args.jobs)
     console.print(f"prebuilt {sum(b.ok for b in built)}/{len(built)} extensions in {time.time() - t0:.0f} s")
     for e in track(entries, description="evaluating corpus", console=console):
-        r = evaluate(e.reference(), e.path, EvalOptions(device=args.device, trials=args.trials, budget_s=args.budget_s, size=args.size))
+        r = evaluate(e.reference(), e.path, EvalOptions(device=args.device, trials=args.trials, budget_s=args.budget_s, size=args.size,
+                                                                   kernel_check_helper=args.kernel_check_helper))
         rows.append({"task": e.task, "candidate": e.name, "kind": e.kind, "expected_correct": e.expected_correct, **r.to_dict()})
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(rows, indent=1))  # written after each: nothing lost on a crash

@@ -14,6 +14,7 @@
 #   bash scripts/gpu_check.sh verify   # session 5: A/A with the balanced order, GPU tests, torch.compile proposer
 #   bash scripts/gpu_check.sh checks   # session 6: GPU red team, A/A, profiler probe, eval profile, compile proposer
 #   bash scripts/gpu_check.sh final    # session 5: A/A over the suite, compile proposer on elu, the whole corpus
+#   bash scripts/gpu_check.sh helper   # session 7: the kernel check's helper process (tests, cost A/B), the corpus' rest
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -264,6 +265,23 @@ print('prebuilt', sum(x.ok for x in b), 'of', len(b))" > "$OUT/prebuild.log" 2>&
     left=$((590 - SECONDS)); echo "left for the compile proposer: $left s"
     # its run folders stay off $OUT: only a few files come back from a call
     [ "$left" -gt 60 ] && OUT=/tmp/compile_out VERIFY_AA=0 VERIFY_TESTS=0 timeout "$left" bash "$0" verify 2>&1 | grep "compile proposer" | tail -3
+    ;;
+  helper)
+    # Session 7, first call: the kernel check's helper process (EvalOptions.kernel_check_helper, issue 3's 10%).
+    # Its GPU tests, then what the check costs in the worker vs the helper (benchmarks/kernel_check_cost.py),
+    # then the rest of the corpus (12 of 46 not reached in session 6) with the helper on, resumed from the
+    # session-6 rows.
+    prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
+    timeout 150 python -m pytest -q -m gpu tests/gpu/test_evaluator_gpu.py -k "helper or kernel_check" -p no:cacheprovider \
+        > "$OUT/helper_tests.log" 2>&1
+    grep -E "passed|failed|^FAILED|^E " "$OUT/helper_tests.log" | tail -8
+    timeout 240 python benchmarks/kernel_check_cost.py --repeat 2 --out "$OUT/kernel_check_cost.json" > "$OUT/kernel_check_cost.log" 2>&1
+    grep -A40 "^pair" "$OUT/kernel_check_cost.log"
+    cp docs/data/corpus_h200_session6_rows.json "$OUT/corpus.json"
+    left=$((590 - SECONDS)); echo "left for the corpus: $left s"
+    [ "$left" -gt 60 ] && timeout "$left" python scripts/eval_corpus.py --device cuda --budget-s 1.5 --resume --kernel-check-helper \
+        --out "$OUT/corpus.json" > "$OUT/corpus.log" 2>&1
+    python scripts/corpus_table.py "$OUT/corpus.json" --save "$OUT/corpus_compact.json" | tail -16
     ;;
   profile)
     # Issue 8: ncu metrics + ptxas resources for the CUDA corpus (resumable: carry runs/corpus.sqlite back in),

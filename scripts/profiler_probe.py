@@ -129,7 +129,8 @@ def main() -> None:
         other = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
                  if k not in ("case", "first_s", "second_s", "first_events", "second_events")}
         fs, ss = r.get("first_s", r.get("session_s")), r.get("second_s")
-        print(f"{r['case']:12} {fs if fs is None else round(fs, 2):>8} {ss if ss is None else round(ss, 2):>9} "
+        fs, ss = ("-" if v is None else f"{v:.2f}" for v in (fs, ss))  # 'after' rows have no second session
+        print(f"{r['case']:12} {fs:>8} {ss:>9} "
               f"{str(r.get('first_events', '-')):>7} {json.dumps(other)[:60]}")
     ratios = [r["after_us"] / r["before_us"] for r in rows if "after_us" in r]
     if ratios:

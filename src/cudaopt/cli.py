@@ -43,6 +43,8 @@ def eval_cmd(
                                      "3-6 s on a GPU); auto does it for speedups above 3x (those re-measured anyway)."),
     fresh_inputs: bool = typer.Option(True, "--fresh-inputs/--fixed-inputs", help="Fresh inputs in every timed round "
                                       "(defeats answers cached by input values), or four fixed sets rotated."),
+    kernel_check_helper: bool = typer.Option(False, "--kernel-check-helper", help="Start the profiler for the kernel check "
+                                             "in a helper process beside the correctness trials (hides its start-up; experimental)."),
 ) -> None:
     """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
     from cudaopt.evaluate import EvalOptions, evaluate
@@ -56,7 +58,7 @@ def eval_cmd(
             _usage_error("no CUDA device here; pass --device cpu (candidates in C++ or PyTorch) or run on a GPU machine")
     try:
         options = EvalOptions(device=device, trials=trials, baseline=baseline, budget_s=budget_s, size=size, strict=strict,
-                              kernel_check=kernel_check, fresh_inputs=fresh_inputs)
+                              kernel_check=kernel_check, fresh_inputs=fresh_inputs, kernel_check_helper=kernel_check_helper)
     except ValueError as e:
         _usage_error(str(e))
     if not candidate.exists():

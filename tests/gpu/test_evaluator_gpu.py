@@ -4,6 +4,8 @@ visibly, where there is no GPU."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cudaopt.evaluate import EvalOptions, evaluate
@@ -38,3 +40,32 @@ def test_head_start_option_times_on_the_gpu():
     r = evaluate(SOFTMAX, identity_candidate(load_task(SOFTMAX)), EvalOptions(**OPTS, head_start_us=200))
     assert r.status == "ok", f"{r.message} {r.error[-2000:]}"
     assert r.timing is not None and r.timing.ref_time_us > 0 and r.timing.cand_time_us > 0
+
+
+# The kernel check run by the helper process (EvalOptions.kernel_check_helper) must see what the worker's
+# own check sees: the honest candidate's kernels and nothing flagged; a decoy's unused kernel and a side
+# stream's work. Timing waits for the helper here, so the helper (not the fallback) is what is tested.
+HELPER = dict(kernel_check="always", kernel_check_helper=True, kernel_check_helper_wait_s=120)
+REDTEAM = Path(__file__).resolve().parents[1] / "redteam"
+
+
+@pytest.mark.gpu
+def test_helper_kernel_check_on_an_honest_candidate():
+    cand = (CORPUS_DIR / "softmax_rows" / "fast_row_cached.py").read_text()
+    r = evaluate(SOFTMAX, cand, EvalOptions(**OPTS, **HELPER))
+    assert r.status == "ok", f"{r.message} {r.error[-2000:]}"
+    assert any(n.startswith("kernel check helper: profiler started") for n in r.notes), r.notes
+    assert r.kernels and not r.findings, (r.kernels, r.findings)
+    assert "kernel_check_profiler" in r.guard_parts
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("attack,category", [("no_custom_kernel_cuda_decoy.py", "no_custom_kernel"),
+                                             ("side_stream_cuda_token_paste_stream.py", "side_stream")])
+def test_helper_kernel_check_catches_what_the_worker_catches(attack, category):
+    # dynamic-only attacks (the static layer does not flag them), options as the red-team suite's
+    src = (REDTEAM / "attacks" / attack).read_text()
+    task = src.splitlines()[0].split("task=")[1].split()[0]
+    r = evaluate(REDTEAM / "tasks" / f"{task}.py", src, EvalOptions(device="cuda", size="small", trials=8, budget_s=2,
+                                                                    min_rounds=14, verify=False, **HELPER))
+    assert category in {f.category for f in r.findings}, (r.status, r.message, r.findings, r.notes)
