@@ -1,12 +1,15 @@
 """The training stages on a GPU, small: what a GRPO step costs and where its time goes.
 
-    python scripts/gpu_train.py --out runs/train_gpu [--tasks 3] [--sft-epochs 30] [--steps 6] [--group-size 4]
+    python scripts/gpu_train.py --out runs/train_gpu [--tasks 3] [--sft-epochs 150] [--steps 6] [--group-size 4]
+        [--temperature 0.2]
 
 1. A database seeded with the seed corpus's correct CUDA candidates of the N tasks whose answers are
    shortest. Their speedups there are placeholders by kind (fast 2.0, honest 1.2, slow 0.5): they only
    steer prompt sampling; every GRPO completion is evaluated for real.
 2. A tiny GPT-2 (character tokenizer, built here: nothing is downloaded) fine-tuned by `train_sft` on the
-   export until it writes parseable answers.
+   export until it writes parseable answers (session 6: 30 epochs left the loss at 1.9 per character and
+   all 24 GRPO completions unparseable, so no evaluation reached the GPU; hence 150 epochs, a larger
+   model and a low sampling temperature, so that completions are near-copies that compile and run).
 3. `train_grpo` for a few steps on those tasks, rewards from the real evaluator on the GPU.
 Prints, last: per-step seconds, evaluation seconds, the rest (generation + update), peak GPU memory, and
 the completions' statuses. Nothing is asserted; record what it prints in docs/gpu-runs.md.
@@ -28,11 +31,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="runs/train_gpu")
     ap.add_argument("--tasks", type=int, default=3)
-    ap.add_argument("--sft-epochs", type=int, default=30)
+    ap.add_argument("--sft-epochs", type=int, default=150)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--group-size", type=int, default=4)
-    ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--hidden", type=int, default=384)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--temperature", type=float, default=0.2, help="GRPO's sampling temperature")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
 
@@ -77,13 +81,13 @@ def main() -> None:
     sft = train_sft(base, data, out / "sft", epochs=args.sft_epochs, learning_rate=3e-3, batch_size=1, grad_accum=1,
                     max_length=longest + 512, save_steps=10_000)
     sft_s = time.perf_counter() - t0
-    print(f"sft: {sft_s:.0f} s -> {sft.model_dir}", flush=True)
+    print(f"sft: {sft_s:.0f} s, final train loss {sft.train_loss} -> {sft.model_dir}", flush=True)
 
     t0 = time.perf_counter()
     options = EvalOptions(device=args.device, trials=10, budget_s=0.5)
     res = train_grpo(sft.model_dir, tasks, out / "grpo", db_url=db_url, steps=args.steps, group_size=args.group_size,
                      max_completion_length=longest + 256, learning_rate=1e-5, options=options, template_dir=templates,
-                     save_steps=10_000, final_eval_samples=1)
+                     save_steps=10_000, final_eval_samples=1, temperature=args.temperature)
     grpo_s = time.perf_counter() - t0
 
     steps = [json.loads(line) for line in (out / "grpo" / "grpo_steps.jsonl").read_text().splitlines() if line.strip()]
@@ -106,7 +110,8 @@ def main() -> None:
     print(f"completions: {sum(statuses.values())} stored, statuses {dict(statuses)}; "
           f"mean raw reward {statistics.fmean(raw) if raw else float('nan'):.3f} over {len(raw)}")
     (out / "summary.json").write_text(json.dumps({"tasks": chosen, "steps": steps, "statuses": dict(statuses),
-                                                  "sft_seconds": sft_s, "grpo_seconds": grpo_s}, indent=1))
+                                                  "sft_seconds": sft_s, "sft_train_loss": sft.train_loss,
+                                                  "grpo_seconds": grpo_s, "args": vars(args)}, indent=1))
 
 
 if __name__ == "__main__":
