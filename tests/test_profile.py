@@ -233,3 +233,252 @@ def test_profile_corpus_script_seeds_the_db_once_and_writes_the_technique_report
     assert all((c.speedup is None) == (c.status != "ok") for c in cands)
     bad = subprocess.run(cmd[:-4] + ["--results", str(tmp_path / "missing.json")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "cannot read --results" in bad.stderr
+
+
+# -- what the profiling costs: the ncu command line, the driver's range, the evaluator's cache, ptxas -----
+
+def test_ncu_command_line_exactly():
+    from cudaopt.profile.ncu import ncu_command
+
+    cmd = ncu_command("/opt/ncu", Path("/t/driver.py"), Path("/t/reference.py"), Path("/t/candidate.py"), size="full", calls=3,
+                      metrics=["gpu__time_duration.sum", "launch__registers_per_thread"], launch_count=50)
+    import sys
+
+    assert cmd == ["/opt/ncu", "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "application-only",
+                   "--replay-mode", "kernel", "--launch-count", "50", "--csv", "--print-units", "base", "--print-kernel-base",
+                   "function", "--metrics", "gpu__time_duration.sum,launch__registers_per_thread",
+                   sys.executable, "/t/driver.py", "/t/reference.py", "/t/candidate.py", "full", "3"]
+    # No sections (only the listed metrics are collected), no cap when none is asked for.
+    assert "--section" not in cmd and "--set" not in cmd
+    uncapped = ncu_command("ncu", Path("d"), Path("r"), Path("c"), size="small", calls=1, metrics=["a"])
+    assert "--launch-count" not in uncapped and uncapped[-2:] == ["small", "1"]
+
+
+REF_LOGGED = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        print("EVENT reference_model", flush=True)
+
+    def forward(self, x):
+        print("EVENT reference_forward", flush=True)
+        return x
+
+
+cols = 8
+
+
+def get_inputs():
+    print("EVENT get_inputs", flush=True)
+    return [torch.randn(4, cols)]
+
+
+def get_init_inputs():
+    print("EVENT get_init_inputs", flush=True)
+    return [cols]
+
+
+SMALL = {"cols": 4}
+'''
+
+CAND_LOGGED = '''import torch
+import torch.nn as nn
+
+print("EVENT candidate_import", flush=True)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        self.cols = cols
+
+    def forward(self, x):
+        print("EVENT candidate_forward", flush=True)
+        return x * 2
+'''
+
+
+def test_driver_profiles_only_the_candidates_calls(tmp_path):
+    """The driver on the CPU (cuda:0 -> cpu, the profiler range calls recorded): input generation, the
+    weights and the warm-up are outside the range, exactly `calls` candidate calls inside, and the
+    reference model is never built or run."""
+    import subprocess
+    import sys
+
+    from cudaopt.profile.ncu import DRIVER, driver_phases
+
+    assert DRIVER.count('torch.device("cuda:0")') == 1
+    (tmp_path / "ref.py").write_text(REF_LOGGED)
+    (tmp_path / "cand.py").write_text(CAND_LOGGED)
+    on_cpu = DRIVER.replace('torch.device("cuda:0")', 'torch.device("cpu")')
+    harness = tmp_path / "harness.py"
+    harness.write_text(
+        "import sys, torch, torch.cuda.profiler as prof\n"
+        "torch.cuda.synchronize = lambda *a, **k: None\n"
+        "prof.start = lambda: print('EVENT profiler_start', flush=True)\n"
+        "prof.stop = lambda: print('EVENT profiler_stop', flush=True)\n"
+        f"sys.argv = ['driver.py', {str(tmp_path / 'ref.py')!r}, {str(tmp_path / 'cand.py')!r}, 'small', '3']\n"
+        f"exec(compile({on_cpu!r}, 'driver.py', 'exec'), {{'__name__': '__main__'}})\n")
+    proc = subprocess.run([sys.executable, str(harness)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    events = [ln.split(" ", 1)[1] for ln in proc.stdout.splitlines() if ln.startswith("EVENT ")]
+    assert events == ["candidate_import", "get_init_inputs", "get_inputs", "candidate_forward", "profiler_start",
+                      "candidate_forward", "candidate_forward", "candidate_forward", "profiler_stop"]
+    phases = driver_phases(proc.stderr)
+    assert set(phases) == {"import_torch_s", "load_candidate_s", "setup_s", "profiled_s"} and all(v >= 0 for v in phases.values())
+    assert driver_phases("no such line") == {} and driver_phases("cudaopt-profile-driver: phases {not json}") == {}
+
+
+def test_ncu_driver_uses_the_evaluators_extension_cache(tmp_path):
+    """TORCH_EXTENSIONS_DIR of the ncu-launched process is the folder the evaluator and prebuild use for
+    this source, so a prebuilt extension is loaded, not compiled again; the timings come back."""
+    from cudaopt.evaluate.runner import source_hash as eval_hash
+    from cudaopt.profile.ncu import extension_dir, run_ncu_detailed
+
+    task = load_task(TASK)
+    (tmp_path / "out.csv").write_text(NCU_CSV)
+    seen = tmp_path / "seen.txt"
+    ncu = _fake_ncu(tmp_path, f'echo "$TORCH_EXTENSIONS_DIR|$CUDA_VISIBLE_DEVICES|$@" > {seen}\ncat {tmp_path / "out.csv"}\n'
+                              'echo \'cudaopt-profile-driver: phases {"import_torch_s": 4.5, "load_candidate_s": 0.75, '
+                              '"setup_s": 1.25, "profiled_s": 3.0}\' >&2\n')
+    cache = tmp_path / "cache"
+    want = str(cache / "extensions" / eval_hash(TINY_CANDIDATE))
+    assert extension_dir(TINY_CANDIDATE, str(cache)) == want
+
+    cold = run_ncu_detailed(task.source, TINY_CANDIDATE, device="cuda:1", ncu_path=ncu, cache_dir=str(cache))
+    env_dir, visible, args = seen.read_text().strip().split("|")
+    assert (env_dir, visible) == (want, "1") and "--target-processes application-only" in args
+    assert cold.status == "ok" and cold.extension_cached is False and cold.extension_dir == want
+    assert cold.phases == {"import_torch_s": 4.5, "load_candidate_s": 0.75, "setup_s": 1.25, "profiled_s": 3.0}
+    assert cold.seconds >= 0 and cold.command[0] == ncu
+
+    # What prebuild leaves behind: a built .so in <cache>/extensions/<hash>/<name>/.
+    (Path(want) / "tiny").mkdir(parents=True)
+    (Path(want) / "tiny" / "tiny.so").write_bytes(b"")
+    warm = run_ncu_detailed(task.source, TINY_CANDIDATE, device="cuda:0", ncu_path=ncu, cache_dir=str(cache))
+    assert warm.extension_cached is True and seen.read_text().startswith(want + "|0|")
+
+    # Through profile_candidate: the same folder, and the split lands in the report's timings.
+    rep = profile_candidate(TASK, TINY_CANDIDATE, ncu_path=ncu, cache_dir=str(cache), ptxas=False)
+    assert rep.ncu_status == "ok" and rep.timings["extension_cached"] is True and rep.timings["ncu_load_candidate_s"] == 0.75
+    assert "ncu_s" in rep.timings and "ptxas_s" not in rep.timings
+    assert ProfileReport.from_dict(rep.to_dict()) == rep
+    # Reports stored before timings existed still load.
+    old = rep.to_dict()
+    del old["timings"]
+    assert ProfileReport.from_dict(old).timings == {}
+
+
+def test_launch_cap_is_reported(tmp_path):
+    task = load_task(TASK)
+    (tmp_path / "out.csv").write_text(NCU_CSV)  # 3 launches
+    ncu = _fake_ncu(tmp_path, f'cat {tmp_path / "out.csv"}\n')
+    status, reason, kernels = run_ncu(task.source, TINY_CANDIDATE, ncu_path=ncu, cache_dir=str(tmp_path), launch_count=3)
+    assert status == "ok" and "cap of 3 profiled launches" in reason and sum(k.calls for k in kernels) == 3
+    status, reason, _ = run_ncu(task.source, TINY_CANDIDATE, ncu_path=ncu, cache_dir=str(tmp_path), launch_count=4)
+    assert (status, reason) == ("ok", "")
+
+
+def test_ncu_timeout_is_a_status(tmp_path):
+    task = load_task(TASK)
+    slow = _fake_ncu(tmp_path, "echo started\nsleep 5\n")
+    status, reason, kernels = run_ncu(task.source, TINY_CANDIDATE, ncu_path=slow, cache_dir=str(tmp_path), timeout_s=0.5)
+    assert status == "failed" and "longer than" in reason and kernels == []
+
+
+def test_ptxas_compiles_device_code_only():
+    from cudaopt.profile.ptxas import ptxas_command
+
+    cmd = ptxas_command("nvcc", Path("c.cu"), Path("c.cubin"), arch="sm_90a", extra=["-Ifoo"], flags=["-O3"])
+    assert cmd == ["nvcc", "-arch=sm_90a", "-std=c++17", "-cubin", "-Xptxas", "-v", "-Ifoo", "-O3", "c.cu", "-o", "c.cubin"]
+    assert "-c" in ptxas_command("nvcc", Path("c.cu"), Path("c.o"), arch="sm_90a", extra=[], flags=[], device_only=False)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(), reason="needs nvcc")
+def test_ptxas_cubin_reports_what_the_full_compile_reports():
+    from cudaopt.profile.ptxas import compile_resources
+
+    (src,), flags = extract_cuda_sources(TINY_CANDIDATE)
+    cubin, why = compile_resources(src, arch="sm_90a", flags=flags)
+    full, why_full = compile_resources(src, arch="sm_90a", flags=flags, device_only=False)
+    assert (why, why_full) == ("", "") and cubin and cubin == full
+
+
+def test_profile_candidate_takes_a_ptxas_result_and_runs_no_nvcc(tmp_path):
+    from cudaopt.profile import KernelResources
+
+    given = (("ok", "", [KernelResources(name="_Zk", display_name="k", arch="sm_90a", registers=32)]), 12.5)
+    rep = profile_candidate(TASK, TINY_CANDIDATE, ncu=False, nvcc=str(tmp_path / "no-nvcc"), ptxas_result=given)
+    assert rep.ptxas_status == "ok" and rep.resources[0].registers == 32 and rep.timings == {"ptxas_s": 12.5}
+    rep = profile_candidate(TASK, TINY_CANDIDATE, ncu=False, nvcc=str(tmp_path / "no-nvcc"))
+    assert rep.ptxas_status == "missing" and "ptxas_s" in rep.timings
+
+
+def _load_profile_corpus():
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "profile_corpus.py"
+    spec = importlib.util.spec_from_file_location("profile_corpus_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclass looks its module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_profile_corpus_builds_ahead_into_the_cache_ncu_loads_from(tmp_path, monkeypatch, capsys):
+    from cudaopt.evaluate import prebuild
+    from cudaopt.evaluate.prebuild import BuildOutcome
+    from cudaopt.evaluate.runner import source_hash as eval_hash
+    from cudaopt.profile import api, load_profiles
+
+    pc = _load_profile_corpus()
+    task = load_task(TASK)
+    broken = TINY_CANDIDATE.replace("tanhf(", "tanhf_nope(")
+    other = TINY_CANDIDATE.replace('name="tiny"', 'name="tiny2"')
+    db_path = tmp_path / "db.sqlite"
+    with ExemplarDB(db_path) as db:
+        run = db.start_run("r")
+        tid = db.ensure_task(task)
+        ids = [db.add_candidate(CandidateRecord(task_id=tid, run_id=run.id, source=s, status="ok", speedup=1.0)).id
+               for s in (TINY_CANDIDATE, broken, other)]
+    built, ptxas_for = [], []
+
+    def fake_prebuild(sources, jobs=None, cache_dir=None, timeout_s=600):
+        assert jobs == 1 and cache_dir == str(tmp_path / "cache")
+        built.extend(sources)
+        return [BuildOutcome(eval_hash(s), "nope" not in s, 2.0, "" if "nope" not in s else "error: tanhf_nope") for s in sources]
+
+    def fake_ptxas(source, **kw):
+        ptxas_for.append(source)
+        return ("ok", "", []), 1.5
+
+    monkeypatch.setattr(prebuild, "prebuild", fake_prebuild)
+    monkeypatch.setattr(api, "timed_ptxas", fake_ptxas)
+    (tmp_path / "out.csv").write_text(NCU_CSV)
+    calls = tmp_path / "ncu_calls.txt"
+    ncu = _fake_ncu(tmp_path, f'echo "$TORCH_EXTENSIONS_DIR" >> {calls}\ncat {tmp_path / "out.csv"}\n')
+
+    # No budget: nothing is profiled (the workers skip their work too).
+    assert pc.profile_within(str(db_path), 0.0, "cuda", jobs=2, cache_dir=str(tmp_path / "cache"), ncu_path=ncu) == 0
+    assert not calls.exists()
+
+    n = pc.profile_within(str(db_path), 600.0, "cuda", jobs=2, cache_dir=str(tmp_path / "cache"), ncu_path=ncu)
+    assert n == 3 and sorted(built) == sorted([TINY_CANDIDATE, broken, other]) and sorted(ptxas_for) == sorted(built)
+    # ncu ran for the two that built, each in its own cache folder; the broken one got a reason instead.
+    assert calls.read_text().split() == [str(tmp_path / "cache" / "extensions" / eval_hash(s)) for s in (TINY_CANDIDATE, other)]
+    with ExemplarDB(db_path) as db:
+        reps = load_profiles(db)
+    good, bad = reps[ids[0]], reps[ids[1]]
+    assert good.ncu_status == "ok" and good.kernels[0].name == "scaled_tanh_kernel" and good.ptxas_status == "ok"
+    assert good.timings["build_s"] == 2.0 and good.timings["ptxas_s"] == 1.5 and "ncu_s" in good.timings
+    assert bad.ncu_status == "failed" and "did not build: error: tanhf_nope" in bad.ncu_reason and bad.ptxas_status == "ok"
+    out = capsys.readouterr().out
+    assert "profiled 3 (" in out and "ptxas ok 1.5 s, build 2.0 s" in out
+    # Stored profiles are not profiled again; the summary carries the timing split.
+    assert pc.profile_within(str(db_path), 600.0, "cuda", jobs=2, cache_dir=str(tmp_path / "cache"), ncu_path=ncu) == 0
+    line = pc.timing_line(reps.values())
+    assert line.startswith("timings, mean s over 3 profiles:") and "ptxas 1.5" in line and "build 2.0" in line

@@ -44,6 +44,10 @@ class ProfileReport:
     ptxas_status: str = "skipped"  # ok | missing | failed | no_cuda_source | skipped
     ptxas_reason: str = ""
     resources: tuple[KernelResources, ...] = ()
+    # Where the profiling time went (not a property of the candidate): ncu_s, ptxas_s (seconds), the driver's
+    # phases under ncu (ncu_import_torch_s, ncu_load_candidate_s, ncu_setup_s, ncu_profiled_s) and
+    # extension_cached (the extension was already built when ncu started). Reports stored before have none.
+    timings: dict = field(default_factory=dict)
 
     @property
     def has_metrics(self) -> bool:
