@@ -154,3 +154,12 @@ def test_late_helper_is_ended_before_timing():
     s.opt = EvalOptions(**FAST, kernel_check_helper=True, kernel_check_helper_wait_s=0.0)
     assert s._helper_for_timing() is False
     assert s.checker_state == "gone" and s.checker is None and any("not warm" in n for n in s.notes)
+
+
+def test_malformed_message_is_tampering_not_a_crash():
+    s, c = session("starting")
+    r = feed(s, c, ("check_ready", "not a number"))
+    assert r.status == "rejected" and "malformed" in r.findings[-1].evidence
+    s, c = session("checking")
+    r = feed(s, c, ("finding", {"no category": 1}))
+    assert r.status == "rejected"

@@ -368,6 +368,12 @@ class _Session:
         kind = msg[0] if isinstance(msg, tuple) and msg else None
         if kind not in _CHECKER_KINDS:
             return self._tampered(TamperedMessage(f"the kernel-check helper sent {kind!r}"))
+        try:
+            return self._checker_message(kind, msg)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            return self._tampered(e)
+
+    def _checker_message(self, kind: str, msg: tuple):
         if kind == "check_ready":
             if self.checker_state != "starting":
                 return self._tampered(TamperedMessage("a second or late check_ready"))
