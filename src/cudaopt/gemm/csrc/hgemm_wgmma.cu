@@ -30,6 +30,12 @@
 // Epilogue: fp32 accumulators are converted to fp16 and stored straight from registers (half2
 // per thread, predicated). It overlaps with the producer's loads for the next tile.
 //
+// Split-K (generation 2 only, splits > 1): the persistent blocks walk work items = tiles x splits
+// instead of tiles; item w covers tile w % tiles and a balanced contiguous range of k-blocks of
+// split w / tiles (work_item). Each item's fp32 accumulators go to a caller-owned workspace
+// [splits][M][N] with plain stores, and wgmma_splitk_reduce_kernel sums the splits into fp16 C on the
+// same stream. splits == 1 launches the unchanged plain kernels.
+//
 // Host side: tensor maps are encoded with cuTensorMapEncodeTiled obtained through
 // cudaGetDriverEntryPointByVersion (no libcuda link), cached per (pointer, shape, box) in a small
 // table, and passed by value as __grid_constant__ parameters. No device allocation, no
@@ -234,27 +240,57 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   tn = in_group / rows;
 }
 
-// The producer warpgroup's one thread (both generations): the block's tiles in order, each tile's
-// k-blocks in order, one TMA load of A and BN/64 of B into each ring slot once its consumers freed it.
-template <class T, int BM, int BN, int STAGES>
+// Split-K work items (generation 2 with splits > 1). Item w of num_tiles x splits is split-major,
+// w = split * num_tiles + tile, so the items running at once are mostly one split's neighbouring
+// tiles (they share A and B panels in L2; two splits of one tile share nothing). Split s covers
+// the k-blocks [s * KT / S, (s + 1) * KT / S): balanced (counts differ by at most 1) and, with
+// S <= KT (checked on the host), at least one k-block each. S <= kWgmmaMaxSplits and KT < 2^25
+// (K is an int) keep s * KT below 2^31. Host and device code: the producer, both consumers and the
+// CPU tests (cudaopt_wgmma_work_item) all use this one function, so they agree on every item.
+constexpr int kWgmmaMaxSplits = 16;
+struct WorkItem {
+  int tile, split, kb_first, kb_count;
+};
+__host__ __device__ __forceinline__ WorkItem work_item(int w, int num_tiles, int splits, int k_tiles) {
+  WorkItem it;
+  it.split = w / num_tiles;
+  it.tile = w - it.split * num_tiles;
+  it.kb_first = it.split * k_tiles / splits;
+  it.kb_count = (it.split + 1) * k_tiles / splits - it.kb_first;
+  return it;
+}
+
+// The producer warpgroup's one thread (both generations): the block's work items in order (items =
+// tiles without split-K), each item's k-blocks in order, one TMA load of A and BN/64 of B into each
+// ring slot once its consumers freed it. The ring position simply advances by one per k-block
+// loaded, whatever each item's k-block count.
+template <class T, int BM, int BN, int STAGES, bool SPLITK = false>
 __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
-                                              int num_tiles, int k_tiles) {
+                                              int num_tiles, int k_tiles, int splits = 1) {
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
   int slot = 0;
   uint32_t phase = 0;
-  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+  const int num_items = SPLITK ? num_tiles * splits : num_tiles;
+  for (int item = blockIdx.x; item < num_items; item += gridDim.x) {
+    int tile = item, kb_first = 0, kb_count = k_tiles;
+    if constexpr (SPLITK) {
+      const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
+      tile = w.tile;
+      kb_first = w.kb_first;
+      kb_count = w.kb_count;
+    }
     int tm, tn;
     tile_coords(tile, tiles_m, tiles_n, tm, tn);
     const int m0 = tm * BM, n0 = tn * BN;
-    for (int kt = 0; kt < k_tiles; ++kt) {
+    for (int kt = 0; kt < kb_count; ++kt) {
       // A fresh barrier counts as having completed the phase before phase 0, so the first
       // pass over the ring (parity 1) does not wait.
       mbar_wait(&empty[slot], phase ^ 1);
       mbar_expect_tx(&full[slot], T::kSlotBytes);  // OOB-filled boxes still count in full
-      const int k0 = kt * kBK;
+      const int k0 = (kb_first + kt) * kBK;
       tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
 #pragma unroll
       for (int j = 0; j < BN / 64; ++j)
@@ -449,11 +485,26 @@ struct WgmmaTile2 {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is at most 227 KB");
 };
 
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
-__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
-    hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
-                        const __grid_constant__ CUtensorMap map_b,
-                        const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
+// Generation-2 kernel body, shared by the plain kernel (SPLITK = false: one work item per tile over
+// all of K, fp16 C through the TMA-store epilogue; the code generation-2 configs were measured with)
+// and the split-K kernel (SPLITK = true: work items = tiles x splits, see work_item; each item's
+// fp32 partial goes to partials[split][M][N] with plain stores, and a second kernel sums the splits).
+//
+// Ring accounting with items of different k-block counts (SPLITK): the producer's ring position
+// advances by one per k-block it loads, so item j of the block's sequence occupies positions
+// P(j) .. P(j) + kb(j) - 1 with P(j) = kb(0) + ... + kb(j - 1). Cooperative consumers walk the same
+// sequence, so their position is the same running count. A ping-pong consumer owns every other
+// item: consumer 1 starts at P(1) = kb(0); after its own item j it skips the other consumer's item
+// j + 1 by adding kb(j + 1) (read from work_item, which every role evaluates identically), landing
+// on P(j + 2). The parity test stays unambiguous for any counts: a consumer starts item j + 2 only
+// after the turn barrier says the other consumer issued (so waited for) every k-block of item
+// j + 1, and it waited itself for item j's; so every position before the one it waits for has
+// landed (the slot's barrier is at most one phase behind), and the position STAGES further on
+// cannot be filled before this consumer releases the slot (at most one phase ahead).
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK>
+__device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                            const CUtensorMap* map_c, float* partials, int M, int N,
+                                            int K, int splits) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -480,17 +531,20 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   const int tiles_n = (N + BN - 1) / BN;
   const int num_tiles = tiles_m * tiles_n;
   const int k_tiles = (K + kBK - 1) / kBK;
+  const int num_items = SPLITK ? num_tiles * splits : num_tiles;
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
     if (wg_thread == 0)
-      produce_tiles<T, BM, BN, STAGES>(&map_a, &map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n,
-                                       num_tiles, k_tiles);
+      produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
+                                               tiles_n, num_tiles, k_tiles, splits);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
     const int consumer = warpgroup - 1;
     const int warp = wg_thread / 32, lane = wg_thread % 32;
-    if (wg_thread == 0) tma_prefetch_map(&map_c);
+    if constexpr (!SPLITK) {
+      if (wg_thread == 0) tma_prefetch_map(map_c);
+    }
     unsigned char* my_epi = epi + consumer * T::kEpiBytesPerConsumer;
     const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
     float acc[T::kMI][T::kAcc];
@@ -498,20 +552,29 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
       for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;
-    // Ring position of this consumer's next k-block. Ping-pong: tile j of the block's sequence
-    // fills positions j*k_tiles .. j*k_tiles + k_tiles - 1; consumer c takes tiles j = c, c+2, ...
-    // The turn-taking keeps a consumer from waiting on a slot more than one phase ahead, so the
-    // parity test stays unambiguous.
+    // Ring position of this consumer's next k-block (see above). Without split-K every item has
+    // k_tiles k-blocks: ping-pong item j fills positions j*k_tiles .. j*k_tiles + k_tiles - 1.
     uint32_t pos = T::kPingPong ? consumer * k_tiles : 0;
+    if constexpr (SPLITK) {
+      pos = (T::kPingPong && consumer == 1) ? work_item(blockIdx.x, num_tiles, splits, k_tiles).kb_count
+                                             : 0;
+    }
     const int first = T::kPingPong ? blockIdx.x + consumer * gridDim.x : blockIdx.x;
     const int step = T::kPingPong ? 2 * gridDim.x : gridDim.x;
-    for (int tile = first; tile < num_tiles; tile += step) {
+    for (int item = first; item < num_items; item += step) {
+      int tile = item, split = 0, kb_count = k_tiles;
+      if constexpr (SPLITK) {
+        const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
+        tile = w.tile;
+        split = w.split;
+        kb_count = w.kb_count;
+      }
       int tm, tn;
       tile_coords(tile, tiles_m, tiles_n, tm, tn);
       const int m0 = tm * BM, n0 = tn * BN;
-      if (T::kPingPong && tile != (int)blockIdx.x) named_bar_sync(kBarOrder + consumer, 256);
+      if (T::kPingPong && item != (int)blockIdx.x) named_bar_sync(kBarOrder + consumer, 256);
       uint32_t prev_slot = 0;
-      for (int kt = 0; kt < k_tiles; ++kt) {
+      for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
         mbar_wait(&full[slot], (pos / STAGES) & 1);
         const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
@@ -538,51 +601,137 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
         prev_slot = slot;
         ++pos;
       }
-      // Ping-pong: every MMA of this tile is issued; the other consumer may start its mainloop.
-      // Arrive only when it has a next tile, so no barrier is left half-arrived at exit.
-      if (T::kPingPong && tile + (int)gridDim.x < num_tiles)
+      // Ping-pong: every MMA of this item is issued; the other consumer may start its mainloop.
+      // Arrive only when it has a next item, so no barrier is left half-arrived at exit.
+      if (T::kPingPong && item + (int)gridDim.x < num_items)
         named_bar_arrive(kBarOrder + (consumer ^ 1), 256);
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-      if (k_tiles > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
-      if (T::kPingPong) pos += k_tiles;  // skip the other consumer's tile
-
-      // Epilogue: the staging buffer is free once this consumer's previous TMA store read it.
-      if (wg_thread == 0) bulk_wait_read<0>();
-      named_bar_sync(kBarEpilogue + consumer, 128);
-      // Fragment: element 4j+e at row 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2.
-      // Staging: 64-column chunks of kRowsPerConsumer rows x 128 B, 16-byte unit u of row r stored at
-      // unit u ^ (r % 8) (TMA's 128B swizzle); a warp's 8 rows then hit 8 different bank groups.
-      const int rsub = lane / 4;  // == row % 8 for every row this thread holds
-#pragma unroll
-      for (int mi = 0; mi < T::kMI; ++mi) {
-        const int r = mi * 64 + warp * 16 + rsub;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          unsigned char* p = my_epi + (j / 8) * T::kEpiChunkBytes + r * 128 +
-                             (((j % 8) ^ rsub) * 16) + (lane % 4) * 4;
-          *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
-          *reinterpret_cast<half2*>(p + 8 * 128) =
-              __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+      if (kb_count > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
+      if (T::kPingPong) {  // skip the other consumer's item
+        if constexpr (SPLITK) {
+          if (item + (int)gridDim.x < num_items)
+            pos += work_item(item + gridDim.x, num_tiles, splits, k_tiles).kb_count;
+        } else {
+          pos += k_tiles;
         }
       }
-      fence_proxy_async_smem();
-      named_bar_sync(kBarEpilogue + consumer, 128);
-      if (wg_thread == 0) {
-        // Boxes partly past M or N are clipped by the TMA unit. Boxes wholly outside C (a cooperative
-        // consumer's rows past M, 64-column chunks past N) are not issued at all: nothing to write,
-        // and no reliance on how the unit treats an all-out-of-bounds store. An empty commit is legal.
-        if (m0 + a_row_off < M) {
+
+      if constexpr (SPLITK) {
+        // fp32 partial of this split, straight from the accumulator fragment (element 4j+e at row
+        // 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2): a warp's float2 store
+        // writes 8 rows x 32 contiguous bytes, whole sectors. Rows >= M and columns >= N are
+        // clipped (N % 8 == 0 keeps a pair in or out together).
+        float* part = partials + (size_t)split * M * N;
+        const int col_base = n0 + (lane % 4) * 2;
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            if (n0 + j * 64 < N)
-              tma_store_2d(&map_c, n0 + j * 64, m0 + a_row_off, my_epi + j * T::kEpiChunkBytes);
+        for (int mi = 0; mi < T::kMI; ++mi) {
+          const int r0 = m0 + a_row_off + mi * 64 + warp * 16 + lane / 4;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const int col = col_base + j * 8;
+            if (col >= N) continue;
+            if (r0 < M)
+              *reinterpret_cast<float2*>(part + (size_t)r0 * N + col) =
+                  make_float2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            if (r0 + 8 < M)
+              *reinterpret_cast<float2*>(part + (size_t)(r0 + 8) * N + col) =
+                  make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+          }
         }
-        bulk_commit();
+      } else {
+        // Epilogue: the staging buffer is free once this consumer's previous TMA store read it.
+        if (wg_thread == 0) bulk_wait_read<0>();
+        named_bar_sync(kBarEpilogue + consumer, 128);
+        // Fragment: element 4j+e at row 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2.
+        // Staging: 64-column chunks of kRowsPerConsumer rows x 128 B, 16-byte unit u of row r stored at
+        // unit u ^ (r % 8) (TMA's 128B swizzle); a warp's 8 rows then hit 8 different bank groups.
+        const int rsub = lane / 4;  // == row % 8 for every row this thread holds
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) {
+          const int r = mi * 64 + warp * 16 + rsub;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            unsigned char* p = my_epi + (j / 8) * T::kEpiChunkBytes + r * 128 +
+                               (((j % 8) ^ rsub) * 16) + (lane % 4) * 4;
+            *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            *reinterpret_cast<half2*>(p + 8 * 128) =
+                __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+          }
+        }
+        fence_proxy_async_smem();
+        named_bar_sync(kBarEpilogue + consumer, 128);
+        if (wg_thread == 0) {
+          // Boxes partly past M or N are clipped by the TMA unit. Boxes wholly outside C (a cooperative
+          // consumer's rows past M, 64-column chunks past N) are not issued at all: nothing to write,
+          // and no reliance on how the unit treats an all-out-of-bounds store. An empty commit is legal.
+          if (m0 + a_row_off < M) {
+#pragma unroll
+            for (int j = 0; j < BN / 64; ++j)
+              if (n0 + j * 64 < N)
+                tma_store_2d(map_c, n0 + j * 64, m0 + a_row_off, my_epi + j * T::kEpiChunkBytes);
+          }
+          bulk_commit();
+        }
       }
     }
-    if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
+    if constexpr (!SPLITK) {
+      if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
+    }
+  }
+}
+
+// Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
+                        const __grid_constant__ CUtensorMap map_b,
+                        const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1);
+}
+
+// Split-K: fp32 partials of `splits` K ranges into partials[splits][M][N] (dense, ld = N); C is
+// written by wgmma_splitk_reduce_kernel afterwards. Same shared-memory layout as the plain kernel
+// (the C staging buffer is unused), so one smem size per config.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
+                               const __grid_constant__ CUtensorMap map_b, float* __restrict__ partials,
+                               int M, int N, int K, int splits) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true>(&map_a, &map_b, nullptr, partials, M, N, K,
+                                                      splits);
+}
+
+// Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in
+// order 0, 1, ... (deterministic). 8 columns per thread (N % 8 == 0): two float4 loads per split,
+// one 16-byte store (C and ldc are 16-byte aligned, checked on the host).
+__global__ void __launch_bounds__(256)
+    wgmma_splitk_reduce_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
+                               int ldc, int splits) {
+  const size_t octs = (size_t)M * N / 8;
+  const size_t stride = (size_t)M * N;
+  for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < octs;
+       q += (size_t)gridDim.x * blockDim.x) {
+    const float4* p = reinterpret_cast<const float4*>(partials) + 2 * q;
+    float4 lo = p[0], hi = p[1];
+    for (int z = 1; z < splits; ++z) {
+      const float4* pz = reinterpret_cast<const float4*>(partials + z * stride) + 2 * q;
+      const float4 a = pz[0], b = pz[1];
+      lo.x += a.x; lo.y += a.y; lo.z += a.z; lo.w += a.w;
+      hi.x += b.x; hi.y += b.y; hi.z += b.z; hi.w += b.w;
+    }
+    const size_t e = q * 8;
+    const size_t row = e / N, col = e % N;
+    union {
+      uint4 u;
+      half2 h[4];
+    } out;
+    out.h[0] = __floats2half2_rn(lo.x, lo.y);
+    out.h[1] = __floats2half2_rn(lo.z, lo.w);
+    out.h[2] = __floats2half2_rn(hi.x, hi.y);
+    out.h[3] = __floats2half2_rn(hi.z, hi.w);
+    *reinterpret_cast<uint4*>(C + row * ldc + col) = out.u;
   }
 }
 
@@ -590,27 +739,30 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, half*, int, int, int, int);
 using Kernel2Fn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int);
+using Kernel2SplitFn = void (*)(const CUtensorMap, const CUtensorMap, float*, int, int, int, int);
 
-// schedule 0: generation 1 (`kernel`); 1 and 2: generation 2 (`kernel2`, C through a tensor map
-// with boxes of 64 columns x c_box_rows rows).
+// schedule 0: generation 1 (`kernel`, no split-K); 1 and 2: generation 2 (`kernel2`, C through a
+// tensor map with boxes of 64 columns x c_box_rows rows; `kernel2_splitk` for splits > 1).
 struct WgmmaEntry {
   int bm, bn, bk, consumers, stages, smem_bytes, threads, schedule, c_box_rows;
   KernelFn kernel;
   Kernel2Fn kernel2;
+  Kernel2SplitFn kernel2_splitk;
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
   WgmmaEntry {                                                                            \
     BM, BN, kBK, CONS, ST, WgmmaTile<BM, BN, CONS, ST>::kSmemBytes,                       \
         WgmmaTile<BM, BN, CONS, ST>::kThreads, 0, 0, hgemm_wgmma_kernel<BM, BN, CONS, ST>, \
-        nullptr                                                                           \
+        nullptr, nullptr                                                                  \
   }
 #define CUDAOPT_WGMMA_CFG2(BM, BN, CONS, ST, SCHED)                                               \
   WgmmaEntry {                                                                                    \
     BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED>::kSmemBytes,                       \
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kThreads, SCHED,                                     \
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>                                              \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>,                                             \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>                                       \
   }
 
 // The wgmma family. Order is the index the Python side mirrors (configs.py, kind="wgmma"): append only.
@@ -619,7 +771,7 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG(128, 256, 2, 4),  // 1: 2 consumers of m64n256 (128 accumulators/thread)
     CUDAOPT_WGMMA_CFG(256, 128, 2, 4),  // 2: 2 consumers of 2 x m64n128
     CUDAOPT_WGMMA_CFG(128, 64, 2, 8),   // 3: 2 consumers of m64n64, more tiles for mid sizes
-    // Generation 2 (UNMEASURED): schedule 1 = cooperative + TMA-store epilogue, 2 = ping-pong.
+    // Generation 2 (measured, session 6): schedule 1 = cooperative + TMA-store epilogue, 2 = ping-pong.
     CUDAOPT_WGMMA_CFG2(128, 256, 2, 3, 1),  // 4: as 1, pipelined, C staged in 64 KB
     CUDAOPT_WGMMA_CFG2(256, 128, 2, 3, 1),  // 5: as 2, pipelined, C staged in 64 KB
     CUDAOPT_WGMMA_CFG2(64, 256, 2, 4, 2),   // 6: ping-pong, each consumer one m64n256 tile
@@ -705,6 +857,12 @@ int sm_count() {
   return n;
 }
 
+// Persistent blocks launched: one per work item (tiles x splits), at most one per SM.
+int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms) {
+  const long long items = (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
+  return items < sms ? (int)items : sms;
+}
+
 }  // namespace
 
 extern "C" {
@@ -721,31 +879,80 @@ int cudaopt_wgmma_config_info(int config, int* out) {
   return 0;
 }
 
+// Most K splits config `config` accepts: 1 for generation 1 (no split-K kernel), kWgmmaMaxSplits
+// for generation 2; 0 for a bad id. Host-only.
+int cudaopt_wgmma_max_splits(int config) {
+  if (config < 0 || config >= kNumWgmmaConfigs) return 0;
+  return kWgmmaConfigs[config].kernel2_splitk ? kWgmmaMaxSplits : 1;
+}
+
+// Bytes of fp32 workspace cudaopt_hgemm_wgmma_splitk needs: splits x M x N floats (0 for one split).
+size_t cudaopt_wgmma_workspace_bytes(int M, int N, int splits) {
+  return (splits > 1 && M > 0 && N > 0) ? (size_t)splits * M * N * sizeof(float) : 0;
+}
+
+// The split-K decomposition the kernels use (work_item, the same function the device code calls):
+// writes tile, split, first k-block, k-block count of item w into out[4]. Returns 0, or -1 where the
+// launcher would refuse the arguments (splits outside 1..kWgmmaMaxSplits or above k_tiles, w out of
+// range). Host-only: the CPU tests check the coverage with it.
+int cudaopt_wgmma_work_item(int w, int num_tiles, int splits, int k_tiles, int* out) {
+  if (num_tiles < 1 || splits < 1 || splits > kWgmmaMaxSplits || k_tiles < splits || w < 0 ||
+      (long long)w >= (long long)num_tiles * splits)
+    return -1;
+  const WorkItem it = work_item(w, num_tiles, splits, k_tiles);
+  out[0] = it.tile;
+  out[1] = it.split;
+  out[2] = it.kb_first;
+  out[3] = it.kb_count;
+  return 0;
+}
+
+// Grid the launcher uses for (config, M, N, splits) on a device with `sms` SMs; -1 for a bad id.
+// Host-only.
+int cudaopt_wgmma_grid(int config, int M, int N, int splits, int sms) {
+  if (config < 0 || config >= kNumWgmmaConfigs || M <= 0 || N <= 0 || splits < 1 || sms < 1) return -1;
+  return launch_grid(kWgmmaConfigs[config], M, N, splits, sms);
+}
+
 // Raises the kernels' dynamic shared-memory limit and resolves cuTensorMapEncodeTiled. Call once
 // per process and device before use. Returns 0, -2 (no driver entry point) or a cudaError_t.
 int cudaopt_wgmma_init() {
   if (encode_tiled() == nullptr) return -2;
   for (int i = 0; i < kNumWgmmaConfigs; ++i) {
     const WgmmaEntry& c = kWgmmaConfigs[i];
-    const cudaError_t e =
+    cudaError_t e =
         c.kernel ? cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         c.smem_bytes)
                  : cudaFuncSetAttribute(c.kernel2, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         c.smem_bytes);
+    if (e == cudaSuccess && c.kernel2_splitk)
+      e = cudaFuncSetAttribute(c.kernel2_splitk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
 }
 
-// C = A @ B on `stream` with wgmma config `config`. Returns 0, a cudaError_t value, -1 for bad
-// arguments (unknown config, sizes or leading dimensions not multiples of 8, pointers not 16-byte
-// aligned), -2 when the driver's cuTensorMapEncodeTiled is unavailable, -3 when encoding failed.
-int cudaopt_hgemm_wgmma(const void* A, const void* B, void* C, int M, int N, int K, int lda, int ldb,
-                        int ldc, int config, void* stream) {
+// C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
+// value, -1 for bad arguments (unknown config, sizes or leading dimensions not multiples of 8,
+// pointers not 16-byte aligned; splits < 1, above the config's max_splits (1 for generation 1) or
+// above the number of 64-wide k-blocks; with splits > 1 a null, misaligned or too small
+// workspace), -2 when the driver's cuTensorMapEncodeTiled is unavailable, -3 when encoding failed.
+// splits == 1 is the plain kernel (workspace unused). splits > 1: the split-K kernel writes fp32
+// partials into workspace[splits][M][N] (cudaopt_wgmma_workspace_bytes), then a reduce kernel sums
+// them into C, both on `stream`; no allocation, no synchronisation.
+int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int N, int K, int lda,
+                               int ldb, int ldc, int config, int splits, void* workspace,
+                               size_t workspace_bytes, void* stream) {
   if (config < 0 || config >= kNumWgmmaConfigs || M <= 0 || N <= 0 || K <= 0) return -1;
   if (K % 8 || N % 8 || lda % 8 || ldb % 8 || ldc % 8 || lda < K || ldb < N || ldc < N) return -1;
   if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B) |
        reinterpret_cast<uintptr_t>(C)) & 15)
+    return -1;
+  if (splits < 1 || splits > cudaopt_wgmma_max_splits(config) || splits > (K + kBK - 1) / kBK)
+    return -1;
+  if (splits > 1 && (workspace == nullptr || (reinterpret_cast<uintptr_t>(workspace) & 15) ||
+                     workspace_bytes < cudaopt_wgmma_workspace_bytes(M, N, splits)))
     return -1;
   const WgmmaEntry& c = kWgmmaConfigs[config];
   CUtensorMap map_a, map_b;
@@ -753,21 +960,35 @@ int cudaopt_hgemm_wgmma(const void* A, const void* B, void* C, int M, int N, int
   if (st != 0) return st;
   st = tensor_map(MapKey{B, K, N, ldb, kBK}, &map_b);
   if (st != 0) return st;
-  const int tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn);
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
-  const int grid = tiles < sms ? tiles : sms;
+  const int grid = launch_grid(c, M, N, splits, sms);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (c.kernel) {
-    c.kernel<<<grid, c.threads, c.smem_bytes, static_cast<cudaStream_t>(stream)>>>(
-        map_a, map_b, static_cast<half*>(C), M, N, K, ldc);
-  } else {
+    c.kernel<<<grid, c.threads, c.smem_bytes, s>>>(map_a, map_b, static_cast<half*>(C), M, N, K, ldc);
+  } else if (splits == 1) {
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
-    c.kernel2<<<grid, c.threads, c.smem_bytes, static_cast<cudaStream_t>(stream)>>>(
-        map_a, map_b, map_c, M, N, K);
+    c.kernel2<<<grid, c.threads, c.smem_bytes, s>>>(map_a, map_b, map_c, M, N, K);
+  } else {
+    float* partials = static_cast<float*>(workspace);
+    c.kernel2_splitk<<<grid, c.threads, c.smem_bytes, s>>>(map_a, map_b, partials, M, N, K, splits);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+    const size_t octs = (size_t)M * N / 8;
+    const size_t want = (octs + 255) / 256, most = (size_t)sms * 8;
+    wgmma_splitk_reduce_kernel<<<(int)(want < most ? want : most), 256, 0, s>>>(
+        partials, static_cast<half*>(C), M, N, ldc, splits);
   }
   return (int)cudaGetLastError();
+}
+
+// C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
+// splits 1). Returns as above.
+int cudaopt_hgemm_wgmma(const void* A, const void* B, void* C, int M, int N, int K, int lda, int ldb,
+                        int ldc, int config, void* stream) {
+  return cudaopt_hgemm_wgmma_splitk(A, B, C, M, N, K, lda, ldb, ldc, config, 1, nullptr, 0, stream);
 }
 
 }  // extern "C"
