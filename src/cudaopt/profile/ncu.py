@@ -11,9 +11,8 @@ with kernel replay. `--clock-control none` keeps the GPU's own clocks, as in CUD
 The driver loads the candidate's extension from the evaluator's per-source cache
 (`<cache>/extensions/<source hash>`, the folder `cudaopt.evaluate.prebuild` builds into), so a
 candidate that was evaluated or prebuilt is not compiled again under ncu; a cold one is built there
-once (and stays cached). `--target-processes application-only` keeps ncu out of the compiler
-processes such a build starts. The driver reports its phases (torch import, build/load, set-up,
-profiled calls) on stderr; `run_ncu_detailed` returns them with the wall time.
+once (and stays cached) outside the profiled range. The driver reports its phases (torch import,
+build/load, set-up, profiled calls) on stderr; `run_ncu_detailed` returns them with the wall time.
 
 Nothing here raises for a missing or forbidden `ncu`: the caller gets a status and the reason.
 """
@@ -93,7 +92,8 @@ print("cudaopt-profile-driver: phases " + json.dumps(phases), file=sys.stderr)
 print("cudaopt-profile-driver: done", file=sys.stderr)
 '''
 _PHASES = re.compile(r"cudaopt-profile-driver: phases (\{[^\n]*\})")
-DEFAULT_LAUNCH_COUNT = 200  # profiled launches at most (3 calls of a few kernels are far below it)
+DEFAULT_LAUNCH_COUNT = 100  # profiled launches at most: 3 calls of a few kernels are far below it; a candidate
+# launching a kernel per row would otherwise pay ncu's multi-pass replay thousands of times
 
 
 @dataclass(frozen=True)
@@ -186,9 +186,10 @@ def _diagnose(output: str, returncode: int) -> tuple[str, str]:
 
 
 def ncu_command(ncu: str, driver: Path, reference: Path, candidate: Path, *, size: str, calls: int, metrics: list[str],
-                launch_count: int | None = None, target_processes: str = "application-only") -> list[str]:
-    """The ncu command line. The driver launches the kernels itself (no child process does), so ncu attaches
-    to it alone; `launch_count` caps the profiled launches (None: no cap)."""
+                launch_count: int | None = None, target_processes: str = "all") -> list[str]:
+    """The ncu command line; `launch_count` caps the profiled launches (None: no cap). `target_processes`
+    stays `all`: `application-only` would spare the compiler processes of a cold build ncu's injection,
+    but would profile nothing where `sys.executable` is a wrapper that starts the real interpreter."""
     cap = ["--launch-count", str(launch_count)] if launch_count else []
     return [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", target_processes,
             "--replay-mode", "kernel", *cap, "--csv", "--print-units", "base", "--print-kernel-base", "function",
