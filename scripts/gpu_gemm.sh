@@ -15,8 +15,8 @@
 # seconds go to the offline benchmark, and the wgmma comparison (sample:N only) is skipped.
 # GEMM_TESTS=0 skips the GPU tests (not the wgmma smoke test, which decides the tuner's kinds).
 # GEMM_WGMMA_ONLY=1: build, SASS/ptxas, smoke test, then only the wgmma comparison (no GPU tests,
-# tune or bench): the quick measurement of new wgmma configs, e.g.
-#   GEMM_WGMMA_ONLY=1 bash scripts/gpu_gemm.sh 8 0 0 120
+# tune or bench): the quick measurement of new wgmma configs and split-K, e.g.
+#   GEMM_WGMMA_ONLY=1 bash scripts/gpu_gemm.sh 64 0 0 280
 set -uo pipefail
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
@@ -45,37 +45,72 @@ checkpoint() { tar czf "$OUT/results.tgz.tmp" -C "$WORK" . 2>/dev/null && mv "$O
   # A hung or faulting wgmma kernel must not take the rest of the run with it: each config runs
   # alone, under a timeout, in its own process; the tuner and the comparison get only the configs
   # that passed (CUDAOPT_GEMM_WGMMA_IDS). After two hangs the remaining configs are skipped.
+  # Generation-2 configs then run split-K (splits 2..16, odd ones give items of unequal k-block
+  # counts, and one k-block per split): only those that pass time split-K candidates
+  # (CUDAOPT_GEMM_WGMMA_SPLITK_IDS); a split-K failure or hang keeps the config's plain kernel, and
+  # after one split-K hang the remaining configs skip their split-K part.
   echo "== wgmma smoke test (one process per config, 45 s each)"
-  WG_OK=1; WG_IDS=""; HANGS=0
+  WG_OK=1; WG_IDS=""; HANGS=0; SK_OK=1; SK_IDS=""; SK_MODE=split
   for idx in $(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W; print(' '.join(str(c.id) for c in W))"); do
     if [ $HANGS -ge 2 ]; then echo "config id $idx skipped (two configs hung already)"; WG_OK=0; continue; fi
-    timeout 45 python3 - "$idx" <<'PY'
+    SMOKE_OUT=$(mktemp)
+    timeout 45 python3 - "$idx" "$SK_MODE" <<'PY' 2>&1 | tee "$SMOKE_OUT"
 import sys, torch
 from cudaopt.gemm import Choice, KERNEL_CONFIGS, hgemm
 cfg = KERNEL_CONFIGS[int(sys.argv[1])]
-worst = 0.0
+
+def worst_err(cases):
+    worst = 0.0
+    for m, n, k, splits in cases:
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        out = hgemm(a, b, choice=Choice("ours", cfg.id, splits))
+        torch.cuda.synchronize()
+        ref = a.float() @ b.float()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        worst = max(worst, err if err == err else float("inf"))
+    return worst
+
 # (4104, 1032, 136): M and N tails, fewer k-blocks than stages, several tiles per persistent block.
-for m, n, k in [(128, 128, 64), (200, 136, 264), (2048, 2048, 2048), (4104, 1032, 136)]:
-    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-    out = hgemm(a, b, choice=Choice("ours", cfg.id, 1))
-    torch.cuda.synchronize()
-    ref = a.float() @ b.float()
-    err = ((out.float() - ref).norm() / ref.norm()).item()
-    worst = max(worst, err if err == err else float("inf"))
+worst = worst_err([(128, 128, 64, 1), (200, 136, 264, 1), (2048, 2048, 2048, 1), (4104, 1032, 136, 1)])
 ok = worst < 2e-3
 print(f"{cfg.label}: worst rel err {worst:.2e} {'OK' if ok else 'FAIL'}")
-sys.exit(0 if ok else 1)
+if not ok:
+    sys.exit(1)
+print("PLAIN_OK", flush=True)
+if cfg.max_splits > 1 and sys.argv[2] == "split":
+    # split counts of 2..16: equal and unequal k-block counts per item (5 splits of 5 k-blocks = one
+    # each; 3 of 16 = 5, 5, 6), tails, one tile (all SMs on one tile), more items than SMs.
+    worst = worst_err([(200, 136, 264, 2), (200, 136, 264, 5), (72, 200, 1000, 3), (4104, 1032, 136, 3),
+                       (64, 64, 2048, 16), (512, 512, 4096, 8), (1000, 520, 1032, 7)])
+    ok = worst < 2e-3
+    print(f"{cfg.label} split-K: worst rel err {worst:.2e} {'OK' if ok else 'FAIL'}")
+    if ok:
+        print("SPLITK_OK")
+    sys.exit(0 if ok else 3)
 PY
-    rc=$?
-    if [ $rc -eq 0 ]; then WG_IDS="$WG_IDS${WG_IDS:+,}$idx"; else WG_OK=0; fi
-    if [ $rc -eq 124 ]; then HANGS=$((HANGS + 1)); echo "config id $idx hung (timeout)"; fi
+    rc=${PIPESTATUS[0]}
+    if grep -q "^PLAIN_OK" "$SMOKE_OUT"; then
+      WG_IDS="$WG_IDS${WG_IDS:+,}$idx"
+      if grep -q "^SPLITK_OK" "$SMOKE_OUT"; then SK_IDS="$SK_IDS${SK_IDS:+,}$idx"
+      elif [ $rc -ne 0 ]; then
+        SK_OK=0; echo "config id $idx: split-K FAILED (rc $rc); its plain kernel stays in"
+        if [ $rc -eq 124 ]; then SK_MODE=nosplit; echo "config id $idx: split-K hung: later configs skip split-K"; fi
+      fi
+    else
+      WG_OK=0
+      if [ $rc -eq 124 ]; then HANGS=$((HANGS + 1)); echo "config id $idx hung (timeout)"; fi
+    fi
+    rm -f "$SMOKE_OUT"
   done
+  if [ "$SK_MODE" != split ]; then SK_OK=0; fi
   export CUDAOPT_GEMM_WGMMA_IDS="$WG_IDS"
+  export CUDAOPT_GEMM_WGMMA_SPLITK_IDS="$SK_IDS"
   if [ -n "$WG_IDS" ]; then export CUDAOPT_GEMM_KINDS=mma,wgmma; else export CUDAOPT_GEMM_KINDS=mma; fi
-  # The GPU tests run every wgmma config: deselect them unless all passed.
-  TEST_FILTER=""; if [ "$WG_OK" != 1 ]; then TEST_FILTER="not wgmma"; fi
+  # The GPU tests run every wgmma config: deselect them unless all passed (split-K tests likewise).
+  TEST_FILTER=""; if [ "$WG_OK" != 1 ]; then TEST_FILTER="not wgmma"; elif [ "$SK_OK" != 1 ]; then TEST_FILTER="not splitk"; fi
   echo "wgmma smoke: $([ "$WG_OK" = 1 ] && echo passed || echo FAILED): tuner kinds = $CUDAOPT_GEMM_KINDS, wgmma ids = ${WG_IDS:-none}"
+  echo "wgmma split-K smoke: $([ "$SK_OK" = 1 ] && echo passed || echo FAILED): split-K ids = ${SK_IDS:-none}"
 
   if [ "${GEMM_WGMMA_ONLY:-0}" = 1 ]; then
     echo "== GPU tests, tune and bench skipped (GEMM_WGMMA_ONLY=1)"
@@ -117,89 +152,18 @@ PY
   elif [ -n "$WG_IDS" ]; then
     echo "== wgmma configs vs cuBLASLt autotuned, sample:$N (budget ${WG_S}s)"
     mkdir -p "$WORK/wgmma"
-    timeout $((WG_S + 90)) python3 - "$N" "$WG_S" "$WORK/wgmma" <<'PY'
-# Every wgmma config, the heuristic mma.sync choice, torch.matmul and cuBLASLt (NN/TN, fastest of
-# the heuristic's algorithms) timed interleaved per shape (graph replay, rotated inputs); the best
-# wgmma config per shape is checked by all correctness checks.
-import json, math, random, sys, time
+    # Every wgmma (config, splits) candidate (split-K where tiles < SMs and each split keeps >= 2
+    # k-blocks), the heuristic mma.sync choice, torch.matmul and cuBLASLt (NN/TN, fastest of the
+    # heuristic's algorithms) timed interleaved per shape; every wgmma candidate's output checked
+    # against fp32 on one input set; the best (config, splits), best generation-2, best without and
+    # best with split-K checked by all correctness checks (cudaopt.gemm.bench.run_wgmma_compare).
+    timeout $((WG_S + 90)) python3 -c "
 from pathlib import Path
-import torch
-from cudaopt.gemm import Choice, _lib, hgemm
-from cudaopt.gemm.bench import blas_launches, lt_plans, make_inputs, num_sets, ours_launch
-from cudaopt.gemm.configs import KERNEL_CONFIGS, enabled_wgmma_configs
-from cudaopt.gemm.correctness import check_gemm
-from cudaopt.gemm.dispatch import heuristic_choice
-from cudaopt.gemm.report import summary_markdown
-from cudaopt.gemm.shapes import flops, sample_shapes
-from cudaopt.gemm.stats import max_of, ratios, summarize_by_class
-from cudaopt.gemm.timing import time_gpu
-
-n_shapes, budget, out_dir = int(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3])
-WGMMA_CONFIGS = enabled_wgmma_configs()  # those that passed the smoke test
-rng, t0, rows = random.Random(1), time.perf_counter(), []
-times = {"wgmma_best": {}, "mma": {}, "torch": {}, "lt_auto_nn": {}, "lt_auto_tn": {}, "gen1_best": {}, "gen2_best": {}}
-for m, n, k in sample_shapes(n_shapes, seed=0):
-    if time.perf_counter() - t0 > budget:
-        print("budget reached"); break
-    mma = heuristic_choice(m, n, k)
-    sets = num_sets(m, n, k)
-    x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, mma.splits), with_blas=True)
-    cands = {c.label: ours_launch(x, m, n, k, Choice("ours", c.id, 1)) for c in WGMMA_CONFIGS}
-    cands["mma"] = ours_launch(x, m, n, k, mma)
-    cands["torch"] = lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])
-    plans = lt_plans(x, m, n, k, sets, rng)
-    cands.update({key: f for key, f in blas_launches(x, m, n, k, plans).items() if key.startswith("lt_auto")})
-    t = time_gpu(cands, sets, rounds=7, rng=rng)
-    for layout in (0, 1):
-        if layout in plans:
-            plans[layout].close()
-    del x
-    wg = {c.label: t[c.label] for c in WGMMA_CONFIGS if math.isfinite(t[c.label])}
-    best = min(wg, key=wg.get) if wg else None
-    s = (m, n, k)
-    for key in ("mma", "torch", "lt_auto_nn", "lt_auto_tn"):
-        if key in t:
-            times[key][s] = t[key]
-    ok = None
-    if best:
-        times["wgmma_best"][s] = wg[best]
-        cfg = next(c for c in WGMMA_CONFIGS if c.label == best)
-        ok = check_gemm(lambda a, b, out, c=cfg: hgemm(a, b, out=out, choice=Choice("ours", c.id, 1)), m, n, k).ok
-    lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
-    tf = lambda us: flops(s) / us / 1e6 if us and math.isfinite(us) else float("nan")
-    gen2_ok = None
-    for gen, key in ((0, "gen1_best"), (1, "gen2_best")):  # generation 1 = schedule 0
-        g = {c.label: wg[c.label] for c in WGMMA_CONFIGS if (c.schedule != 0) == bool(gen) and c.label in wg}
-        if g:
-            times[key][s] = min(g.values())
-            if gen == 1:  # the best generation-2 config passes every check too (not only the smoke test)
-                c2 = next(c for c in WGMMA_CONFIGS if c.label == min(g, key=g.get))
-                gen2_ok = ok if c2.label == best else check_gemm(
-                    lambda a, b, out, c=c2: hgemm(a, b, out=out, choice=Choice("ours", c.id, 1)), m, n, k).ok
-    rows.append({"m": m, "n": n, "k": k, "best": best, "correct": ok, "gen2_correct": gen2_ok,
-                 **{key: round(v, 3) for key, v in t.items()}})
-    print(f"{m}x{n}x{k}: best {best} {wg.get(best, math.nan):.2f}us ({tf(wg.get(best)):.0f} TF/s) "
-          f"mma {t['mma']:.2f}us lt_auto_max {lt:.2f}us ({tf(lt):.0f} TF/s) torch {t['torch']:.2f}us ok={ok} gen2_ok={gen2_ok}")
-    print("   " + "  ".join(f"{lbl} {us:.2f}" for lbl, us in sorted(wg.items(), key=lambda kv: kv[1])))
-torch.cuda.empty_cache()
-times["lt_auto_max"] = max_of(times["lt_auto_nn"], times["lt_auto_tn"])
-summ = []
-for base in ("lt_auto_max", "torch", "mma"):
-    summ += summarize_by_class(f"wgmma_best vs {base}", ratios(times[base], times["wgmma_best"]))
-if times["gen1_best"] and times["gen2_best"]:  # did generation 2 help, shape by shape
-    summ += summarize_by_class("wgmma_gen2 vs wgmma_gen1", ratios(times["gen1_best"], times["gen2_best"]))
-    summ += summarize_by_class("wgmma_gen2 vs lt_auto_max", ratios(times["lt_auto_max"], times["gen2_best"]))
-wins = {}
-for r in rows:
-    wins[r["best"]] = wins.get(r["best"], 0) + 1
-n_ok = sum(1 for r in rows if r["correct"])
-n_ok2 = sum(1 for r in rows if r["gen2_correct"])
-md = [f"## wgmma configs vs cuBLASLt ({len(rows)} shapes, correct {n_ok}/{len(rows)}, "
-      f"best generation-2 config correct {n_ok2}/{len(rows)}, fastest config counts {wins})", "", summary_markdown(summ, "t_ref / t_wgmma_best (GPU time)")]
-(out_dir / "summary.md").write_text("\n".join(md))
-(out_dir / "shapes.json").write_text(json.dumps(rows, indent=1))
-print("\n".join(md))
-PY
+from cudaopt.gemm.bench import run_wgmma_compare
+from cudaopt.gemm.configs import enabled_wgmma_configs
+from cudaopt.gemm.shapes import sample_shapes
+run_wgmma_compare(sample_shapes($N, seed=0), $WG_S, Path('$WORK/wgmma'), configs=enabled_wgmma_configs())
+"
   fi
 } 2>&1 | tee "$LOG"
 tar czf "$OUT/results.tgz" -C "$WORK" . 2>/dev/null
@@ -209,6 +173,6 @@ cat "$WORK"/*/summary.md > "$OUT/summaries.md" 2>/dev/null
 echo "== SHORT TABLE (ours vs baselines, all shapes)"
 grep -E "^## |\| (ours|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute) \| all" "$OUT/summaries.md"
 grep -E "^shapes timed" "$OUT/summaries.md"
-grep -E "wgmma smoke:|passed|failed" "$LOG" | tail -3
-echo "== SHORT TABLE (best wgmma config per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"
-grep -E "^## wgmma|\| wgmma_(best|gen2) vs " "$OUT/summaries.md" || echo "no wgmma benchmark (smoke test failed or budget 0)"
+grep -E "wgmma smoke:|wgmma split-K smoke:|passed|failed" "$LOG" | tail -4
+echo "== SHORT TABLE (best wgmma (config, splits) per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"
+grep -E "^## wgmma|^split-K: |\| wgmma_(best|gen2|nosplit) vs " "$OUT/summaries.md" || echo "no wgmma benchmark (smoke test failed or budget 0)"

@@ -3,7 +3,9 @@
 The kernels themselves only run on an H200 (tests/gpu/test_gemm_gpu.py); here we check that they
 are registered, that the Python mirror matches the CUDA source, that the dispatcher does not pick
 them unless the tuned table says so, and that the sources compile for sm_90a to SASS with HGMMA
-and UTMALDG instructions and no register spills.
+and UTMALDG instructions and no register spills. Split-K (generation 2): the work-item
+decomposition (compiled host copy and Python mirror), workspace size, the launcher's refusals, the
+candidate rule, and a CPU model of the ring protocol with items of unequal k-block counts.
 """
 
 import os
@@ -19,9 +21,15 @@ from cudaopt.gemm import dispatch
 from cudaopt.gemm.configs import (
     KERNEL_CONFIGS,
     MMA_CONFIGS,
+    NUM_SMS_H200,
     WGMMA_CONFIGS,
+    WGMMA_MAX_SPLITS,
     Choice,
+    block_items,
     candidate_choices,
+    split_choices,
+    wgmma_k_blocks,
+    work_item,
 )
 
 CSRC = Path(g.__file__).parent / "csrc"
@@ -36,7 +44,8 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.bk == 64 and c.consumers in (1, 2) and c.threads == 128 * (c.consumers + 1)
         assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 256) and c.bm <= 256
         assert (c.rows_per_consumer // 64) * c.bn // 2 <= 128  # accumulators per consumer thread
-        assert c.smem_bytes <= 227 * 1024 and c.max_splits == 1
+        assert c.smem_bytes <= 227 * 1024
+        assert c.max_splits == (1 if c.schedule == 0 else WGMMA_MAX_SPLITS)  # generation 1 never splits K
         assert c.label.startswith("wgmma") and Choice("ours", c.id, 1).label() == c.label
 
 
@@ -47,10 +56,48 @@ def test_python_mirror_matches_the_wgmma_source():
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule) for c in WGMMA_CONFIGS]
 
 
-def test_wgmma_candidates_never_split_k():
-    cands = candidate_choices(4096, 4096, 4096) + candidate_choices(64, 128, 16384)
-    wg = [c for c in cands if KERNEL_CONFIGS[c.config].kind == "wgmma"]
-    assert wg and all(c.splits == 1 for c in wg)
+# The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
+FEW_TILE_LONG_K = [(512, 512, 4096), (64, 64, 2048), (512, 64, 2048), (64, 4096, 12288), (128, 4096, 16384),
+                   (1024, 64, 2048)]
+
+
+def test_wgmma_split_k_candidates_only_where_tiles_leave_sms_idle(monkeypatch):
+    monkeypatch.delenv("CUDAOPT_GEMM_WGMMA_SPLITK_IDS", raising=False)
+    shapes = [(4096, 4096, 4096), (16384, 16384, 16384), (64, 128, 16384), (8, 8, 8), (200, 136, 264),
+              (1024, 1024, 128), *FEW_TILE_LONG_K]
+    for m, n, k in shapes:
+        cands = candidate_choices(m, n, k)
+        for c in cands:
+            cfg = KERNEL_CONFIGS[c.config]
+            if cfg.kind != "wgmma" or c.splits == 1:
+                continue
+            tiles = cfg.tiles(m, n)
+            assert cfg.schedule != 0, c  # generation 1 has no split-K kernel
+            assert tiles < NUM_SMS_H200 and tiles * c.splits <= 4 * NUM_SMS_H200, (m, n, k, c)
+            assert wgmma_k_blocks(k) // c.splits >= 2, (m, n, k, c)  # every split keeps >= 2 k-blocks
+            assert c.splits in (2, 4, 8, 16) and c.splits <= cfg.max_splits
+    big = [c for c in candidate_choices(4096, 4096, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"]
+    assert big and all(c.splits == 1 for c in big)  # >= 132 tiles for every config: no split-K
+    assert all(c.splits == 1 for c in candidate_choices(8, 8, 8))  # one k-block: nothing to split
+    pp = next(c for c in WGMMA_CONFIGS if c.label == "wgmma64x128x64_pp_s8")
+    for m, n, k in FEW_TILE_LONG_K:  # the measured worst shapes get split-K candidates on the fastest config
+        assert {2, 4, 8} <= set(split_choices(pp, m, n, k)), (m, n, k)
+        assert Choice("ours", pp.id, 4) in candidate_choices(m, n, k)
+    # 512x512x4096 on 64x128 tiles: 32 tiles, 64 k-blocks -> splits up to 16 (32 x 16 = 512 <= 528)
+    assert split_choices(pp, 512, 512, 4096) == [1, 2, 4, 8, 16]
+    assert split_choices(pp, 512, 512, 192) == [1]  # 3 k-blocks: a split of 2 would leave one with 1
+
+
+def test_split_k_ids_filter_keeps_the_plain_kernels(monkeypatch):
+    pp = next(c for c in WGMMA_CONFIGS if c.label == "wgmma64x128x64_pp_s8")
+    other = next(c for c in WGMMA_CONFIGS if c.schedule != 0 and c.id != pp.id)
+    monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_SPLITK_IDS", str(pp.id))
+    cands = candidate_choices(512, 512, 4096)
+    assert any(c.config == pp.id and c.splits > 1 for c in cands)
+    assert Choice("ours", other.id, 1) in cands and not any(c.config == other.id and c.splits > 1 for c in cands)
+    monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_SPLITK_IDS", "")  # no split-K passed the smoke test
+    assert all(c.splits == 1 for c in candidate_choices(512, 512, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma")
+    assert any(c.splits > 1 for c in candidate_choices(64, 64, 16384) if KERNEL_CONFIGS[c.config].kind == "mma")
 
 
 def test_kinds_switch_limits_the_tuners_candidates(monkeypatch):
@@ -81,6 +128,49 @@ def test_launch_refuses_split_k_for_wgmma(monkeypatch):
     monkeypatch.setattr(_lib, "wgmma_kernels", NoLib)
     with pytest.raises(_lib.GemmError, match="does not split K"):
         _lib.launch_ours(0, 0, 0, 256, 256, 256, WGMMA_CONFIGS[0].id, 2, 0, 0, 0)
+    gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0)
+    with pytest.raises(_lib.GemmError, match="k-blocks"):  # 256 of K = 4 k-blocks: at most 4 splits
+        _lib.launch_ours(0, 0, 0, 256, 256, 256, gen2.id, 8, 0, 0, 0)
+    with pytest.raises(_lib.GemmError, match="at most 16"):
+        _lib.launch_ours(0, 0, 0, 256, 256, 8192, gen2.id, 32, 0, 0, 0)
+    with pytest.raises(_lib.GemmError, match="outside"):
+        _lib.launch_ours(0, 0, 0, 256, 256, 8192, gen2.id, 0, 0, 0, 0)
+
+
+def test_launch_routes_split_k_to_the_new_entry_and_splits_1_to_the_old(monkeypatch):
+    from cudaopt.gemm import _lib
+
+    calls = []
+
+    class FakeLib:
+        def cudaopt_hgemm_wgmma(self, *args):
+            calls.append(("plain", args))
+            return 0
+
+        def cudaopt_hgemm_wgmma_splitk(self, *args):
+            calls.append(("splitk", args))
+            return 0
+
+    monkeypatch.setattr(_lib, "wgmma_kernels", lambda: FakeLib())
+    gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0)
+    _lib.launch_ours(1, 2, 3, 512, 64, 2048, gen2.id, 1, 0, 0, 7)
+    _lib.launch_ours(1, 2, 3, 512, 64, 2048, gen2.id, 4, 0xABC0, _lib.workspace_bytes(512, 64, 4), 7)
+    assert calls[0] == ("plain", (1, 2, 3, 512, 64, 2048, 2048, 64, 64, gen2.index, 7))
+    assert calls[1] == ("splitk", (1, 2, 3, 512, 64, 2048, 2048, 64, 64, gen2.index, 4, 0xABC0, 4 * 512 * 64 * 4, 7))
+
+
+def test_dispatcher_fits_a_neighbours_wgmma_split_count_to_this_k():
+    gen1 = next(c for c in WGMMA_CONFIGS if c.schedule == 0)
+    gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0)
+    mma = next(c for c in KERNEL_CONFIGS if c.kind == "mma")
+    table = {(512, 512, 1024): Choice("ours", gen2.id, 16)}  # 16 k-blocks: 16 splits fit
+    assert dispatch.choose(512, 512, 1024, table) == Choice("ours", gen2.id, 16)
+    assert dispatch.choose(512, 512, 640, table) == Choice("ours", gen2.id, 8)  # 10 k-blocks: halved to 8
+    assert dispatch.choose(384, 512, 512, table) == Choice("ours", gen2.id, 8)
+    assert dispatch.fit_splits(Choice("ours", gen2.id, 3), 64) == Choice("ours", gen2.id, 1)
+    assert dispatch.fit_splits(Choice("ours", gen1.id, 2), 8192) == Choice("ours", gen1.id, 1)
+    assert dispatch.fit_splits(Choice("ours", mma.id, 16), 64) == Choice("ours", mma.id, 16)  # mma takes any
+    assert dispatch.fit_splits(Choice("torch", gen2.id, 16), 64) == Choice("torch", gen2.id, 16)
 
 
 def _cuobjdump() -> str | None:
@@ -110,7 +200,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     assert proc.returncode == 0, out[-3000:]
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?_kernel\S*)\n\s*(.*)", out)
     assert len(wgmma_funcs) == len(WGMMA_CONFIGS), out[-3000:]
-    for name, props in wgmma_funcs:
+    # Split-K: one more kernel per generation-2 config, and the reduce kernel.
+    splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce)_kernel\S*)\n\s*(.*)", out)
+    assert len(splitk_funcs) == sum(1 for c in WGMMA_CONFIGS if c.schedule != 0) + 1, out[-3000:]
+    for name, props in wgmma_funcs + splitk_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
     tool = _cuobjdump()
@@ -126,6 +219,29 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "WARPGROUP.DEPBAR.LE gsb0, 0x1" in sass
     if any(c.schedule == 2 for c in gen2):
         assert "BAR.ARV" in sass
+    # Split-K kernels: same mainloop (HGMMA, one group in flight), fp32 partials by 8-byte stores,
+    # no TMA store; the reduce kernel reads 16-byte vectors and writes 16 bytes of C per thread.
+    funcs = _sass_functions(sass)
+    split = {name: body for name, body in funcs.items() if "hgemm_wgmma2_splitk_kernel" in name}
+    assert len(split) == len(gen2)
+    for name, body in split.items():
+        assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMALDG.2D" in body, name
+        assert "STG.E.64" in body and "UTMASTG" not in body, name
+    reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_kernel" in name)
+    assert "LDG.E.128" in reduce and "STG.E.128" in reduce
+
+
+def _sass_functions(sass: str) -> dict[str, str]:
+    """cuobjdump --dump-sass text split per kernel: mangled name -> its SASS."""
+    out, name = {}, None
+    for line in sass.splitlines():
+        m = re.match(r"\s*Function : (\S+)", line)
+        if m:
+            name = m.group(1)
+            out[name] = ""
+        elif name is not None:
+            out[name] += line + "\n"
+    return out
 
 
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
@@ -220,6 +336,154 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
         assert kernel_lib.cudaopt_wgmma_config_info(c.index, buf) == 0
         assert tuple(buf) == (c.bm, c.bn, c.bk, c.consumers, c.stages, c.smem_bytes, c.schedule), c.label
     assert kernel_lib.cudaopt_wgmma_config_info(len(WGMMA_CONFIGS), buf) == 1
+    # split-K: the most splits each config takes, and the persistent grid for (M, N, splits, #SMs)
+    from cudaopt.gemm import _lib
+
+    _lib.declare_wgmma_splitk(kernel_lib)
+    for c in WGMMA_CONFIGS:
+        assert kernel_lib.cudaopt_wgmma_max_splits(c.index) == c.max_splits, c.label
+        for m, n in [(8, 8), (512, 512), (4104, 1032), (64, 4096), (16384, 16384)]:
+            for splits in (1, 2, 5, 16):
+                for sms in (1, 7, 132):
+                    assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
+    assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
+    assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
+    assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
+
+
+# ---- split-K: the work-item decomposition, workspace, refusals (compiled host code, no GPU) -----
+
+
+def _items_cover_each_tile_k_block_once(num_tiles, splits, k_blocks, grid, item_fn):
+    """Walk every persistent block's item sequence as the kernel does; return per-item counts."""
+    seen = {}
+    counts = []
+    walked = 0
+    for block in range(grid):
+        for w in range(block, num_tiles * splits, grid):
+            tile, split, first, count = item_fn(w)
+            walked += 1
+            assert 0 <= tile < num_tiles and 0 <= split < splits and count >= 1
+            counts.append(count)
+            for kb in range(first, first + count):
+                assert 0 <= kb < k_blocks
+                assert (tile, kb) not in seen, f"(tile {tile}, k-block {kb}) twice: items {seen[(tile, kb)]} and {w}"
+                seen[(tile, kb)] = w
+    assert walked == num_tiles * splits  # every item walked by exactly one block
+    assert len(seen) == num_tiles * k_blocks  # ... and every (tile, k-block) by exactly one item
+    return counts
+
+
+def _decomposition_cases():
+    import random
+
+    rng = random.Random(5)
+    cases = [(1, 1, 1, 1), (1, 16, 16, 16), (1, 16, 32, 16), (32, 16, 64, 132), (32, 4, 64, 128),
+             (17, 3, 5, 51), (131, 2, 4, 132), (4, 7, 17, 28), (200, 16, 16, 132), (3, 5, 5, 2)]
+    for _ in range(300):
+        splits = rng.randint(1, WGMMA_MAX_SPLITS)
+        k_blocks = rng.randint(splits, 300)
+        num_tiles = rng.randint(1, 300)
+        grid = min(rng.choice([1, 2, 3, 7, 64, 131, 132]), num_tiles * splits)
+        cases.append((num_tiles, splits, k_blocks, grid))
+    return cases
+
+
+def test_work_items_cover_every_tile_and_k_block_once():
+    """Python mirror: for many tile counts, splits (1..16, k-blocks >= splits) and grid sizes, the
+    persistent blocks' item sequences cover every (tile, k-block) exactly once, the k-ranges of a
+    tile's splits are contiguous and balanced (counts differ by at most 1, each >= 1)."""
+    for num_tiles, splits, k_blocks, grid in _decomposition_cases():
+        counts = _items_cover_each_tile_k_block_once(
+            num_tiles, splits, k_blocks, grid, lambda w, a=(num_tiles, splits, k_blocks): work_item(w, *a))
+        assert max(counts) - min(counts) <= 1 and min(counts) == k_blocks // splits
+        for tile in range(min(num_tiles, 5)):
+            ranges = [work_item(s * num_tiles + tile, num_tiles, splits, k_blocks)[2:] for s in range(splits)]
+            assert ranges[0][0] == 0 and sum(c for _, c in ranges) == k_blocks
+            assert all(ranges[i][0] + ranges[i][1] == ranges[i + 1][0] for i in range(splits - 1))
+        # block_items is what each role of a block walks (producer: all; ping-pong consumer c: every other)
+        for block in {0, grid - 1}:
+            items = block_items(block, grid, num_tiles, splits, k_blocks)
+            assert items == [work_item(w, num_tiles, splits, k_blocks) for w in range(block, num_tiles * splits, grid)]
+
+
+@pytest.mark.timeout(120)
+def test_compiled_work_items_match_the_mirror_and_cover_once(kernel_lib):
+    """The device code's work_item (compiled for the host as cudaopt_wgmma_work_item) gives the same
+    items as the mirror, so the coverage above holds for the kernels' own arithmetic; it refuses what
+    the launcher refuses (splits above k-blocks or 16, items out of range)."""
+    import ctypes
+
+    from cudaopt.gemm import _lib
+
+    _lib.declare_wgmma_splitk(kernel_lib)
+    buf = (ctypes.c_int * 4)()
+
+    def compiled(w, num_tiles, splits, k_blocks):
+        assert kernel_lib.cudaopt_wgmma_work_item(w, num_tiles, splits, k_blocks, buf) == 0
+        return tuple(buf)
+
+    for num_tiles, splits, k_blocks, grid in _decomposition_cases()[:120]:
+        _items_cover_each_tile_k_block_once(num_tiles, splits, k_blocks, grid,
+                                            lambda w, a=(num_tiles, splits, k_blocks): compiled(w, *a))
+        for w in range(0, num_tiles * splits, max(1, num_tiles * splits // 40)):
+            assert compiled(w, num_tiles, splits, k_blocks) == work_item(w, num_tiles, splits, k_blocks)
+    # the largest K an int holds: s * k_blocks stays in range for 16 splits
+    big = wgmma_k_blocks(2**31 - 8)
+    for w in range(16):
+        assert compiled(w, 1, 16, big) == work_item(w, 1, 16, big)
+    for args in [(0, 1, 0, 4), (0, 1, 5, 4), (0, 1, 17, 64), (0, 0, 1, 4), (-1, 2, 2, 4), (4, 2, 2, 4)]:
+        assert kernel_lib.cudaopt_wgmma_work_item(*args, buf) == -1, args
+
+
+@pytest.mark.timeout(120)
+def test_compiled_workspace_bytes_match_the_python_side(kernel_lib):
+    import ctypes
+
+    from cudaopt.gemm import _lib
+
+    _lib.declare_wgmma_splitk(kernel_lib)
+    for m, n, splits in [(64, 64, 1), (64, 64, 2), (512, 512, 16), (1000, 520, 7), (65536, 65536, 16), (8, 8, 0)]:
+        want = splits * m * n * 4 if splits > 1 else 0
+        assert kernel_lib.cudaopt_wgmma_workspace_bytes(m, n, splits) == want == _lib.workspace_bytes(m, n, splits)
+        kernel_lib.cudaopt_hgemm_workspace_bytes.argtypes = [ctypes.c_int] * 3
+        kernel_lib.cudaopt_hgemm_workspace_bytes.restype = ctypes.c_size_t
+        assert kernel_lib.cudaopt_hgemm_workspace_bytes(m, n, splits) == want  # the mma path's layout too
+
+
+@pytest.mark.timeout(120)
+def test_splitk_launcher_refuses_bad_arguments(kernel_lib):
+    """cudaopt_hgemm_wgmma_splitk returns -1 before any CUDA call for: splits < 1, above 16, above the
+    k-blocks of K, any split count > 1 on a generation-1 config, a null / misaligned / too small
+    workspace; and the plain launcher's refusals hold through it too. Fake device addresses."""
+    from cudaopt.gemm import _lib
+
+    f = _lib.declare_wgmma_splitk(kernel_lib).cudaopt_hgemm_wgmma_splitk
+    a, b, c, ws = 0x7F0000000000, 0x7F0000100000, 0x7F0000200000, 0x7F0001000000
+    m, n, k = 512, 64, 2048  # 32 k-blocks
+    need = 4 * m * n * 4
+    gen1 = next(c_ for c_ in WGMMA_CONFIGS if c_.schedule == 0)
+    for cfg in [c_ for c_ in WGMMA_CONFIGS if c_.schedule != 0]:
+        i = cfg.index
+        bad = [
+            (a, b, c, m, n, k, k, n, n, i, 0, ws, need),          # splits < 1
+            (a, b, c, m, n, k, k, n, n, i, -2, ws, need),
+            (a, b, c, m, n, k, k, n, n, i, 17, ws, 17 * m * n * 4),  # above kWgmmaMaxSplits
+            (a, b, c, m, n, 128, 128, n, n, i, 4, ws, need),      # 2 k-blocks, 4 splits
+            (a, b, c, m, n, 72, 72, n, n, i, 3, ws, need),        # 2 k-blocks (72 = 64 + 8), 3 splits
+            (a, b, c, m, n, k, k, n, n, i, 4, 0, need),           # no workspace
+            (a, b, c, m, n, k, k, n, n, i, 4, ws + 8, need),      # workspace not 16-byte aligned
+            (a, b, c, m, n, k, k, n, n, i, 4, ws, need - 1),      # workspace too small
+            (a, b, c + 8, m, n, k, k, n, n, i, 4, ws, need),      # C misaligned
+            (a, b, c, m, n, k, k, n, n + 4, i, 4, ws, need),      # ldc * 2 not a multiple of 16
+            (a, b, c, m, n + 4, k, k, n + 8, n + 8, i, 4, ws, need * 2),  # N % 8
+            (a, b, c, 0, n, k, k, n, n, i, 4, ws, need),          # empty M
+        ]
+        for args in bad:
+            assert f(*args, None) == -1, (cfg.label, args)
+    assert f(a, b, c, m, n, k, k, n, n, gen1.index, 2, ws, need, None) == -1  # generation 1: no split-K
+    for cfg_index in (-1, len(WGMMA_CONFIGS)):
+        assert f(a, b, c, m, n, k, k, n, n, cfg_index, 1, 0, 0, None) == -1
 
 
 # ---- generation 2: host-side argument checks of the compiled launcher (no GPU needed) -----------
@@ -257,9 +521,12 @@ def test_wgmma_launcher_refuses_what_tma_cannot_address(kernel_lib):
 
 # ---- generation 2: a CPU model of the kernel's synchronisation protocol -------------------------
 #
-# A hand transcription of hgemm_wgmma2_kernel's producer and consumer loops (the parts that touch the
+# A hand transcription of wgmma2_body's producer and consumer loops (the parts that touch the
 # mbarriers, wgmma groups and named barriers), run under random interleavings with asynchronous TMA
-# completion and asynchronous wgmma-group completion. mbarriers follow the PTX rules: a phase
+# completion and asynchronous wgmma-group completion. A block's work sequence is a list of items
+# with their k-block counts `kbs`: all equal (k_tiles) without split-K; with split-K the counts of
+# the balanced k-ranges, which differ by one between splits (SPLITK: consumer 1 starts at
+# position kbs[0], a ping-pong consumer skips the other's item by adding its count kbs[j + 1]). mbarriers follow the PTX rules: a phase
 # completes when the pending arrival count and the transaction count both reach 0; try_wait.parity P
 # succeeds when the current phase's parity differs from P. Checks: no deadlock; every consumer wait
 # that succeeds sees the fill it expects (parity never aliases); the producer never issues a TMA
@@ -302,10 +569,12 @@ class _NamedBar:
             self.arrived, self.generation = 0, self.generation + 1
 
 
-def _simulate(tiles, k_tiles, stages, pingpong, seed):
+def _simulate(kbs, stages, pingpong, seed):
     import random
 
     rng = random.Random(seed)
+    tiles = len(kbs)  # the block's work items, in order; kbs[j] = k-blocks of item j
+    starts = [sum(kbs[:j]) for j in range(tiles)]  # ring position of item j's first k-block
     slot_bytes = 1000
     full = [_MBar(1) for _ in range(stages)]
     empty = [_MBar(4 if pingpong else 8) for _ in range(stages)]
@@ -314,22 +583,22 @@ def _simulate(tiles, k_tiles, stages, pingpong, seed):
     readers = [0] * stages  # wgmma groups issued on the slot and not completed yet
     tma_queue = []  # (slot, position) issued, not landed
     groups = {0: [], 1: []}  # per consumer warpgroup: slots of its uncompleted wgmma groups (in order)
-    issued = []  # (consumer, tile ordinal, kt) in issue order
+    issued = []  # (consumer, item ordinal, kt) in issue order
 
     def producer():
         slot, phase = 0, 0
         for j in range(tiles):
-            for kt in range(k_tiles):
+            for kt in range(kbs[j]):
                 yield lambda s=slot, p=phase: empty[s].passed(p ^ 1)
                 assert readers[slot] == 0, "TMA refills a slot an in-flight wgmma still reads"
                 full[slot].arrive(1, expect_tx=slot_bytes)
-                tma_queue.append((slot, j * k_tiles + kt))
+                tma_queue.append((slot, starts[j] + kt))
                 slot += 1
                 if slot == stages:
                     slot, phase = 0, phase ^ 1
 
     def consumer(c):
-        pos = c * k_tiles if pingpong else 0
+        pos = kbs[0] if pingpong and c == 1 else 0
         first, step = (c, 2) if pingpong else (0, 1)
         for j in range(first, tiles, step):
             if pingpong and j != 0:
@@ -338,7 +607,7 @@ def _simulate(tiles, k_tiles, stages, pingpong, seed):
                 bar.arrive(128)
                 yield lambda b=bar, g=gen: b.generation > g
             prev = None
-            for kt in range(k_tiles):
+            for kt in range(kbs[j]):
                 slot = pos % stages
                 yield lambda s=slot, p=(pos // stages) & 1: full[s].passed(p)
                 assert content[slot] == pos, f"parity aliased: slot {slot} holds {content[slot]}, want {pos}"
@@ -350,13 +619,13 @@ def _simulate(tiles, k_tiles, stages, pingpong, seed):
                     empty[prev].arrive(4)
                 prev = slot
                 pos += 1
-            if pingpong and j + 1 < tiles:  # tile + gridDim.x < num_tiles
+            if pingpong and j + 1 < tiles:  # item + gridDim.x < num_items
                 order[1 + (c ^ 1)].arrive(128)
             yield lambda: not groups[c]  # wgmma.wait_group 0
-            if k_tiles > 0:
+            if kbs[j] > 0:
                 empty[prev].arrive(4)
-            if pingpong:
-                pos += k_tiles
+            if pingpong and j + 1 < tiles:  # skip the other consumer's item
+                pos += kbs[j + 1]
 
     actors = [producer(), consumer(0), consumer(1)]
     waits = [lambda: True] * len(actors)
@@ -384,16 +653,17 @@ def _simulate(tiles, k_tiles, stages, pingpong, seed):
             waits[i] = next(actors[i])
         except StopIteration:
             alive.remove(i)
-    assert not alive, f"deadlock: actors {alive} blocked (tiles={tiles}, k_tiles={k_tiles}, stages={stages})"
+    assert not alive, f"deadlock: actors {alive} blocked (kbs={kbs}, stages={stages})"
     assert not tma_queue and not groups[0] and not groups[1]
     assert all(b.arrived == 0 for b in order.values()), "a turn barrier was left half-arrived"
-    if pingpong:  # every (tile, kt) issued once, by the consumer owning the tile, tiles in turn
-        assert sorted((j, kt) for _, j, kt in issued) == [(j, kt) for j in range(tiles) for kt in range(k_tiles)]
+    every = [(j, kt) for j in range(tiles) for kt in range(kbs[j])]
+    if pingpong:  # every (item, kt) issued once, by the consumer owning the item, items in turn
+        assert sorted((j, kt) for _, j, kt in issued) == every
         assert all(c == j % 2 for c, j, _ in issued)
         seq = [j for _, j, _ in issued]
         assert seq == sorted(seq), "the two consumers' mainloops interleaved"
-    else:  # cooperative: both consumers issue every (tile, kt)
-        assert sorted(issued) == [(c, j, kt) for c in (0, 1) for j in range(tiles) for kt in range(k_tiles)]
+    else:  # cooperative: both consumers issue every (item, kt)
+        assert sorted(issued) == sorted((c, j, kt) for c in (0, 1) for j, kt in every)
 
 
 @pytest.mark.parametrize("pingpong", [False, True], ids=["coop", "pingpong"])
@@ -406,7 +676,43 @@ def test_generation_2_protocol_model_has_no_deadlock_or_parity_alias(pingpong):
                 if k_tiles < 1:
                     continue
                 for seed in range(12):
-                    _simulate(tiles, k_tiles, stages, pingpong, seed)
+                    _simulate([k_tiles] * tiles, stages, pingpong, seed)
+
+
+def _split_k_block_sequences():
+    """(k-block counts of one block's items, stages): random unequal counts (1 up to past two rings,
+    the launcher allows one k-block per split), and the sequences real decompositions give a block."""
+    import random
+
+    rng = random.Random(11)
+    stage_counts = sorted({c.stages for c in GEN2} | {2})
+    out = []
+    for stages in stage_counts:
+        for _ in range(25):
+            out.append(([rng.randint(1, 2 * stages + 3) for _ in range(rng.randint(1, 6))], stages))
+        for kbs in ([1, 2, 1, 2, 1], [stages + 1, stages, stages + 1], [2 * stages + 1, 1, 2 * stages + 1, 1],
+                    [1] * 5, [stages - 1 or 1, stages + 1] * 2):
+            out.append((kbs, stages))
+    for num_tiles, splits, k_blocks, grid in [(3, 5, 13, 4), (1, 16, 33, 5), (7, 3, 8, 6), (32, 8, 67, 96),
+                                              (2, 7, 30, 3), (5, 4, 9, 2)]:
+        for block in range(min(grid, 3)):
+            kbs = [count for _, _, _, count in block_items(block, grid, num_tiles, splits, k_blocks)]
+            assert len(set(kbs)) <= 2
+            for stages in stage_counts:
+                out.append((kbs, stages))
+    return out
+
+
+@pytest.mark.parametrize("pingpong", [False, True], ids=["coop", "pingpong"])
+def test_split_k_protocol_model_with_unequal_k_block_counts(pingpong):
+    """Split-K items of different k-block counts in one block's sequence: no deadlock, no parity
+    alias, no refill under an in-flight wgmma, no half-arrived turn barrier, each (item, k-block)
+    issued once (ping-pong: by the item's owner, items in turn)."""
+    cases = _split_k_block_sequences()
+    assert any(len(set(kbs)) > 1 for kbs, _ in cases)
+    for kbs, stages in cases:
+        for seed in range(6):
+            _simulate(kbs, stages, pingpong, seed)
 
 
 def _mutated_model(old: str, new: str):
@@ -416,7 +722,7 @@ def _mutated_model(old: str, new: str):
     src = textwrap.dedent(inspect.getsource(_simulate))
     assert src.count(old) == 1
     ns = dict(globals())
-    exec(compile(src.replace(old, new), "<mutated model>", "exec"), ns)
+    exec(compile(src.replace(old, new), "<mutated model>", "exec"), ns)  # noqa: S102 - this file's own model, mutated
     return ns["_simulate"]
 
 
@@ -432,8 +738,31 @@ def test_protocol_model_catches_known_breakages(old, new, expect):
     broken = _mutated_model(old, new)
     for seed in range(300):
         try:
-            broken(3, 3, 2, True, seed)
+            broken([3, 3, 3], 2, True, seed)
         except AssertionError as err:
             if expect in str(err):
+                return
+    pytest.fail(f"mutation {new!r} not caught")
+
+
+@pytest.mark.parametrize("old,new", [
+    # the skip uses the consumer's own item's count (right only when all items have equal counts)
+    ("pos += kbs[j + 1]", "pos += kbs[j]"),
+    # the non-split kernel's accounting (k_tiles for every item) kept for split-K
+    ("pos += kbs[j + 1]", "pos += kbs[0]"),
+    ("pos = kbs[0] if pingpong and c == 1 else 0", "pos = kbs[1] if pingpong and c == 1 and tiles > 1 else 0"),
+])
+def test_protocol_model_catches_split_k_accounting_errors(old, new):
+    """Ping-pong with unequal counts: a consumer that counts the other's items wrong waits on the
+    wrong ring position; the model reports a parity alias or a deadlock. With equal counts the
+    same mutations are harmless, which is why split-K needed its own accounting."""
+    broken = _mutated_model(old, new)
+    for seed in range(6):  # equal counts: the mutation does not change behaviour
+        broken([4, 4, 4, 4], 3, True, seed)
+    for seed in range(300):
+        try:
+            broken([2, 5, 3, 6, 2], 3, True, seed)
+        except AssertionError as err:
+            if "parity aliased" in str(err) or "deadlock" in str(err):
                 return
     pytest.fail(f"mutation {new!r} not caught")

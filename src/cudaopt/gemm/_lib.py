@@ -10,7 +10,12 @@ import ctypes
 import functools
 
 from cudaopt.gemm import build as _build
-from cudaopt.gemm.configs import KERNEL_CONFIGS, MMA_CONFIGS, WGMMA_CONFIGS
+from cudaopt.gemm.configs import (
+    KERNEL_CONFIGS,
+    MMA_CONFIGS,
+    WGMMA_CONFIGS,
+    wgmma_k_blocks,
+)
 
 _p, _i, _sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
 
@@ -38,6 +43,7 @@ def kernels() -> ctypes.CDLL:
     lib.cudaopt_hgemm_wgmma.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _p]
     lib.cudaopt_hgemm_wgmma.restype = _i
     lib.cudaopt_wgmma_config_info.argtypes = [_i, ctypes.POINTER(_i)]
+    declare_wgmma_splitk(lib)
     n = lib.cudaopt_hgemm_num_configs()
     if n != len(MMA_CONFIGS):
         raise GemmError(f"library has {n} mma configs, configs.py {len(MMA_CONFIGS)}: rebuild (python -m cudaopt.gemm.build --force)")
@@ -53,7 +59,26 @@ def kernels() -> ctypes.CDLL:
         lib.cudaopt_wgmma_config_info(cfg.index, buf)
         if tuple(buf[:7]) != (cfg.bm, cfg.bn, cfg.bk, cfg.consumers, cfg.stages, cfg.smem_bytes, cfg.schedule):
             raise GemmError(f"wgmma config {cfg.id} differs between library and configs.py: rebuild")
+        if lib.cudaopt_wgmma_max_splits(cfg.index) != cfg.max_splits:
+            raise GemmError(f"wgmma config {cfg.id}: library takes {lib.cudaopt_wgmma_max_splits(cfg.index)} splits, "
+                            f"configs.py {cfg.max_splits}: rebuild")
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
+    return lib
+
+
+def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
+    """ctypes signatures of the wgmma split-K entry points (host-only helpers included, which the
+    CPU tests call on a library loaded without a GPU)."""
+    lib.cudaopt_hgemm_wgmma_splitk.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _i, _p, _sz, _p]
+    lib.cudaopt_hgemm_wgmma_splitk.restype = _i
+    lib.cudaopt_wgmma_workspace_bytes.argtypes = [_i, _i, _i]
+    lib.cudaopt_wgmma_workspace_bytes.restype = _sz
+    lib.cudaopt_wgmma_max_splits.argtypes = [_i]
+    lib.cudaopt_wgmma_max_splits.restype = _i
+    lib.cudaopt_wgmma_work_item.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
+    lib.cudaopt_wgmma_work_item.restype = _i
+    lib.cudaopt_wgmma_grid.argtypes = [_i, _i, _i, _i, _i]
+    lib.cudaopt_wgmma_grid.restype = _i
     return lib
 
 
@@ -84,6 +109,8 @@ def blas() -> ctypes.CDLL:
 
 
 def workspace_bytes(m: int, n: int, splits: int) -> int:
+    """fp32 split-K workspace [splits][M][N] (both kinds; cudaopt_hgemm_workspace_bytes and
+    cudaopt_wgmma_workspace_bytes); 0 for one split."""
     return splits * m * n * 4 if splits > 1 else 0
 
 
@@ -92,10 +119,17 @@ def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, conf
     """Row-major contiguous C = A @ B with our kernel `config`; all pointers are device addresses."""
     cfg = KERNEL_CONFIGS[config]
     if cfg.kind == "wgmma":
-        if splits != 1:
+        if splits != 1 and cfg.max_splits == 1:
             raise GemmError(f"{cfg.label} does not split K (splits={splits}); use splits=1")
-        status = wgmma_kernels().cudaopt_hgemm_wgmma(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index,
-                                                     stream or None)
+        if splits != 1 and not 1 <= splits <= min(cfg.max_splits, wgmma_k_blocks(k)):
+            raise GemmError(f"{cfg.label}: splits={splits} outside 1..{min(cfg.max_splits, wgmma_k_blocks(k))} "
+                            f"(at most {cfg.max_splits}, and no more than the {wgmma_k_blocks(k)} k-blocks of K={k})")
+        if splits == 1:  # the plain kernel, as before split-K existed
+            status = wgmma_kernels().cudaopt_hgemm_wgmma(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index,
+                                                         stream or None)
+        else:
+            status = wgmma_kernels().cudaopt_hgemm_wgmma_splitk(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index,
+                                                                splits, ws_ptr or None, ws_bytes, stream or None)
     else:
         status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index, splits,
                                          ws_ptr or None, ws_bytes, stream or None)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudaopt.gemm import _lib
-from cudaopt.gemm.configs import Choice
+from cudaopt.gemm.configs import NUM_SMS_H200, Choice, split_choices
 from cudaopt.gemm.dispatch import choose, load_table
 from cudaopt.gemm.shapes import Shape
 from cudaopt.gemm.stats import SpeedupSummary, max_of, ratios, summarize_by_class
@@ -341,7 +341,7 @@ def _release() -> None:
         import torch
 
         torch.cuda.empty_cache()
-    except Exception:  # noqa: BLE001 - a dead context: nothing more to free
+    except Exception:  # noqa: BLE001, S110 - a dead context: nothing more to free
         pass
 
 
@@ -449,8 +449,9 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     write_shape_csv(out_dir / "shapes.csv", res.times, res.checks)
     write_summary_csv(out_dir / "summary.csv", res.summaries)
     n_ok = sum(1 for c in res.checks.values() if c["correct"])
-    md = [f"## {title}", "", f"shapes timed: {len(res.times.get('ours', {}))}; correct (all checks): "
-          f"{n_ok}/{len(res.checks)}; skipped for time: {len(res.skipped)}; wall {res.seconds:.0f} s", ""]
+    md = [f"## {title}", "", (f"shapes timed: {len(res.times.get('ours', {}))}; correct (all checks): "
+                              f"{n_ok}/{len(res.checks)}; skipped for time: {len(res.skipped)}; "
+                              f"wall {res.seconds:.0f} s"), ""]
     if res.failed:  # its own line: scripts grep the line above
         md += [f"failed shapes (the benchmark raised; not timed): {len(res.failed)}: "
                + "; ".join(f"{m}x{n}x{k} {e[:120]}" for (m, n, k), e in sorted(res.failed.items())), ""]
@@ -465,3 +466,193 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     if any(plot.values()):  # nothing timed yet (a budget of 0, or every shape failed): no plot
         plot_speedups(out_dir / "speedup.png", plot, title)
     (out_dir / "checks.json").write_text(json.dumps({f"{m}x{n}x{k}": c for (m, n, k), c in res.checks.items()}, indent=1))
+
+
+# --- the wgmma comparison (scripts/gpu_gemm.sh's last step): every wgmma (config, splits) vs cuBLASLt ---
+
+QUICK_REL_ERR = 2e-3  # every timed wgmma candidate's output on input set 0 vs fp32 (the smoke test's bound)
+
+
+def wgmma_compare_choices(m: int, n: int, k: int, configs, num_sms: int = NUM_SMS_H200) -> list[Choice]:
+    """Every given wgmma config, each with the K splits the tuner would time (`split_choices`: more
+    than 1 only for generation 2 where tiles < #SMs and each split keeps >= 2 k-blocks)."""
+    return [Choice("ours", c.id, s) for c in configs for s in split_choices(c, m, n, k, num_sms)]
+
+
+def _compare_time_shape(m: int, n: int, k: int, choices: list[Choice], mma: Choice, rounds: int,
+                        rng: random.Random) -> tuple[dict[str, float], dict[str, float]]:
+    """GPU part of one comparison shape: times of every wgmma choice (by label), "mma", "torch",
+    "lt_auto_nn/tn", interleaved; and each wgmma choice's relative error on input set 0 against an
+    fp32 reference (one extra launch each, after timing: the split-K results are all checked)."""
+    import torch
+
+    sets = num_sets(m, n, k)
+    ws = max(_lib.workspace_bytes(m, n, c.splits) for c in [*choices, mma])
+    x = make_inputs(m, n, k, sets, ws, with_blas=True)
+    cands = {c.label(): ours_launch(x, m, n, k, c) for c in choices}
+    cands["mma"] = ours_launch(x, m, n, k, mma)
+    cands["torch"] = lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])
+    plans = lt_plans(x, m, n, k, sets, rng)
+    try:
+        cands.update({key: f for key, f in blas_launches(x, m, n, k, plans).items() if key.startswith("lt_auto")})
+        t = time_gpu(cands, sets, rounds=rounds, rng=rng)
+    finally:
+        for layout in (0, 1):
+            if layout in plans:
+                plans[layout].close()
+    ref = x.a[0].float() @ x.b[0].float()
+    errs = {}
+    for c in choices:
+        x.c[0].fill_(float("nan"))  # a launch that writes nothing cannot pass
+        try:
+            ours_launch(x, m, n, k, c)(0)
+            torch.cuda.synchronize()
+            err = ((x.c[0].float() - ref).norm() / ref.norm()).item()
+        except Exception:  # noqa: BLE001 - a refused or failed launch is that candidate's failure
+            err = math.inf
+        errs[c.label()] = err if math.isfinite(err) else math.inf
+    del x, cands
+    return t, errs
+
+
+def _compare_full_check(choice: Choice, m: int, n: int, k: int) -> bool:
+    """All correctness checks (0/1 exact, normal bound, NaN rows, guard band) on one choice."""
+    from cudaopt.gemm import hgemm
+    from cudaopt.gemm.correctness import check_gemm
+
+    return check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c), m, n, k).ok
+
+
+def _fastest(times: dict[str, float], labels) -> str | None:
+    ok = [lbl for lbl in labels if lbl in times and math.isfinite(times[lbl])]
+    return min(ok, key=times.get) if ok else None
+
+
+def run_wgmma_compare(shapes: list[Shape], budget_s: float, out_dir: Path | None, configs=None, rounds: int = 7,
+                      seed: int = 1, num_sms: int = NUM_SMS_H200, log=print) -> dict:
+    """Per shape: every wgmma (config, splits) candidate, the mma.sync heuristic choice, torch.matmul
+    and cuBLASLt autotuned (NN/TN) timed interleaved; every wgmma candidate's output checked against
+    fp32 on one input set (a candidate failing it cannot be "best"); full checks on the best
+    (config, splits), the best generation-2 one, the best without split-K and the best with split-K.
+    Writes summary.md and shapes.json to out_dir; returns {"rows", "summaries", "markdown"}."""
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, WGMMA_CONFIGS
+    from cudaopt.gemm.dispatch import heuristic_choice
+    from cudaopt.gemm.report import summary_markdown
+    from cudaopt.gemm.shapes import flops
+
+    configs = WGMMA_CONFIGS if configs is None else configs
+    rng, t0, rows = random.Random(seed), time.perf_counter(), []
+    keys = ("wgmma_best", "wgmma_nosplit", "wgmma_splitk", "gen1_best", "gen2_best", "mma", "torch",
+            "lt_auto_nn", "lt_auto_tn")
+    times: dict[str, dict[Shape, float]] = {key: {} for key in keys}
+    quick_failures: list[str] = []
+    for m, n, k in shapes:
+        if time.perf_counter() - t0 > budget_s:
+            log("budget reached")
+            break
+        s = (m, n, k)
+        mma = heuristic_choice(m, n, k)
+        choices = wgmma_compare_choices(m, n, k, configs, num_sms)
+        t, errs = _compare_time_shape(m, n, k, choices, mma, rounds, rng)
+        by_label = {c.label(): c for c in choices}
+        bad = sorted(lbl for lbl in by_label if errs.get(lbl, math.inf) > QUICK_REL_ERR)
+        quick_failures += [f"{m}x{n}x{k} {lbl} rel_err={errs.get(lbl, math.inf):.2e}" for lbl in bad]
+        good = [lbl for lbl in by_label if lbl not in bad]
+        gen2 = [lbl for lbl in good if KERNEL_CONFIGS[by_label[lbl].config].schedule != 0]
+        picks = {
+            "wgmma_best": _fastest(t, good),
+            "wgmma_nosplit": _fastest(t, [lbl for lbl in good if by_label[lbl].splits == 1]),
+            "wgmma_splitk": _fastest(t, [lbl for lbl in good if by_label[lbl].splits > 1]),
+            "gen1_best": _fastest(t, [lbl for lbl in good if lbl not in gen2]),
+            "gen2_best": _fastest(t, gen2),
+        }
+        for key, lbl in picks.items():
+            if lbl is not None:
+                times[key][s] = t[lbl]
+        for key in ("mma", "torch", "lt_auto_nn", "lt_auto_tn"):
+            if key in t:
+                times[key][s] = t[key]
+        checked: dict[str, bool] = {}
+        for key in ("wgmma_best", "gen2_best", "wgmma_nosplit", "wgmma_splitk"):
+            lbl = picks[key]
+            if lbl is not None and lbl not in checked:
+                checked[lbl] = _compare_full_check(by_label[lbl], m, n, k)
+        best = picks["wgmma_best"]
+        row = {"m": m, "n": n, "k": k, "best": best,
+               "best_config": by_label[best].config if best else None,
+               "best_splits": by_label[best].splits if best else None,
+               "correct": checked.get(best), "gen2_correct": checked.get(picks["gen2_best"]),
+               "nosplit_best": picks["wgmma_nosplit"], "splitk_best": picks["wgmma_splitk"],
+               "splitk_correct": checked.get(picks["wgmma_splitk"]),
+               "candidates": len(choices), "splitk_candidates": sum(1 for c in choices if c.splits > 1),
+               "quick_failed": bad, "max_quick_rel_err": max(errs.values(), default=0.0),
+               "times": {key: _num(v) for key, v in t.items()}}
+        rows.append(row)
+        lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
+
+        def tf(us: float | None, s: Shape = s) -> float:
+            return flops(s) / us / 1e6 if us and math.isfinite(us) else math.nan
+        b_us = t.get(best, math.nan) if best else math.nan
+        ns_us = t.get(picks["wgmma_nosplit"], math.nan) if picks["wgmma_nosplit"] else math.nan
+        log(f"{m}x{n}x{k}: best {best} {b_us:.2f}us ({tf(b_us):.0f} TF/s) no-split best {ns_us:.2f}us "
+            f"mma {t.get('mma', math.nan):.2f}us lt_auto_max {lt:.2f}us ({tf(lt):.0f} TF/s) "
+            f"torch {t.get('torch', math.nan):.2f}us ok={row['correct']} gen2_ok={row['gen2_correct']} "
+            f"splitk_ok={row['splitk_correct']} quick_fail={len(bad)}")
+        log("   " + "  ".join(f"{lbl} {t[lbl]:.2f}" for lbl in sorted(by_label, key=lambda x: t.get(x, math.inf))
+                              if math.isfinite(t.get(lbl, math.nan))))
+    times["lt_auto_max"] = max_of(times["lt_auto_nn"], times["lt_auto_tn"])
+    summ = []
+    for base in ("lt_auto_max", "torch", "mma"):
+        summ += summarize_by_class(f"wgmma_best vs {base}", ratios(times[base], times["wgmma_best"]))
+    if times["gen1_best"] and times["gen2_best"]:  # did generation 2 help, shape by shape
+        summ += summarize_by_class("wgmma_gen2 vs wgmma_gen1", ratios(times["gen1_best"], times["gen2_best"]))
+        summ += summarize_by_class("wgmma_gen2 vs lt_auto_max", ratios(times["lt_auto_max"], times["gen2_best"]))
+    # split-K: the session-6 figure (no split) against cuBLASLt, and what splitting bought where offered
+    summ += summarize_by_class("wgmma_nosplit vs lt_auto_max", ratios(times["lt_auto_max"], times["wgmma_nosplit"]))
+    split_shapes = {r_s for r_s in times["wgmma_splitk"]}
+    summ += summarize_by_class("wgmma_best vs wgmma_nosplit (split-K shapes)",
+                               ratios({s_: v for s_, v in times["wgmma_nosplit"].items() if s_ in split_shapes},
+                                      times["wgmma_best"]))
+    wins: dict[str, int] = {}
+    for r in rows:
+        wins[r["best"]] = wins.get(r["best"], 0) + 1
+    n_ok = sum(1 for r in rows if r["correct"])
+    n_ok2 = sum(1 for r in rows if r["gen2_correct"])
+    sk_rows = [r for r in rows if r["splitk_best"] is not None]
+    n_sk_ok = sum(1 for r in sk_rows if r["splitk_correct"])
+    n_sk_best = sum(1 for r in rows if (r["best_splits"] or 1) > 1)
+    md = [(f"## wgmma configs vs cuBLASLt ({len(rows)} shapes, correct {n_ok}/{len(rows)}, "
+           f"best generation-2 config correct {n_ok2}/{len(rows)}, fastest config counts {wins})"), "",
+          (f"split-K: offered on {len(sk_rows)} shapes ({sum(r['splitk_candidates'] for r in rows)} candidates), "
+           f"fastest on {n_sk_best}; best split-K candidate correct (all checks) {n_sk_ok}/{len(sk_rows)}; "
+           f"candidates failing the quick fp32 check: {len(quick_failures)}")
+          + (": " + "; ".join(quick_failures[:12]) if quick_failures else ""), "",
+          summary_markdown(summ, "t_ref / t_wgmma_best (GPU time)"), "",
+          "### best (config, splits) per shape (GPU us; ratio = t_lt_auto_max / t_ours)", "",
+          "| shape | best | us | no-split best | us | lt_auto_max us | ratio | no-split ratio | correct |",
+          "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        s_ = (r["m"], r["n"], r["k"])
+        lt_us, b_us, ns_us = (times["lt_auto_max"].get(s_), times["wgmma_best"].get(s_),
+                              times["wgmma_nosplit"].get(s_))
+        md.append(f"| {r['m']}x{r['n']}x{r['k']} | {r['best']} | {_us_text(b_us)} | {r['nosplit_best']} | "
+                  f"{_us_text(ns_us)} | {_us_text(lt_us)} | {_ratio_text(lt_us, b_us)} | {_ratio_text(lt_us, ns_us)} | "
+                  f"{r['correct']}{'' if r['splitk_best'] is None else ' / split-K ' + str(r['splitk_correct'])} |")
+    text = "\n".join(md)
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "summary.md").write_text(text)
+        (out_dir / "shapes.json").write_text(json.dumps(rows, indent=1))
+    log(text)
+    return {"rows": rows, "summaries": summ, "markdown": text}
+
+
+def _ratio_text(t_ref: float | None, t_ours: float | None) -> str:
+    if not t_ref or not t_ours or not math.isfinite(t_ref) or not math.isfinite(t_ours):
+        return "n/a"
+    return f"{t_ref / t_ours:.3f}"
+
+
+def _us_text(us: float | None) -> str:
+    return f"{us:.2f}" if us and math.isfinite(us) else "n/a"

@@ -3,9 +3,11 @@
 Two kinds share one id space (the id is the index in KERNEL_CONFIGS, stored in the tuned table):
 - "mma": mma.sync + cp.async (csrc/hgemm_mma.cu), ids 0..13; `index` = position in that file's table.
 - "wgmma": Hopper TMA + wgmma, warp-specialised and persistent (csrc/hgemm_wgmma.cu), appended
-  after them; `index` = position in that file's table; no split-K. `schedule` 0 = generation 1
-  (ids 14-17), 1 = cooperative with a pipelined mainloop and TMA-store epilogue, 2 = ping-pong
-  (each consumer warpgroup owns whole bm x bn tiles, alternating).
+  after them; `index` = position in that file's table. `schedule` 0 = generation 1 (ids 14-17, no
+  split-K), 1 = cooperative with a pipelined mainloop and TMA-store epilogue, 2 = ping-pong (each
+  consumer warpgroup owns whole bm x bn tiles, alternating). Generation 2 splits K: the persistent
+  blocks walk work items = tiles x splits (`work_item`), each writing an fp32 partial, summed into C
+  by a second kernel; `split_choices` is where the tuner times that.
 
 The Python mirror lets the dispatcher's heuristic and the tests run without a GPU; `_lib` checks it
 against the compiled library at load time, so the two cannot drift apart silently.
@@ -62,14 +64,18 @@ class KernelConfig:
 
     @property
     def max_splits(self) -> int:
-        return 1 if self.kind == "wgmma" else max(SPLIT_CHOICES)
+        """Most K splits the launcher accepts (cudaopt_wgmma_max_splits for wgmma): generation-1
+        wgmma has no split-K kernel; a wgmma config also never takes more splits than k-blocks."""
+        if self.kind == "wgmma":
+            return 1 if self.schedule == SCHED_GEN1 else WGMMA_MAX_SPLITS
+        return max(SPLIT_CHOICES)
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
 
-    def grid(self, m: int, n: int, num_sms: int = NUM_SMS_H200) -> int:
-        """wgmma: persistent blocks launched (the C launcher's min(#SMs, #tiles))."""
-        return min(num_sms, self.tiles(m, n))
+    def grid(self, m: int, n: int, num_sms: int = NUM_SMS_H200, splits: int = 1) -> int:
+        """wgmma: persistent blocks launched (the C launcher's min(#SMs, #tiles x splits))."""
+        return min(num_sms, self.tiles(m, n) * splits)
 
     def tiles_per_consumer(self, m: int, n: int, num_sms: int = NUM_SMS_H200) -> int:
         """wgmma: most tiles any one consumer warpgroup handles (block b takes tiles b, b + grid, ...;
@@ -111,7 +117,7 @@ _WGMMA_TABLE = [
     (128, 256, 2, 4, SCHED_GEN1),
     (256, 128, 2, 4, SCHED_GEN1),
     (128, 64, 2, 8, SCHED_GEN1),
-    # generation 2, UNMEASURED on a GPU (docs/gemm.md)
+    # generation 2 (measured on the H200 in session 6, docs/gemm.md); split-K up to WGMMA_MAX_SPLITS
     (128, 256, 2, 3, SCHED_COOP_TMA),
     (256, 128, 2, 3, SCHED_COOP_TMA),
     (64, 256, 2, 4, SCHED_PINGPONG),
@@ -119,6 +125,28 @@ _WGMMA_TABLE = [
     (64, 128, 2, 8, SCHED_PINGPONG),
 ]
 WGMMA_BK = 64
+WGMMA_MAX_SPLITS = 16  # kWgmmaMaxSplits in hgemm_wgmma.cu
+
+
+def wgmma_k_blocks(k: int) -> int:
+    """64-wide k-blocks of K (one pipeline slot each): the unit split-K divides."""
+    return -(-k // WGMMA_BK)
+
+
+def work_item(w: int, num_tiles: int, splits: int, k_blocks: int) -> tuple[int, int, int, int]:
+    """Mirror of work_item in hgemm_wgmma.cu: item w of num_tiles x splits (split-major) ->
+    (tile, split, first k-block, k-block count). Split s covers k-blocks [s*KB//S, (s+1)*KB//S):
+    contiguous, balanced (counts differ by at most 1), at least 1 each when splits <= k_blocks."""
+    split, tile = divmod(w, num_tiles)
+    first = split * k_blocks // splits
+    return tile, split, first, (split + 1) * k_blocks // splits - first
+
+
+def block_items(block: int, grid: int, num_tiles: int, splits: int, k_blocks: int) -> list[tuple[int, int, int, int]]:
+    """The work items persistent block `block` of `grid` walks, in order (items block, block + grid,
+    ...): the producer loads them all; cooperative consumers both take each one; ping-pong consumer
+    c takes the c-th, (c+2)-th, ... of this list."""
+    return [work_item(w, num_tiles, splits, k_blocks) for w in range(block, num_tiles * splits, grid)]
 
 
 def _build_configs() -> tuple[KernelConfig, ...]:
@@ -168,14 +196,46 @@ def enabled_wgmma_ids() -> frozenset[int] | None:
     return frozenset(int(v) for v in raw.split(",") if v.strip())
 
 
+def enabled_wgmma_splitk_ids() -> frozenset[int] | None:
+    """wgmma config ids whose split-K the tuner may time: $CUDAOPT_GEMM_WGMMA_SPLITK_IDS, None (all)
+    when unset. The GPU script sets it to the configs whose split-K passed its smoke test, so a
+    broken split-K path costs only the split candidates, not the config's plain kernel."""
+    raw = os.environ.get("CUDAOPT_GEMM_WGMMA_SPLITK_IDS")
+    if raw is None:
+        return None
+    return frozenset(int(v) for v in raw.split(",") if v.strip())
+
+
+def split_choices(cfg: KernelConfig, m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> list[int]:
+    """K splits worth timing for cfg on (m, n, k): 1, and more only where the tile grid leaves SMs
+    idle (tiles < #SMs) without piling up (tiles x splits <= 4 x #SMs). mma.sync: each split keeps at
+    least 128 of K. wgmma (generation 2): each split keeps at least 2 k-blocks of 64, the smallest
+    with one k-block in flight under the next (wait_group 1), so splits <= k-blocks // 2."""
+    out = [1]
+    tiles = cfg.tiles(m, n)
+    if tiles >= num_sms:
+        return out
+    splitk_ids = enabled_wgmma_splitk_ids() if cfg.kind == "wgmma" else None
+    for s in SPLIT_CHOICES:
+        if s == 1 or s > cfg.max_splits or tiles * s > 4 * num_sms:
+            continue
+        if cfg.kind == "wgmma":
+            if wgmma_k_blocks(k) // s < 2 or (splitk_ids is not None and cfg.id not in splitk_ids):
+                continue
+        elif k // s < 128:
+            continue
+        out.append(s)
+    return out
+
+
 def enabled_wgmma_configs() -> tuple[KernelConfig, ...]:
     ids = enabled_wgmma_ids()
     return tuple(c for c in WGMMA_CONFIGS if ids is None or c.id in ids)
 
 
 def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> list[Choice]:
-    """The configurations worth timing for one shape: tiles not far larger than the matrix, and
-    split-K only where the tile grid leaves the SMs idle and each split keeps at least 128 of K."""
+    """The configurations worth timing for one shape: tiles not far larger than the matrix, each
+    with the splits of `split_choices` (split-K only where the tile grid leaves the SMs idle)."""
     out = []
     kinds = enabled_kinds()
     wgmma_ids = enabled_wgmma_ids()
@@ -186,11 +246,5 @@ def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> li
             continue
         if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64):
             continue
-        tiles = cfg.tiles(m, n)
-        for s in SPLIT_CHOICES:
-            if s > cfg.max_splits:
-                continue
-            if s > 1 and (tiles * s > 4 * num_sms or k // s < 128 or tiles >= num_sms):
-                continue
-            out.append(Choice("ours", cfg.id, s))
+        out += [Choice("ours", cfg.id, s) for s in split_choices(cfg, m, n, k, num_sms)]
     return out

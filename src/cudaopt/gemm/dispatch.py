@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from cudaopt.gemm.configs import KERNEL_CONFIGS, NUM_SMS_H200, Choice
+from cudaopt.gemm.configs import KERNEL_CONFIGS, NUM_SMS_H200, Choice, wgmma_k_blocks
 
 DEFAULT_TABLE = Path(__file__).resolve().parent / "tuned_h200.json"
 Shape = tuple[int, int, int]
@@ -52,16 +52,31 @@ def load_table(path: str | None = None) -> dict[Shape, Choice]:
     return parse_table(json.loads(p.read_text()))
 
 
+def fit_splits(choice: Choice, k: int) -> Choice:
+    """A choice made for another K, made launchable for this one: a wgmma config splits K into at
+    most one split per 64-wide k-block (the launcher refuses more), and generation 1 not at all.
+    Halves the split count until it fits. mma.sync takes any split count (empty splits add zeros)."""
+    if choice.backend != "ours" or not 0 <= choice.config < len(KERNEL_CONFIGS):
+        return choice
+    cfg = KERNEL_CONFIGS[choice.config]
+    if cfg.kind != "wgmma":
+        return choice
+    splits = choice.splits
+    while splits > 1 and splits > min(cfg.max_splits, wgmma_k_blocks(k)):
+        splits //= 2
+    return choice if splits == choice.splits else Choice(choice.backend, choice.config, max(splits, 1))
+
+
 def choose(m: int, n: int, k: int, table: dict[Shape, Choice] | None = None) -> Choice:
     table = load_table() if table is None else table
     hit = table.get((m, n, k))
     if hit is not None:
-        return hit
+        return fit_splits(hit, k)
     best, best_d = None, math.inf
     for (tm, tn, tk), choice in table.items():
         d = max(abs(math.log2(tm / m)), abs(math.log2(tn / n)), abs(math.log2(tk / k)))
         if d < best_d:
             best, best_d = choice, d
     if best is not None and best_d <= 1.0:
-        return best
+        return fit_splits(best, k)  # a neighbour's split count may exceed this K's k-blocks
     return heuristic_choice(m, n, k)
