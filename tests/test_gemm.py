@@ -378,9 +378,62 @@ def test_bad_shard_is_a_usage_error():
     with pytest.raises(ValueError, match="shard"):
         tune_gemm(shapes="64x64x64", shard="x")
     for args in (["bench-gemm", "--shard", "3/2"], ["tune-gemm", "--shard", "1/0"], ["bench-gemm", "--mode", "batch"]):
-        p = subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True, timeout=120)
+        p = subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True, timeout=120,
+                           check=False)
         assert p.returncode == 2 and "error:" in p.stderr and "Traceback" not in p.stderr, p.stderr
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gemm.py"
     p = subprocess.run([sys.executable, str(script), "grid", "offline", "gpu", "/nonexistent", "--shard", "3/2"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, check=False)
     assert p.returncode == 2 and p.stderr.startswith("error: shard '3/2'"), p.stderr
+
+
+# ---- the wgmma comparison (scripts/gpu_gemm.sh, GEMM_WGMMA_ONLY=1): bookkeeping with fake GPU parts ----
+
+
+def test_wgmma_compare_times_split_k_and_checks_it(tmp_path, monkeypatch):
+    """run_wgmma_compare offers split-K only where the tile grid leaves SMs idle, never calls a
+    candidate that failed the quick fp32 check "best", and runs the full checks on the best
+    (config, splits), the best without split-K and the best with it."""
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    few, many = (512, 512, 4096), (4096, 4096, 4096)
+    timed, full_checks = {}, []
+
+    def fake_time(m, n, k, choices, mma, rounds, rng):
+        t, errs = {"mma": 50.0, "torch": 12.0, "lt_auto_nn": 11.0, "lt_auto_tn": 10.0}, {}
+        for c in choices:
+            cfg = KERNEL_CONFIGS[c.config]
+            lbl = c.label()
+            t[lbl] = 20.0 / c.splits if cfg.label == "wgmma64x128x64_pp_s8" else 30.0
+            errs[lbl] = 1e-4
+        if (m, n, k) == few:  # the fastest candidate of all computes garbage: it must not win
+            t["wgmma64x128x64_pp_s8_splitk16"] = 0.5
+            errs["wgmma64x128x64_pp_s8_splitk16"] = float("inf")
+        timed[(m, n, k)] = [c.label() for c in choices]
+        return t, errs
+
+    def fake_check(choice, m, n, k):
+        full_checks.append(((m, n, k), choice.label()))
+        return True
+
+    monkeypatch.setattr(bench, "_compare_time_shape", fake_time)
+    monkeypatch.setattr(bench, "_compare_full_check", fake_check)
+    monkeypatch.delenv("CUDAOPT_GEMM_WGMMA_SPLITK_IDS", raising=False)
+    out = bench.run_wgmma_compare([few, many], 1e9, tmp_path, configs=WGMMA_CONFIGS, log=lambda s: None)
+    rows = {(r["m"], r["n"], r["k"]): r for r in out["rows"]}
+    r = rows[few]
+    assert r["best"] == "wgmma64x128x64_pp_s8_splitk8" and (r["best_splits"], r["correct"]) == (8, True)
+    assert r["nosplit_best"] == "wgmma64x128x64_pp_s8" and r["splitk_best"] == r["best"]
+    assert r["quick_failed"] == ["wgmma64x128x64_pp_s8_splitk16"] and r["splitk_candidates"] > 0
+    assert {lbl for s, lbl in full_checks if s == few} == {r["best"], r["nosplit_best"]}
+    assert any(lbl.endswith("_splitk2") for lbl in timed[few])
+    assert not any("_c2_s" in lbl and "_tma" not in lbl and "splitk" in lbl for lbl in timed[few])  # gen 1: no split
+    r = rows[many]
+    assert r["splitk_candidates"] == 0 and r["splitk_best"] is None and r["best_splits"] == 1
+    assert not any("splitk" in lbl for lbl in timed[many])
+    md = (tmp_path / "summary.md").read_text()
+    assert "split-K: offered on 1 shapes" in md and "fastest on 1" in md and "correct (all checks) 1/1" in md
+    assert "quick fp32 check: 1: 512x512x4096 wgmma64x128x64_pp_s8_splitk16" in md
+    assert "| wgmma_best vs wgmma_nosplit (split-K shapes) | all | 1 |" in md
+    assert "| 512x512x4096 | wgmma64x128x64_pp_s8_splitk8 | 2.50 | wgmma64x128x64_pp_s8 | 20.00 | 10.00 | 4.000 | 0.500 | True / split-K True |" in md
+    assert len(json.loads((tmp_path / "shapes.json").read_text())) == 2

@@ -136,3 +136,125 @@ def test_wgmma_rejects_split_k_and_unaligned_shapes():
         _lib.launch_ours(a.data_ptr(), a.data_ptr(), out.data_ptr(), 128, 128, 128, cfg.id, 2, 0, 0, stream)
     with pytest.raises(_lib.GemmError):  # K not a multiple of 8: TMA strides must be 16-byte multiples
         _lib.launch_ours(a.data_ptr(), a.data_ptr(), out.data_ptr(), 128, 128, 124, cfg.id, 1, 0, 0, stream)
+
+
+# Split-K (generation 2): the shapes where one block per tile left most SMs idle in session 6, and
+# awkward tails: M and N not multiples of the tile, K not a multiple of 64 (the last k-block is
+# zero-filled), k-block counts not divisible by the splits (items of unequal k-block counts), one
+# k-block per split, a single tile.
+SPLITK_SHAPES = [(512, 512, 4096), (64, 64, 2048), (512, 64, 2048), (64, 4096, 12288), (128, 4096, 16384),
+                 (1024, 64, 2048), (72, 200, 1000), (200, 136, 264), (1000, 520, 1032), (8, 8, 136)]
+
+
+def _gen2_split_choices(k):
+    from cudaopt.gemm import Choice
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, wgmma_k_blocks
+
+    out = []
+    for cfg in WGMMA_CONFIGS:
+        if cfg.schedule == 0:
+            continue
+        for splits in (2, 3, 4, 8, 16):
+            if splits <= min(cfg.max_splits, wgmma_k_blocks(k)):
+                out.append(Choice("ours", cfg.id, splits))
+    return out
+
+
+@pytest.mark.parametrize("shape", SPLITK_SHAPES)
+def test_wgmma_splitk_matches_torch(shape):
+    """Every generation-2 config with 2, 3, 4, 8, 16 splits (where K has that many k-blocks) against
+    an fp32 reference, within 1.25x torch.matmul's own error (+ fp16 rounding slack); one of them per
+    shape through every check of check_gemm (0/1 exact, normal bound, NaN rows, guard band)."""
+    import torch
+
+    from cudaopt.gemm import hgemm
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    gen = torch.Generator(device="cuda").manual_seed(m * 7 + n * 3 + k)
+    a = torch.randn((m, k), generator=gen, device="cuda").half()
+    b = torch.randn((k, n), generator=gen, device="cuda").half()
+    ref = a.float() @ b.float()
+    torch_err = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+    choices = _gen2_split_choices(k)
+    assert choices
+    failures = []
+    for choice in choices:
+        out = hgemm(a, b, choice=choice)
+        torch.cuda.synchronize()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        if not err <= 1.25 * torch_err + 1e-4:
+            failures.append((choice.label(), err, torch_err))
+    assert not failures, failures[:4]
+    full = choices[len(choices) // 2]
+    r = check_gemm(lambda a_, b_, out, c=full: hgemm(a_, b_, out=out, choice=c), m, n, k, seed=m + n + k)
+    assert r.ok, (full.label(), r)
+
+
+def test_wgmma_splitk_writes_every_workspace_element_it_reads_and_is_deterministic():
+    """A NaN-poisoned workspace gives a NaN-free result (every partial the reduce reads was written
+    by some work item), the same workspace reused for another split count or shape too; two runs
+    are bitwise equal (splits are summed in a fixed order)."""
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+
+    ws = torch.empty(_lib.workspace_bytes(1000, 520, 16) // 4, device="cuda", dtype=torch.float32)
+    for m, n, k in [(1000, 520, 1032), (72, 200, 1000), (512, 64, 2048)]:
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+        b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+        for choice in _gen2_split_choices(k):
+            ws.fill_(float("nan"))
+            out1 = hgemm(a, b, workspace=ws, choice=choice)
+            ws.fill_(float("nan"))
+            out2 = hgemm(a, b, workspace=ws, choice=choice)
+            torch.cuda.synchronize()
+            assert not out1.isnan().any(), (m, n, k, choice.label())
+            assert torch.equal(out1, out2), (m, n, k, choice.label())
+
+
+def test_wgmma_splitk_runs_on_the_callers_stream():
+    """The split-K kernel and its reduce both run on the caller's (non-blocking) stream, after work
+    queued there: A is filled on the side stream after a GPU sleep."""
+    import torch
+
+    from cudaopt.gemm import hgemm
+
+    a = torch.randn(512, 2048, device="cuda", dtype=torch.float16)
+    b = torch.randn(2048, 512, device="cuda", dtype=torch.float16)
+    ref = a.float() @ b.float()
+    stream = torch.cuda.Stream()
+    for choice in _gen2_split_choices(2048)[::3]:
+        a_late = torch.zeros_like(a)
+        out = torch.zeros((512, 512), device="cuda", dtype=torch.float16)
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            torch.cuda._sleep(50_000_000)
+            a_late.copy_(a)
+            hgemm(a_late, b, out=out, choice=choice)
+        stream.synchronize()
+        assert (out.float() - ref).abs().max().item() < 0.5, choice.label()
+
+
+def test_wgmma_splitk_refuses_bad_splits_and_small_workspaces():
+    import torch
+
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    a = torch.randn(128, 256, device="cuda", dtype=torch.float16)
+    b = torch.randn(256, 128, device="cuda", dtype=torch.float16)
+    out = torch.empty(128, 128, device="cuda", dtype=torch.float16)
+    gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0)
+    stream = torch.cuda.current_stream().cuda_stream
+    ws = torch.empty(_lib.workspace_bytes(128, 128, 4) // 4, device="cuda", dtype=torch.float32)
+    with pytest.raises(_lib.GemmError):  # 256 of K = 4 k-blocks: 8 splits refused
+        _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), 128, 128, 256, gen2.id, 8, ws.data_ptr(),
+                         ws.numel() * 4, stream)
+    with pytest.raises(_lib.GemmError):  # workspace one float short
+        _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), 128, 128, 256, gen2.id, 4, ws.data_ptr(),
+                         ws.numel() * 4 - 4, stream)
+    _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), 128, 128, 256, gen2.id, 4, ws.data_ptr(),
+                     ws.numel() * 4, stream)
+    torch.cuda.synchronize()
+    assert (out.float() - a.float() @ b.float()).abs().max().item() < 0.25
