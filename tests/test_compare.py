@@ -288,6 +288,17 @@ def test_intra_op_threads_sets_and_restores(two_threads):
     assert torch.get_num_threads() == 2
 
 
+def test_overlapping_comparisons_restore_the_setting_from_before_both(two_threads):
+    # the local pool's slot threads compare at once; ends out of order must not leave a lowered count
+    a, b = compare.intra_op_threads(1), compare.intra_op_threads(1)
+    a.__enter__()
+    b.__enter__()
+    a.__exit__(None, None, None)
+    assert torch.get_num_threads() == 1  # b still compares
+    b.__exit__(None, None, None)
+    assert torch.get_num_threads() == 2
+
+
 def test_compare_threads_choice(monkeypatch):
     assert compare.compare_threads(1 << 18) == 1
     assert compare.compare_threads(compare.PARALLEL_MIN_ELEMENTS - 1) == 1

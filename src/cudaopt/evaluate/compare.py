@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -58,20 +59,30 @@ def tolerances(dtype: torch.dtype, atol: float | None = None, rtol: float | None
     return (a if atol is None else atol, r if rtol is None else rtol)
 
 
+_THREADS_LOCK = threading.Lock()
+_THREADS_STATE = {"depth": 0, "saved": 1}  # comparisons in progress in this process; the setting before them
+
+
 @contextmanager
 def intra_op_threads(k: int):
-    """torch's intra-op thread count set to k (never raised above the current setting) for the block,
-    and the previous value restored afterwards, also when the block raises."""
-    prev = torch.get_num_threads()
-    k = max(1, min(k, prev))
-    if k == prev:
-        yield
-        return
-    torch.set_num_threads(k)
+    """torch's intra-op thread count set to k (never raised above the setting from before) for the block,
+    and that setting restored when the last comparison in progress ends, also when a block raises. The
+    local pool compares in several threads of one process at once: each saving and restoring on its own
+    could leave the process at another comparison's lowered count."""
+    with _THREADS_LOCK:
+        if _THREADS_STATE["depth"] == 0:
+            _THREADS_STATE["saved"] = torch.get_num_threads()
+        _THREADS_STATE["depth"] += 1
+        want = max(1, min(k, _THREADS_STATE["saved"]))
+        if torch.get_num_threads() != want:
+            torch.set_num_threads(want)
     try:
         yield
     finally:
-        torch.set_num_threads(prev)
+        with _THREADS_LOCK:
+            _THREADS_STATE["depth"] -= 1
+            if _THREADS_STATE["depth"] == 0 and torch.get_num_threads() != _THREADS_STATE["saved"]:
+                torch.set_num_threads(_THREADS_STATE["saved"])
 
 
 def _cpus() -> int:
