@@ -271,7 +271,17 @@ print('prebuilt', sum(x.ok for x in b), 'of', len(b))" > "$OUT/prebuild.log" 2>&
     # Its GPU tests, then what the check costs in the worker vs the helper (benchmarks/kernel_check_cost.py),
     # then the rest of the corpus (12 of 46 not reached in session 6) with the helper on, resumed from the
     # session-6 rows.
-    prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
+    # One parallel build of everything this call evaluates: the helper tests' candidates, the benchmark's
+    # pairs and the corpus candidates session 6 did not reach.
+    python -c "
+import json; from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
+from cudaopt.tasks.loader import CORPUS_DIR; from cudaopt.tasks.seed_corpus import corpus_entries
+done = {(r['task'], r['candidate']) for r in json.load(open('docs/data/corpus_h200_session6_rows.json'))}
+srcs = [(CORPUS_DIR / 'softmax_rows' / 'fast_row_cached.py').read_text()]
+srcs += [Path('tests/redteam/attacks', a).read_text() for a in ('no_custom_kernel_cuda_decoy.py', 'side_stream_cuda_token_paste_stream.py')]
+pairs = {'gelu_tanh_explicit/fast_fused_float4', 'gelu_tanh_explicit/honest_one_thread_per_element', 'hardswish_explicit/fast_fused_float4', 'mse_loss/fast_fused_rows'}
+srcs += [e.source for e in corpus_entries() if e.device == 'cuda' and ((e.task, e.name) not in done or f'{e.task}/{e.name}' in pairs)]
+print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
     timeout 150 python -m pytest -q -m gpu tests/gpu/test_evaluator_gpu.py -k "helper or kernel_check" -p no:cacheprovider \
         > "$OUT/helper_tests.log" 2>&1
     grep -E "passed|failed|^FAILED|^E " "$OUT/helper_tests.log" | tail -8
