@@ -433,46 +433,48 @@ class _Worker:
                 if i == 0:
                     self.send("first_call_done",)
                     self.send("stage", "correct")
-                guard_t0 = time.perf_counter()
-                # Threads that a call started and left running. Compared per call, not against a count taken
-                # once: the harness's own work between calls may start library pools (session 3: an honest
-                # A/A was rejected that way). The first call may start a library's pools, so it is exempt.
-                if i > 0:
-                    self.check_threads(before, "candidate started threads that are still running after the call: their work is outside any timing window")
-                self.check_output_object(out, inputs)
-                for a, b in zip(inputs, pristine):
-                    if isinstance(a, torch.Tensor) and not torch.equal(a, b) and not (a.isnan().any() and torch.equal(a.isnan(), b.isnan())):
-                        self.finding("input_mutation", "candidate wrote into its inputs", f"trial {i}, input shape {tuple(a.shape)}")
-                        break
+                # Each check's seconds by name (guard_parts): the cheap evaluations are where they show.
+                with self.guard_time.part("threads_and_object"):
+                    # Threads that a call started and left running. Compared per call, not against a count taken
+                    # once: the harness's own work between calls may start library pools (session 3: an honest
+                    # A/A was rejected that way). The first call may start a library's pools, so it is exempt.
+                    if i > 0:
+                        self.check_threads(before, "candidate started threads that are still running after the call: their work is outside any timing window")
+                    self.check_output_object(out, inputs)
+                with self.guard_time.part("input_mutation"):
+                    for a, b in zip(inputs, pristine):
+                        if isinstance(a, torch.Tensor) and not _same(a, b):
+                            self.finding("input_mutation", "candidate wrote into its inputs", f"trial {i}, input shape {tuple(a.shape)}")
+                            break
                 # A returned buffer that changes under a later call was a stale buffer, not a result.
-                if prev_out_obj is not None:
-                    now_ptrs = {o.untyped_storage().data_ptr() for o in flatten_outputs(out) if type(o) is torch.Tensor and o.numel()}
-                    for a, b in zip(flatten_outputs(prev_out_obj), prev_out_copy):
-                        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and not _same(a, b):
-                            if a.untyped_storage().data_ptr() in now_ptrs:
-                                self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
-                            else:  # not returned again, yet written to: deferred work from an earlier call
-                                self.finding("side_stream", "an earlier output was written after its call returned: work runs outside the call",
-                                             f"trial {i}", blocking=True)
-                self.guard_time.add(time.perf_counter() - guard_t0)
+                with self.guard_time.part("stale_outputs"):
+                    if prev_out_obj is not None:
+                        now_ptrs = {o.untyped_storage().data_ptr() for o in flatten_outputs(out) if type(o) is torch.Tensor and o.numel()}
+                        for a, b in zip(flatten_outputs(prev_out_obj), prev_out_copy):
+                            if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and not _same(a, b):
+                                if a.untyped_storage().data_ptr() in now_ptrs:
+                                    self.finding("output_alias", "an earlier output changed when the candidate ran again (reused output buffer)", f"trial {i}")
+                                else:  # not returned again, yet written to: deferred work from an earlier call
+                                    self.finding("side_stream", "an earlier output was written after its call returned: work runs outside the call",
+                                                 f"trial {i}", blocking=True)
                 seed = None
                 if wants_sample(i):
                     self.send("cand_ready", i)  # the output exists; only now is the sample drawn
                     seed = self._expect("challenge", i)
                 self.send("cand_out", i, view(out, seed, opt["compare_full_limit"]))
                 out_sizes = [t.numel() * t.element_size() for t in flatten_outputs(out) if isinstance(t, torch.Tensor) and t.numel()]
-                guard_t0 = time.perf_counter()
-                if i == 0:
-                    first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in flatten_outputs(out)]
-                prev_out_obj, prev_out_copy = out, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flatten_outputs(out)]
-                _sync(self.device)
-                # Sent and waited on: an output that still changes now is being written outside the call.
-                for a, b in zip(flatten_outputs(out), prev_out_copy):
-                    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and not _same(a, b):
-                        self.finding("side_stream", "the output kept changing after the call returned: work runs outside the call",
-                                     f"trial {i}", blocking=True)
-                        break
-                self.guard_time.add(time.perf_counter() - guard_t0)
+                with self.guard_time.part("output_copies"):
+                    if i == 0:
+                        first_out = [t.clone() if isinstance(t, torch.Tensor) else t for t in flatten_outputs(out)]
+                    prev_out_obj, prev_out_copy = out, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flatten_outputs(out)]
+                    _sync(self.device)
+                with self.guard_time.part("late_writes"):
+                    # Sent and waited on: an output that still changes now is being written outside the call.
+                    for a, b in zip(flatten_outputs(out), prev_out_copy):
+                        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and not _same(a, b):
+                            self.finding("side_stream", "the output kept changing after the call returned: work runs outside the call",
+                                         f"trial {i}", blocking=True)
+                            break
                 prev_inputs = inputs  # the next reuse trial writes new values into these very tensors
             # nondeterminism: the first trial's inputs again
             guard_t0 = time.perf_counter()
@@ -899,10 +901,16 @@ def _access_policy_bytes(device) -> int | None:
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal, counting NaN as equal to NaN."""
+    """Equal, counting NaN as equal to NaN. torch.equal first (two reads, no temporaries): outputs and most
+    inputs hold no NaN; only where it says no are the NaN positions looked at."""
+    if a.dtype != b.dtype or a.shape != b.shape:  # (torch.equal promotes dtypes; `.data =` can swap one in place)
+        return False
+    if torch.equal(a, b):
+        return True
     if a.is_floating_point():
-        return bool(torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num()))
-    return bool(torch.equal(a, b))
+        nan = a.isnan()
+        return bool(torch.equal(nan, b.isnan()) and torch.equal(a[~nan], b[~nan]))  # (nan_to_num would equate inf and max)
+    return False
 
 
 def _cpu_name() -> str:
@@ -928,7 +936,7 @@ class _Stopwatch:
     def seconds(self) -> float:
         return sum(self.parts.values())
 
-    def add(self, dt: float, part: str = "output_checks") -> None:
+    def add(self, dt: float, part: str) -> None:
         self.parts[part] = self.parts.get(part, 0.0) + dt
 
     @contextlib.contextmanager
