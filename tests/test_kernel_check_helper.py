@@ -6,6 +6,7 @@ import multiprocessing as mp
 import time
 
 import pytest
+from test_evaluate_cpu import FAST, TASK, cand
 
 from cudaopt.evaluate import EvalOptions, evaluate
 from cudaopt.evaluate.codec import send_msg
@@ -13,8 +14,6 @@ from cudaopt.evaluate.result import EvalResult
 from cudaopt.evaluate.runner import _Session
 from cudaopt.guards.findings import GuardPolicy
 from cudaopt.tasks.loader import resolve_task
-
-from test_evaluate_cpu import FAST, TASK, cand
 
 HONEST = cand("return torch.tanh(x * self.w) + self.b")
 
