@@ -45,15 +45,16 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 256) and c.bm <= 256
         assert (c.rows_per_consumer // 64) * c.bn // 2 <= 128  # accumulators per consumer thread
         assert c.smem_bytes <= 227 * 1024
-        assert c.max_splits == (1 if c.schedule == 0 else WGMMA_MAX_SPLITS)  # generation 1 never splits K
+        # generation 1 and the cluster configs never split K
+        assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 else WGMMA_MAX_SPLITS)
         assert c.label.startswith("wgmma") and Choice("ours", c.id, 1).label() == c.label
 
 
 def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
-    rows = [(int(a), int(b), int(c), int(d), int(e or 0)) for a, b, c, d, e in
-            re.findall(r"CUDAOPT_WGMMA_CFG2?\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule) for c in WGMMA_CONFIGS]
+    rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f or 1)) for a, b, c, d, e, f in
+            re.findall(r"CUDAOPT_WGMMA_(?:CFG2?|CLUSTER)\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?(?:, (\d+))?\)", src)]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m) for c in WGMMA_CONFIGS]
 
 
 # The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
@@ -198,11 +199,12 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
                           capture_output=True, text=True, timeout=110, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?_kernel\S*)\n\s*(.*)", out)
+    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
     assert len(wgmma_funcs) == len(WGMMA_CONFIGS), out[-3000:]
+    assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
     # Split-K: one more kernel per generation-2 config, and the reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce)_kernel\S*)\n\s*(.*)", out)
-    assert len(splitk_funcs) == sum(1 for c in WGMMA_CONFIGS if c.schedule != 0) + 1, out[-3000:]
+    assert len(splitk_funcs) == sum(1 for c in WGMMA_CONFIGS if c.max_splits > 1) + 1, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
@@ -229,6 +231,18 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "STG.E.64" in body and "UTMASTG" not in body, name
     reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_kernel" in name)
     assert "LDG.E.128" in reduce and "STG.E.128" in reduce
+    # 2x1 cluster kernels: B multicast TMA, cluster barriers (init and exit), remote mbarrier arrivals
+    # (SYNCS...RED on a shared::cluster address), the same mainloop and TMA-store epilogue.
+    clus = {name: body for name, body in funcs.items() if "hgemm_wgmma2_cluster_kernel" in name}
+    assert len(clus) == len(CLUSTER)
+    for name, body in clus.items():
+        assert "UTMALDG.2D.MULTICAST" in body and "UTMALDG.2D " in body, name
+        assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2, name
+        assert "SYNCS.ARRIVE.TRANS64.RED" in body, name
+        assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMASTG.2D" in body, name
+    for name, body in funcs.items():  # nothing cluster-specific leaked into the other kernels
+        if "cluster" not in name:
+            assert "MULTICAST" not in body and "UCGABAR" not in body, name
 
 
 def _sass_functions(sass: str) -> dict[str, str]:
@@ -246,7 +260,8 @@ def _sass_functions(sass: str) -> dict[str, str]:
 
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
 
-GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0]
+GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1]
+CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
 
 def test_generation_2_is_appended_and_generation_1_unchanged():
@@ -259,6 +274,13 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (17, 128, 64, 2, 8, 0, "wgmma128x64x64_c2_s8", 197760),
     ]
     assert GEN2 and min(c.id for c in GEN2) > max(g[0] for g in gen1)
+    # generation 2 (measured in session 6) keeps its ids, labels and sizes; clusters come after it
+    assert [(c.id, c.label, c.smem_bytes) for c in GEN2] == [
+        (18, "wgmma128x256x64_c2_s3_tma", 214064), (19, "wgmma256x128x64_c2_s3_tma", 214064),
+        (20, "wgmma64x256x64_pp_s4", 230464), (21, "wgmma128x128x64_pp_s5", 230480),
+        (22, "wgmma64x128x64_pp_s8", 230528)]
+    assert [(c.id, c.label, c.cluster_m, c.max_splits) for c in CLUSTER] == [
+        (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1)]
     labels = [c.label for c in KERNEL_CONFIGS]
     assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
 
@@ -342,6 +364,7 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
     _lib.declare_wgmma_splitk(kernel_lib)
     for c in WGMMA_CONFIGS:
         assert kernel_lib.cudaopt_wgmma_max_splits(c.index) == c.max_splits, c.label
+        assert kernel_lib.cudaopt_wgmma_cluster_size(c.index) == c.cluster_m, c.label
         for m, n in [(8, 8), (512, 512), (4104, 1032), (64, 4096), (16384, 16384)]:
             for splits in (1, 2, 5, 16):
                 for sms in (1, 7, 132):
@@ -766,3 +789,300 @@ def test_protocol_model_catches_split_k_accounting_errors(old, new):
             if "parity aliased" in str(err) or "deadlock" in str(err):
                 return
     pytest.fail(f"mutation {new!r} not caught")
+
+
+# ---- 2x1 clusters (ids 23-24): pair schedule, candidates, two-CTA protocol model ---------------
+
+from cudaopt.gemm.configs import cluster_offered, cluster_sequences, cluster_tile
+
+_CLUSTER_GRIDS = [(1, 1, 1), (1, 5, 3), (2, 1, 1), (3, 3, 2), (5, 7, 4), (17, 3, 66), (33, 9, 66), (16, 16, 66),
+                  (129, 64, 66), (128, 48, 66), (9, 2, 5), (2, 40, 7)]
+
+
+def _check_pair_schedule(tiles_m, tiles_n, clusters, tile_fn):
+    units = (tiles_m + 1) // 2 * tiles_n
+    seen = {}
+    for c in range(clusters):
+        for u in range(c, units, clusters):  # both CTAs of cluster c walk exactly this sequence
+            (r0, n0), (r1, n1) = tile_fn(u, 0, tiles_m, tiles_n), tile_fn(u, 1, tiles_m, tiles_n)
+            assert n0 == n1 and r1 == r0 + 1 and r0 % 2 == 0, (u, r0, n0, r1, n1)  # one B panel per pair
+            assert 0 <= n0 < tiles_n and 0 <= r0 < tiles_m
+            for r in (r0, r1):
+                if r < tiles_m:
+                    assert (r, n0) not in seen, f"tile {(r, n0)} twice"
+                    seen[(r, n0)] = c
+                else:  # only the last pair-row's rank-1 tile of an odd tiles_m may lie past M
+                    assert r == tiles_m and tiles_m % 2 == 1
+    assert set(seen) == {(r, n) for r in range(tiles_m) for n in range(tiles_n)}
+
+
+@pytest.mark.parametrize("tiles_m,tiles_n,clusters", _CLUSTER_GRIDS)
+def test_cluster_pair_schedule_covers_every_tile_once(tiles_m, tiles_n, clusters):
+    """Python mirror: every tile exactly once, pairs share a tile column (B panel), odd tile-row
+    counts leave exactly the last pair-row's rank-1 tiles idle, per-cluster sequences."""
+    _check_pair_schedule(tiles_m, tiles_n, clusters, cluster_tile)
+    seqs = cluster_sequences(tiles_m, tiles_n, clusters)
+    assert sum(len(q) for q in seqs) == (tiles_m + 1) // 2 * tiles_n
+    idle = sum(1 for q in seqs for _, (r1, _) in q if r1 >= tiles_m)
+    assert idle == (tiles_n if tiles_m % 2 else 0)
+
+
+@pytest.mark.timeout(120)
+def test_compiled_cluster_schedule_matches_the_mirror(kernel_lib):
+    """cudaopt_wgmma_cluster_tile is the host copy of the device function the cluster kernels call."""
+    import ctypes
+
+    from cudaopt.gemm import _lib
+
+    _lib.declare_wgmma_splitk(kernel_lib)
+    buf = (ctypes.c_int * 3)()
+
+    def compiled(u, rank, tiles_m, tiles_n):
+        assert kernel_lib.cudaopt_wgmma_cluster_tile(u, rank, tiles_m, tiles_n, buf) == 0
+        assert buf[2] == (1 if buf[0] < tiles_m else 0)
+        return buf[0], buf[1]
+
+    for tiles_m, tiles_n, clusters in _CLUSTER_GRIDS:
+        _check_pair_schedule(tiles_m, tiles_n, clusters, compiled)
+        for u in range((tiles_m + 1) // 2 * tiles_n):
+            for rank in (0, 1):
+                assert compiled(u, rank, tiles_m, tiles_n) == cluster_tile(u, rank, tiles_m, tiles_n)
+    for bad in [(-1, 0, 3, 3), (6, 0, 3, 3), (0, 2, 3, 3), (0, -1, 3, 3), (0, 0, 0, 3), (0, 0, 3, 0)]:
+        assert kernel_lib.cudaopt_wgmma_cluster_tile(*bad, buf) == -1, bad
+
+
+@pytest.mark.parametrize("shape", [(8, 8, 8), (4104, 1032, 136), (8192, 8192, 8192), (16384, 16384, 16384),
+                                   (8200, 4096, 512), (128, 65536, 64)])
+def test_cluster_grid_and_candidates(shape):
+    m, n, k = shape
+    for c in CLUSTER:
+        tiles_m = -(-m // c.bm)
+        units = -(-tiles_m // 2) * -(-n // c.bn)
+        assert c.units(m, n) == units and c.grid(m, n) == 2 * min(66, units) and c.grid(m, n) % 2 == 0
+        assert c.grid(m, n, num_sms=1) == 2  # one cluster at least (host helper's floor)
+        assert split_choices(c, m, n, k) == [1]
+        offered = c.tiles(m, n) >= 2 * NUM_SMS_H200
+        assert cluster_offered(c, m, n) == offered
+        assert any(ch.config == c.id for ch in candidate_choices(m, n, k)) == (
+            offered and c.bm <= max(2 * m, 32) and c.bn <= max(2 * n, 64))
+        from cudaopt.gemm.bench import wgmma_compare_choices
+
+        assert any(ch.config == c.id for ch in wgmma_compare_choices(m, n, k, WGMMA_CONFIGS)) == offered
+    # the non-cluster configs are offered as before
+    assert all(cluster_offered(c, 8, 8) for c in WGMMA_CONFIGS if c.cluster_m == 1)
+
+
+# Two-CTA model of the cluster kernel (hgemm_wgmma2_cluster_kernel, transcribed by hand): per CTA a
+# producer and two consumers as in _simulate, plus: full barriers expect A (own, local; none for an
+# idle CTA) + both B halves (own multicast + the peer's); each producer multicasts its B half to
+# both CTAs; empty barriers count both CTAs' consumer warps, each consumer releasing on both CTAs;
+# barrier init, then a cluster barrier; a cluster barrier before exit. Pieces land asynchronously,
+# in any order, per destination. Checks, besides _simulate's: a piece never lands in a slot whose
+# previous position the destination CTA's consumers have not all released (refill before both
+# released), nor in an uninitialised or exited CTA, and no arrival reaches an exited CTA.
+
+
+class _CBar(_MBar):
+    """mbarrier whose transaction count may go transiently negative (a peer's multicast bytes can
+    land before this CTA's producer's arrive.expect_tx; the phase still needs that arrival)."""
+
+    def complete_tx(self, nbytes):
+        self.tx -= nbytes
+        self._maybe_complete()
+
+
+def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True, True)):
+    import random
+
+    rng = random.Random(seed)
+    units = len(live)  # live[j] = (rank 0 live, rank 1 live) for the cluster's unit j
+    a_bytes, b_half = 1000, 700
+    per_cta = 4 if pingpong else 8
+    empty_count = per_cta * 2
+    full = [[_CBar(1) for _ in range(stages)] for _ in range(2)]
+    empty = [[_CBar(empty_count) for _ in range(stages)] for _ in range(2)]
+    order = [{1: _NamedBar(256), 2: _NamedBar(256)} for _ in range(2)]
+    content = [[{} for _ in range(stages)] for _ in range(2)]  # piece -> ring position, per CTA/slot
+    readers = [[0] * stages for _ in range(2)]
+    released = [{} for _ in range(2)]  # ring position -> consumer warpgroups that released it
+    need_release = 1 if pingpong else 2
+    inited, exited = [False, False], [False, False]
+    cbar = {"init": 0, "exit": 0}
+    tma_queue = []  # (destination CTA, slot, position, piece)
+    groups = {(x, c): [] for x in (0, 1) for c in (0, 1)}
+    issued = []
+
+    def remote_arrive(y, s, n):
+        assert inited[y] and not exited[y], "arrival on an uninitialised or exited CTA's barrier"
+        empty[y][s].arrive(n)
+
+    def start(x, is_producer):
+        if is_producer:
+            inited[x] = True  # thread 0: mbarrier.init x 2 x stages, fence.mbarrier_init
+        yield lambda: inited[x]  # __syncthreads
+        cbar["init"] += 1
+        if cluster_sync[0]:
+            yield lambda: cbar["init"] == 6  # barrier.cluster.arrive + wait
+
+    def finish():
+        cbar["exit"] += 1
+        if cluster_sync[1]:
+            yield lambda: cbar["exit"] == 6
+
+    def producer(x):
+        yield from start(x, True)
+        slot, phase, pos = 0, 0, 0
+        for j in range(units):
+            for _ in range(k_tiles):
+                yield lambda s=slot, p=phase: empty[x][s].passed(p ^ 1)
+                full[x][slot].arrive(1, expect_tx=(a_bytes if live[j][x] else 0) + 2 * b_half)
+                if live[j][x]:
+                    tma_queue.append((x, slot, pos, "A"))
+                for y in (0, 1):  # multicast: this CTA's half of B to both CTAs
+                    tma_queue.append((y, slot, pos, f"B{x}"))
+                pos += 1
+                slot += 1
+                if slot == stages:
+                    slot, phase = 0, phase ^ 1
+        yield from finish()
+
+    def consumer(x, c):
+        yield from start(x, False)
+        pos = k_tiles if pingpong and c == 1 else 0
+        first, step = (c, 2) if pingpong else (0, 1)
+
+        def release(s, p):
+            released[x][p] = released[x].get(p, 0) + 1
+            for y in (0, 1):
+                remote_arrive(y, s, 4)
+
+        for j in range(first, units, step):
+            if pingpong and j != 0:
+                bar = order[x][1 + c]
+                gen = bar.generation
+                bar.arrive(128)
+                yield lambda b=bar, g=gen: b.generation > g
+            prev = None
+            for kt in range(k_tiles):
+                slot = pos % stages
+                yield lambda s=slot, p=(pos // stages) & 1: full[x][s].passed(p)
+                want = {"B0", "B1"} | ({"A"} if live[j][x] else set())
+                got = {piece for piece, p in content[x][slot].items() if p == pos}
+                assert want <= got, f"parity aliased or incomplete: CTA {x} slot {slot} has {got} of position {pos}"
+                if live[j][x]:
+                    readers[x][slot] += 1
+                    groups[(x, c)].append(slot)
+                    issued.append((x, c, j, kt))
+                yield lambda: len(groups[(x, c)]) <= 1  # wgmma.wait_group 1
+                if kt > 0:
+                    release(prev, pos - 1)
+                prev = slot
+                pos += 1
+            if pingpong and j + 1 < units:
+                order[x][1 + (c ^ 1)].arrive(128)
+            yield lambda: not groups[(x, c)]  # wgmma.wait_group 0
+            release(prev, pos - 1)
+            if pingpong:
+                pos += k_tiles
+        yield from finish()
+
+    actors = [(x, f) for x in (0, 1) for f in (producer(x), consumer(x, 0), consumer(x, 1))]
+    waits = [lambda: True] * len(actors)
+    alive = list(range(len(actors)))
+    for _ in range(400000):
+        ready = [i for i in alive if waits[i]()]
+        events = (["tma"] if tma_queue else []) + [key for key, g in groups.items() if g]
+        if not ready and not events:
+            break
+        pick = rng.randrange(len(ready) + len(events))
+        if pick >= len(ready):
+            ev = events[pick - len(ready)]
+            if ev == "tma":  # pieces land in any order, each destination on its own
+                y, slot, p, piece = tma_queue.pop(rng.randrange(len(tma_queue)))
+                assert inited[y] and not exited[y], "TMA into an uninitialised or exited CTA"
+                assert readers[y][slot] == 0, "TMA refills a slot an in-flight wgmma still reads"
+                if p >= stages:
+                    assert released[y].get(p - stages, 0) == need_release, \
+                        f"refill before both CTAs released: CTA {y} slot {slot} position {p}"
+                content[y][slot][piece] = p
+                full[y][slot].complete_tx(a_bytes if piece == "A" else b_half)
+            else:
+                readers[ev[0]][groups[ev].pop(0)] -= 1
+            continue
+        i = ready[pick]
+        try:
+            waits[i] = next(actors[i][1])
+        except StopIteration:
+            alive.remove(i)
+            for x in (0, 1):
+                if not exited[x] and all(j not in alive for j in range(len(actors)) if actors[j][0] == x):
+                    exited[x] = True
+    assert not alive, f"deadlock: actors {alive} blocked (live={live}, k={k_tiles}, stages={stages})"
+    assert not tma_queue
+    every = sorted((x, j, kt) for j in range(units) for x in (0, 1) if live[j][x] for kt in range(k_tiles))
+    if pingpong:
+        assert sorted((x, j, kt) for x, _, j, kt in issued) == every
+        assert all(c == j % 2 for _, c, j, _ in issued)
+    else:
+        assert sorted(issued) == sorted((x, c, j, kt) for x, j, kt in every for c in (0, 1))
+
+
+def _cluster_live_patterns():
+    """Per cluster: its units' (rank 0, rank 1) liveness, from real schedules (odd tiles_m gives an
+    idle rank 1 on the last pair-row) plus hand-made ones (idle first, idle alternate)."""
+    out = [[(True, True)], [(True, False)], [(True, False), (True, True)], [(True, True), (True, False)] * 2,
+           [(True, False)] * 3]
+    for tiles_m, tiles_n, clusters in [(3, 3, 2), (5, 2, 3), (1, 4, 2)]:
+        for seq in cluster_sequences(tiles_m, tiles_n, clusters):
+            if seq:
+                out.append([(r0 < tiles_m, r1 < tiles_m) for (r0, _), (r1, _) in seq])
+    return out
+
+
+@pytest.mark.parametrize("pingpong", [False, True], ids=["coop", "pingpong"])
+def test_cluster_protocol_model_has_no_deadlock_alias_or_early_refill(pingpong):
+    for stages in (2, 3, 5):
+        for live in _cluster_live_patterns():
+            for k_tiles in (1, 2, stages, stages + 2):
+                for seed in range(4):
+                    _simulate_cluster(live, k_tiles, stages, pingpong, seed)
+
+
+def _mutated_cluster_model(pairs):
+    import inspect
+    import textwrap
+
+    src = textwrap.dedent(inspect.getsource(_simulate_cluster))
+    for old, new in pairs:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    ns = dict(globals())
+    exec(compile(src, "<mutated cluster model>", "exec"), ns)  # noqa: S102 - this file's own model, mutated
+    return ns["_simulate_cluster"]
+
+
+@pytest.mark.parametrize("pairs,expect", [
+    # empty barriers collect only the own CTA's consumers: a peer refills a slot this CTA still reads
+    ([("empty_count = per_cta * 2", "empty_count = per_cta"), ("for y in (0, 1):\n                remote_arrive",
+                                                              "for y in (x,):\n                remote_arrive")],
+     "refill before both CTAs released"),
+    # full barrier expects only the bytes this CTA's producer issues (not the peer's multicast half)
+    ([("expect_tx=(a_bytes if live[j][x] else 0) + 2 * b_half", "expect_tx=(a_bytes if live[j][x] else 0) + b_half")],
+     "incomplete"),
+    # no cluster barrier before exit: a CTA leaves while the peer still arrives on its barriers
+    ([("cluster_sync=(True, True)", "cluster_sync=(True, False)")], "exited"),
+    # no cluster barrier after init: the peer multicasts / arrives before this CTA initialised
+    ([("cluster_sync=(True, True)", "cluster_sync=(False, True)")], "uninitialised"),
+    # an idle CTA that skips its B half (instead of taking part): the live peer waits forever
+    ([("for y in (0, 1):  # multicast", "for y in ((0, 1) if live[j][x] else ()):  # multicast")], "deadlock"),
+])
+def test_cluster_protocol_model_catches_breakages(pairs, expect):
+    broken = _mutated_cluster_model(pairs)
+    for seed in range(400):
+        for pingpong in (False, True):
+            try:
+                broken([(True, True), (True, False), (True, True)], 3, 2, pingpong, seed)
+            except AssertionError as err:
+                if expect in str(err):
+                    return
+    pytest.fail(f"mutation {pairs!r} not caught")

@@ -59,6 +59,9 @@ def kernels() -> ctypes.CDLL:
         lib.cudaopt_wgmma_config_info(cfg.index, buf)
         if tuple(buf[:7]) != (cfg.bm, cfg.bn, cfg.bk, cfg.consumers, cfg.stages, cfg.smem_bytes, cfg.schedule):
             raise GemmError(f"wgmma config {cfg.id} differs between library and configs.py: rebuild")
+        if lib.cudaopt_wgmma_cluster_size(cfg.index) != cfg.cluster_m:
+            raise GemmError(f"wgmma config {cfg.id}: library cluster size {lib.cudaopt_wgmma_cluster_size(cfg.index)}, "
+                            f"configs.py {cfg.cluster_m}: rebuild")
         if lib.cudaopt_wgmma_max_splits(cfg.index) != cfg.max_splits:
             raise GemmError(f"wgmma config {cfg.id}: library takes {lib.cudaopt_wgmma_max_splits(cfg.index)} splits, "
                             f"configs.py {cfg.max_splits}: rebuild")
@@ -67,8 +70,8 @@ def kernels() -> ctypes.CDLL:
 
 
 def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
-    """ctypes signatures of the wgmma split-K entry points (host-only helpers included, which the
-    CPU tests call on a library loaded without a GPU)."""
+    """ctypes signatures of the wgmma split-K and cluster entry points (host-only helpers included,
+    which the CPU tests call on a library loaded without a GPU)."""
     lib.cudaopt_hgemm_wgmma_splitk.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _i, _p, _sz, _p]
     lib.cudaopt_hgemm_wgmma_splitk.restype = _i
     lib.cudaopt_wgmma_workspace_bytes.argtypes = [_i, _i, _i]
@@ -79,6 +82,10 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_work_item.restype = _i
     lib.cudaopt_wgmma_grid.argtypes = [_i, _i, _i, _i, _i]
     lib.cudaopt_wgmma_grid.restype = _i
+    lib.cudaopt_wgmma_cluster_size.argtypes = [_i]
+    lib.cudaopt_wgmma_cluster_size.restype = _i
+    lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
+    lib.cudaopt_wgmma_cluster_tile.restype = _i
     return lib
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudaopt.gemm import _lib
-from cudaopt.gemm.configs import NUM_SMS_H200, Choice, split_choices
+from cudaopt.gemm.configs import NUM_SMS_H200, Choice, cluster_offered, split_choices
 from cudaopt.gemm.dispatch import choose, load_table
 from cudaopt.gemm.shapes import Shape
 from cudaopt.gemm.stats import SpeedupSummary, max_of, ratios, summarize_by_class
@@ -475,8 +475,10 @@ QUICK_REL_ERR = 2e-3  # every timed wgmma candidate's output on input set 0 vs f
 
 def wgmma_compare_choices(m: int, n: int, k: int, configs, num_sms: int = NUM_SMS_H200) -> list[Choice]:
     """Every given wgmma config, each with the K splits the tuner would time (`split_choices`: more
-    than 1 only for generation 2 where tiles < #SMs and each split keeps >= 2 k-blocks)."""
-    return [Choice("ours", c.id, s) for c in configs for s in split_choices(c, m, n, k, num_sms)]
+    than 1 only for generation 2 where tiles < #SMs and each split keeps >= 2 k-blocks); the 2x1
+    cluster configs only where `cluster_offered` (tiles >= 2 x #SMs)."""
+    return [Choice("ours", c.id, s) for c in configs if cluster_offered(c, m, n, num_sms)
+            for s in split_choices(c, m, n, k, num_sms)]
 
 
 def _compare_time_shape(m: int, n: int, k: int, choices: list[Choice], mma: Choice, rounds: int,

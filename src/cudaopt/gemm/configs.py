@@ -7,7 +7,10 @@ Two kinds share one id space (the id is the index in KERNEL_CONFIGS, stored in t
   split-K), 1 = cooperative with a pipelined mainloop and TMA-store epilogue, 2 = ping-pong (each
   consumer warpgroup owns whole bm x bn tiles, alternating). Generation 2 splits K: the persistent
   blocks walk work items = tiles x splits (`work_item`), each writing an fp32 partial, summed into C
-  by a second kernel; `split_choices` is where the tuner times that.
+  by a second kernel; `split_choices` is where the tuner times that. `cluster_m` 2 (ids 23-24):
+  the generation-2 kernel in 2x1 thread-block clusters along M: the two CTAs of a cluster compute
+  vertically adjacent tiles and share B through TMA multicast (`cluster_tile`); no split-K; offered
+  only where tiles >= CLUSTER_MIN_TILES_PER_SM x #SMs (`cluster_offered`).
 
 The Python mirror lets the dispatcher's heuristic and the tests run without a GPU; `_lib` checks it
 against the compiled library at load time, so the two cannot drift apart silently.
@@ -34,6 +37,7 @@ class KernelConfig:
     index: int = -1  # position in its kind's table in the CUDA source (the C-side config id)
     consumers: int = 0  # wgmma: consumer warpgroups (each owns bm / consumers rows, or whole tiles)
     schedule: int = 0  # wgmma: SCHED_* below
+    cluster_m: int = 1  # wgmma generation 2: CTAs per thread-block cluster along M (2: B multicast)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -67,29 +71,46 @@ class KernelConfig:
         """Most K splits the launcher accepts (cudaopt_wgmma_max_splits for wgmma): generation-1
         wgmma has no split-K kernel; a wgmma config also never takes more splits than k-blocks."""
         if self.kind == "wgmma":
-            return 1 if self.schedule == SCHED_GEN1 else WGMMA_MAX_SPLITS
+            return 1 if self.schedule == SCHED_GEN1 or self.cluster_m > 1 else WGMMA_MAX_SPLITS
         return max(SPLIT_CHOICES)
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
 
+    def units(self, m: int, n: int) -> int:
+        """wgmma: the persistent schedule's work units: tiles, or for a cluster config pairs of
+        vertically adjacent tiles (ceil(tiles_m / 2) x tiles_n; see cluster_tile)."""
+        if self.cluster_m > 1:
+            tiles_m = -(-m // self.bm)
+            return -(-tiles_m // self.cluster_m) * -(-n // self.bn)
+        return self.tiles(m, n)
+
     def grid(self, m: int, n: int, num_sms: int = NUM_SMS_H200, splits: int = 1) -> int:
-        """wgmma: persistent blocks launched (the C launcher's min(#SMs, #tiles x splits))."""
+        """wgmma: persistent blocks launched (the C launcher's min(#SMs, #tiles x splits)); cluster
+        configs: cluster_m x min(max(#SMs // cluster_m, 1), units) (on a GPU the launcher may cap the
+        clusters further by cudaOccupancyMaxActiveClusters)."""
+        if self.cluster_m > 1:
+            return self.cluster_m * min(max(num_sms // self.cluster_m, 1), self.units(m, n))
         return min(num_sms, self.tiles(m, n) * splits)
 
     def tiles_per_consumer(self, m: int, n: int, num_sms: int = NUM_SMS_H200) -> int:
         """wgmma: most tiles any one consumer warpgroup handles (block b takes tiles b, b + grid, ...;
-        ping-pong hands them to its two consumers alternately, cooperative shares each one)."""
-        per_block = -(-self.tiles(m, n) // self.grid(m, n, num_sms))
+        ping-pong hands them to its two consumers alternately, cooperative shares each one; a
+        cluster's CTAs each take one tile of each of the cluster's units)."""
+        per_block = -(-self.units(m, n) // (self.grid(m, n, num_sms) // max(self.cluster_m, 1)))
         return -(-per_block // 2) if self.schedule == SCHED_PINGPONG else per_block
+
+    @property
+    def _cluster_tag(self) -> str:
+        return f"_cm{self.cluster_m}" if self.cluster_m > 1 else ""
 
     @property
     def label(self) -> str:
         if self.kind == "wgmma":
             if self.schedule == SCHED_PINGPONG:
-                return f"wgmma{self.bm}x{self.bn}x{self.bk}_pp_s{self.stages}"
+                return f"wgmma{self.bm}x{self.bn}x{self.bk}_pp_s{self.stages}{self._cluster_tag}"
             tail = "_tma" if self.schedule == SCHED_COOP_TMA else ""
-            return f"wgmma{self.bm}x{self.bn}x{self.bk}_c{self.consumers}_s{self.stages}{tail}"
+            return f"wgmma{self.bm}x{self.bn}x{self.bk}_c{self.consumers}_s{self.stages}{tail}{self._cluster_tag}"
         return f"mma{self.bm}x{self.bn}x{self.bk}_w{self.warps_m}x{self.warps_n}_s{self.stages}"
 
 
@@ -123,6 +144,10 @@ _WGMMA_TABLE = [
     (64, 256, 2, 4, SCHED_PINGPONG),
     (128, 128, 2, 5, SCHED_PINGPONG),
     (64, 128, 2, 8, SCHED_PINGPONG),
+    # 2x1 clusters along M (B multicast), cluster_m as a sixth field; written after session 6, not
+    # yet run on a GPU (docs/gemm.md). No split-K.
+    (128, 256, 2, 3, SCHED_COOP_TMA, 2),
+    (128, 128, 2, 5, SCHED_PINGPONG, 2),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 16  # kWgmmaMaxSplits in hgemm_wgmma.cu
@@ -149,13 +174,44 @@ def block_items(block: int, grid: int, num_tiles: int, splits: int, k_blocks: in
     return [work_item(w, num_tiles, splits, k_blocks) for w in range(block, num_tiles * splits, grid)]
 
 
+CLUSTER_MIN_TILES_PER_SM = 2  # cluster configs are offered where tiles >= this x #SMs
+
+
+def cluster_tile(unit: int, rank: int, tiles_m: int, tiles_n: int) -> tuple[int, int]:
+    """Mirror of cluster_tile in hgemm_wgmma.cu: (tile row, tile column) of CTA `rank` (0, 1) of a
+    2x1 cluster for pair unit `unit`: units are pairs of tile-rows (2p, 2p + 1) x one tile column,
+    in the grouped order of the plain kernels over pair-rows (8 pair-rows per column sweep). The
+    row is tiles_m (past M: the CTA idles through the unit) for rank 1 of the last pair-row when
+    tiles_m is odd."""
+    pairs_m = (tiles_m + 1) // 2
+    group_size = 8 * tiles_n
+    group, in_group = divmod(unit, group_size)
+    first = group * 8
+    rows = min(pairs_m - first, 8)
+    return 2 * (first + in_group % rows) + rank, in_group // rows
+
+
+def cluster_sequences(tiles_m: int, tiles_n: int, clusters: int) -> list[list[tuple[tuple[int, int], tuple[int, int]]]]:
+    """Per cluster c of `clusters`: its units c, c + clusters, ... as (rank-0 tile, rank-1 tile)."""
+    units = (tiles_m + 1) // 2 * tiles_n
+    return [[(cluster_tile(u, 0, tiles_m, tiles_n), cluster_tile(u, 1, tiles_m, tiles_n))
+             for u in range(c, units, clusters)] for c in range(clusters)]
+
+
+def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H200) -> bool:
+    """Whether the tuner and the comparison time cfg on (m, n): every non-cluster config; a cluster
+    config only where the tile grid fills the SMs at least CLUSTER_MIN_TILES_PER_SM times (on fewer
+    tiles a pair schedule only coarsens the last wave, and B traffic is not the limit)."""
+    return cfg.cluster_m == 1 or cfg.tiles(m, n) >= CLUSTER_MIN_TILES_PER_SM * num_sms
+
+
 def _build_configs() -> tuple[KernelConfig, ...]:
     out = [KernelConfig(i, *row, kind="mma", index=i) for i, row in enumerate(_TABLE)]
-    for j, (bm, bn, consumers, stages, sched) in enumerate(_WGMMA_TABLE):
+    for j, (bm, bn, consumers, stages, sched, *cluster) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
-                                consumers=consumers, schedule=sched))
+                                consumers=consumers, schedule=sched, cluster_m=cluster[0] if cluster else 1))
     return tuple(out)
 
 
@@ -244,7 +300,7 @@ def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> li
             continue
         if cfg.kind == "wgmma" and wgmma_ids is not None and cfg.id not in wgmma_ids:
             continue
-        if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64):
+        if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64) or not cluster_offered(cfg, m, n, num_sms):
             continue
         out += [Choice("ours", cfg.id, s) for s in split_choices(cfg, m, n, k, num_sms)]
     return out

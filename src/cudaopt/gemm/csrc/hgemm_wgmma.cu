@@ -100,6 +100,66 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
+// ---- thread-block clusters (the 2x1 cluster kernels only) -------------------------------------
+// Multicast 2-D tile load: the box lands at the same CTA-relative shared-memory offset `dst` in
+// every CTA of cta_mask, and completes `bytes` of transaction count on the mbarrier at the same
+// offset `bar` in each of those CTAs.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int c0, int c1,
+                                                      uint64_t* bar, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar)), "h"(cta_mask)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_id_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_count_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+  return r;
+}
+// Every thread of every CTA of the cluster: release this thread's prior memory operations (mbarrier
+// inits, remote arrivals) to the cluster, then wait for all threads of the cluster. Not .aligned:
+// the producer and consumer warpgroups reach it from different code paths.
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// Arrive on the mbarrier at the same offset as `bar` in CTA `cta` of the cluster (mapa gives its
+// shared::cluster address), release at cluster scope: this thread's completed reads of the slot
+// (wgmma groups already waited for) happen before the peer's producer refills it.
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 ra;\n"
+      "mapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(bar)),
+      "r"(cta)
+      : "memory");
+}
+// mbar_wait with acquire at cluster scope: the empty barriers of the cluster kernels collect
+// arrivals from the peer CTA's consumers.
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
+  const uint32_t addr = smem_u32(bar);
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
 // ---- wgmma --------------------------------------------------------------------------------------
 // Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address
 // >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset >> 4, 49-51
@@ -240,6 +300,31 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   tn = in_group / rows;
 }
 
+// 2x1 cluster schedule (the cluster kernels: kWgmmaConfigs entries with cluster 2). The two CTAs of
+// a cluster compute vertically adjacent tiles (2p, n) and (2p + 1, n) of one tile column, so they
+// share the B panel: each CTA loads its own A box and half of B's 64-column chunks, multicast to
+// both. The unit of work is such a pair: units = ceil(tiles_m / 2) x tiles_n, walked in the grouped
+// order of tile_coords over pair-rows (kGroupM pair-rows per column sweep); cluster c walks units c,
+// c + #clusters, ..., and both CTAs of a cluster walk the same units (same k-blocks, same ring
+// positions). With an odd tiles_m the last pair-row's rank-1 tile lies past M (tm == tiles_m): that
+// CTA is "idle" for the unit but still takes full part in the protocol (it loads and multicasts its
+// half of B, waits for every full barrier, releases every slot to both CTAs), it only skips its A
+// load (its transaction count is the B bytes alone), the wgmmas and the epilogue. So the ring
+// positions, barrier phases and turn barriers of the two CTAs never diverge. Host and device code
+// (cudaopt_wgmma_cluster_tile exposes it to the CPU tests).
+constexpr int kClusterMax = 2;
+__host__ __device__ __forceinline__ void cluster_tile(int unit, int rank, int tiles_m, int tiles_n, int& tm,
+                                                      int& tn) {
+  const int pairs_m = (tiles_m + 1) / 2;
+  const int group_size = kGroupM * tiles_n;
+  const int group = unit / group_size;
+  const int first_p = group * kGroupM;
+  const int rows = pairs_m - first_p < kGroupM ? pairs_m - first_p : kGroupM;
+  const int in_group = unit - group * group_size;
+  tm = 2 * (first_p + in_group % rows) + rank;
+  tn = in_group / rows;
+}
+
 // Split-K work items (generation 2 with splits > 1). Item w of num_tiles x splits is split-major,
 // w = split * num_tiles + tile, so the items running at once are mostly one split's neighbouring
 // tiles (they share A and B panels in L2; two splits of one tile share nothing). Split s covers
@@ -296,6 +381,52 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
       for (int j = 0; j < BN / 64; ++j)
         tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0,
                     &full[slot]);
+      if (++slot == STAGES) {
+        slot = 0;
+        phase ^= 1;
+      }
+    }
+  }
+}
+
+// The producer of a 2x1 cluster kernel (one thread per CTA): the cluster's units in order (see
+// cluster_tile), k_tiles k-blocks each. Per slot: wait until the slot's empty barrier has collected
+// the releases of BOTH CTAs' consumers (this producer's multicast writes into the peer's slot too),
+// expect this CTA's slot bytes on its own full barrier (A box + every B chunk: its own half of B
+// arrives from its own multicast, the other half from the peer's; an idle CTA expects B only), load
+// its A box locally and multicast its half of B's chunks to both CTAs. A peer's bytes may land
+// before this producer's expect_tx (the transaction count goes transiently negative, which the
+// mbarrier allows; the phase cannot complete while this producer's arrival is pending), never in an
+// earlier phase: the peer refills slot s only after this CTA's consumers released it, i.e. after
+// this CTA's full barrier completed the slot's previous phase.
+template <class T, int BM, int BN, int STAGES>
+__device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                                      unsigned char* slots_a, unsigned char* slots_b,
+                                                      uint64_t* full, uint64_t* empty, int tiles_m,
+                                                      int tiles_n, int num_units, int k_tiles, int rank,
+                                                      int cid, int ncl) {
+  constexpr int kChunksPerCta = BN / 64 / kClusterMax;
+  static_assert(kChunksPerCta >= 1, "each CTA multicasts at least one 64-column chunk of B");
+  tma_prefetch_map(map_a);
+  tma_prefetch_map(map_b);
+  int slot = 0;
+  uint32_t phase = 0;
+  for (int unit = cid; unit < num_units; unit += ncl) {
+    int tm, tn;
+    cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn);
+    const bool live = tm < tiles_m;
+    const int m0 = tm * BM, n0 = tn * BN;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      mbar_wait_cluster(&empty[slot], phase ^ 1);
+      mbar_expect_tx(&full[slot], live ? T::kSlotBytes : T::kSlotBBytes);
+      const int k0 = kt * kBK;
+      if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+#pragma unroll
+      for (int j = 0; j < kChunksPerCta; ++j) {
+        const int chunk = rank * kChunksPerCta + j;
+        tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
+                              n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+      }
       if (++slot == STAGES) {
         slot = 0;
         phase ^= 1;
@@ -682,6 +813,231 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   }
 }
 
+// The 2x1 cluster kernel's body: wgmma2_body (above) with the changes below. A separate copy, so
+// that the measured generation-2 kernels compile to exactly the SASS they had (a shared body with a
+// cluster flag changed their instruction schedule), at the cost of duplicated mainloop code: a fix
+// to one mainloop must be made to both.
+//
+// CM = 2: the 2x1 cluster kernel (cluster_tile, produce_tiles_cluster): units are pairs of tiles
+// sharing B, walked per cluster; each slot's empty barrier collects the releases of both CTAs'
+// consumers (2 x the one-CTA count; every consumer warp arrives on its own CTA's barrier and on the
+// peer's, at cluster scope); an idle CTA (its tile past M) waits and releases but issues no wgmma and
+// no store. Barrier init is published to the cluster (fence.mbarrier_init + cluster barrier) before
+// any thread of either CTA may touch them, and no CTA exits before a final cluster barrier: until
+// then the peer may still arrive on its empty barriers. Without split-K only.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM>
+__device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                            const CUtensorMap* map_c, float* partials, int M, int N,
+                                            int K, int splits) {
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED>;
+  static_assert(CM == kClusterMax && !SPLITK, "2x1 clusters, without split-K");
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw = smem_u32(smem_raw);
+  unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
+  unsigned char* slots_a = smem;
+  unsigned char* slots_b = smem + STAGES * T::kSlotABytes;
+  unsigned char* epi = smem + STAGES * T::kSlotBytes;
+  uint64_t* full = reinterpret_cast<uint64_t*>(epi + T::kEpiBytes);
+  uint64_t* empty = full + STAGES;
+
+  const int warpgroup = threadIdx.x / 128;
+  const int wg_thread = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(&full[s], 1);
+      // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
+      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * CM);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if constexpr (CM > 1) cluster_sync_all();  // the peer's barriers are initialised before first use
+
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (N + BN - 1) / BN;
+  const int num_tiles = tiles_m * tiles_n;
+  const int k_tiles = (K + kBK - 1) / kBK;
+  // The sequence this CTA walks: items seq0, seq0 + seq_step, ... (one block's, or one cluster's).
+  const int num_items = CM > 1 ? (tiles_m + 1) / 2 * tiles_n : (SPLITK ? num_tiles * splits : num_tiles);
+  const int seq0 = CM > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
+  const int seq_step = CM > 1 ? (int)cluster_count_x() : (int)gridDim.x;
+  const int rank = CM > 1 ? (int)cluster_ctarank() : 0;
+
+  if (warpgroup == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
+    if (wg_thread == 0) {
+      if constexpr (CM > 1)
+        produce_tiles_cluster<T, BM, BN, STAGES>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
+                                                 tiles_n, num_items, k_tiles, rank, seq0, seq_step);
+      else
+        produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
+                                                 tiles_n, num_tiles, k_tiles, splits);
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
+    const int consumer = warpgroup - 1;
+    const int warp = wg_thread / 32, lane = wg_thread % 32;
+    if constexpr (!SPLITK) {
+      if (wg_thread == 0) tma_prefetch_map(map_c);
+    }
+    unsigned char* my_epi = epi + consumer * T::kEpiBytesPerConsumer;
+    const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
+    float acc[T::kMI][T::kAcc];
+#pragma unroll
+    for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+      for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;
+    // Ring position of this consumer's next k-block (see above). Without split-K every item has
+    // k_tiles k-blocks: ping-pong item j fills positions j*k_tiles .. j*k_tiles + k_tiles - 1.
+    uint32_t pos = T::kPingPong ? consumer * k_tiles : 0;
+    if constexpr (SPLITK) {
+      pos = (T::kPingPong && consumer == 1) ? work_item(seq0, num_tiles, splits, k_tiles).kb_count : 0;
+    }
+    // Slot release: this CTA's empty barrier, and with a cluster also the peer's (its producer
+    // multicasts into this CTA's slot too).
+    auto release = [&](uint32_t s) {
+      if constexpr (CM > 1) {
+        mbar_arrive_cluster(&empty[s], 0);
+        mbar_arrive_cluster(&empty[s], 1);
+      } else {
+        mbar_arrive(&empty[s]);
+      }
+    };
+    const int first = T::kPingPong ? seq0 + consumer * seq_step : seq0;
+    const int step = T::kPingPong ? 2 * seq_step : seq_step;
+    for (int item = first; item < num_items; item += step) {
+      int tile = item, split = 0, kb_count = k_tiles;
+      if constexpr (SPLITK) {
+        const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
+        tile = w.tile;
+        split = w.split;
+        kb_count = w.kb_count;
+      }
+      int tm, tn;
+      bool live = true;  // cluster: false for an idle CTA (its tile of the pair lies past M)
+      if constexpr (CM > 1) {
+        cluster_tile(item, rank, tiles_m, tiles_n, tm, tn);
+        live = tm < tiles_m;
+      } else {
+        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+      }
+      const int m0 = tm * BM, n0 = tn * BN;
+      if (T::kPingPong && item != seq0) named_bar_sync(kBarOrder + consumer, 256);
+      uint32_t prev_slot = 0;
+      for (int kt = 0; kt < kb_count; ++kt) {
+        const uint32_t slot = pos % STAGES;
+        mbar_wait(&full[slot], (pos / STAGES) & 1);
+        const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
+        const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
+        if (live) {
+#pragma unroll
+          for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+          wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < kBK / 16; ++kk) {
+            const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
+#pragma unroll
+            for (int mi = 0; mi < T::kMI; ++mi) {
+              const uint64_t desc_a = make_desc(a_base + mi * 64 * 128 + kk * 32, 16, 8 * 128);
+              wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
+            }
+          }
+          wgmma_commit();
+        }
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+        wgmma_wait<1>();  // the previous k-block is done: its slot can be refilled
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+        if (kt > 0 && lane == 0) release(prev_slot);
+        prev_slot = slot;
+        ++pos;
+      }
+      // Ping-pong: every MMA of this item is issued; the other consumer may start its mainloop.
+      // Arrive only when it has a next item, so no barrier is left half-arrived at exit.
+      if (T::kPingPong && item + seq_step < num_items)
+        named_bar_arrive(kBarOrder + (consumer ^ 1), 256);
+      wgmma_wait<0>();
+#pragma unroll
+      for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+      if (kb_count > 0 && lane == 0) release(prev_slot);
+      if (T::kPingPong) {  // skip the other consumer's item
+        if constexpr (SPLITK) {
+          if (item + seq_step < num_items)
+            pos += work_item(item + seq_step, num_tiles, splits, k_tiles).kb_count;
+        } else {
+          pos += k_tiles;
+        }
+      }
+      if (!live) continue;  // idle cluster CTA: nothing to store (uniform over the warpgroup)
+
+      if constexpr (SPLITK) {
+        // fp32 partial of this split, straight from the accumulator fragment (element 4j+e at row
+        // 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2): a warp's float2 store
+        // writes 8 rows x 32 contiguous bytes, whole sectors. Rows >= M and columns >= N are
+        // clipped (N % 8 == 0 keeps a pair in or out together).
+        float* part = partials + (size_t)split * M * N;
+        const int col_base = n0 + (lane % 4) * 2;
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) {
+          const int r0 = m0 + a_row_off + mi * 64 + warp * 16 + lane / 4;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const int col = col_base + j * 8;
+            if (col >= N) continue;
+            if (r0 < M)
+              *reinterpret_cast<float2*>(part + (size_t)r0 * N + col) =
+                  make_float2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            if (r0 + 8 < M)
+              *reinterpret_cast<float2*>(part + (size_t)(r0 + 8) * N + col) =
+                  make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+          }
+        }
+      } else {
+        // Epilogue: the staging buffer is free once this consumer's previous TMA store read it.
+        if (wg_thread == 0) bulk_wait_read<0>();
+        named_bar_sync(kBarEpilogue + consumer, 128);
+        // Fragment: element 4j+e at row 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2.
+        // Staging: 64-column chunks of kRowsPerConsumer rows x 128 B, 16-byte unit u of row r stored at
+        // unit u ^ (r % 8) (TMA's 128B swizzle); a warp's 8 rows then hit 8 different bank groups.
+        const int rsub = lane / 4;  // == row % 8 for every row this thread holds
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) {
+          const int r = mi * 64 + warp * 16 + rsub;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            unsigned char* p = my_epi + (j / 8) * T::kEpiChunkBytes + r * 128 +
+                               (((j % 8) ^ rsub) * 16) + (lane % 4) * 4;
+            *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            *reinterpret_cast<half2*>(p + 8 * 128) =
+                __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+          }
+        }
+        fence_proxy_async_smem();
+        named_bar_sync(kBarEpilogue + consumer, 128);
+        if (wg_thread == 0) {
+          // Boxes partly past M or N are clipped by the TMA unit. Boxes wholly outside C (a cooperative
+          // consumer's rows past M, 64-column chunks past N) are not issued at all: nothing to write,
+          // and no reliance on how the unit treats an all-out-of-bounds store. An empty commit is legal.
+          if (m0 + a_row_off < M) {
+#pragma unroll
+            for (int j = 0; j < BN / 64; ++j)
+              if (n0 + j * 64 < N)
+                tma_store_2d(map_c, n0 + j * 64, m0 + a_row_off, my_epi + j * T::kEpiChunkBytes);
+          }
+          bulk_commit();
+        }
+      }
+    }
+    if constexpr (!SPLITK) {
+      if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
+    }
+  }
+  // Cluster: no CTA leaves while the peer may still arrive on its empty barriers (the peer's
+  // multicasts into this CTA have all landed: this CTA's consumers waited for every full phase).
+  if constexpr (CM > 1) cluster_sync_all();
+}
+
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
@@ -689,6 +1045,17 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1);
+}
+
+// 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
+// multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
+                                const __grid_constant__ CUtensorMap map_b,
+                                const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax>(&map_a, &map_b, &map_c,
+                                                                            nullptr, M, N, K, 1);
 }
 
 // Split-K: fp32 partials of `splits` K ranges into partials[splits][M][N] (dense, ld = N); C is
@@ -743,18 +1110,21 @@ using Kernel2SplitFn = void (*)(const CUtensorMap, const CUtensorMap, float*, in
 
 // schedule 0: generation 1 (`kernel`, no split-K); 1 and 2: generation 2 (`kernel2`, C through a
 // tensor map with boxes of 64 columns x c_box_rows rows; `kernel2_splitk` for splits > 1).
+// cluster 2: `kernel2` is a 2x1 cluster kernel (hgemm_wgmma2_cluster_kernel, no split-K), launched
+// with a cluster dimension through cudaLaunchKernelExC.
 struct WgmmaEntry {
   int bm, bn, bk, consumers, stages, smem_bytes, threads, schedule, c_box_rows;
   KernelFn kernel;
   Kernel2Fn kernel2;
   Kernel2SplitFn kernel2_splitk;
+  int cluster;
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
   WgmmaEntry {                                                                            \
     BM, BN, kBK, CONS, ST, WgmmaTile<BM, BN, CONS, ST>::kSmemBytes,                       \
         WgmmaTile<BM, BN, CONS, ST>::kThreads, 0, 0, hgemm_wgmma_kernel<BM, BN, CONS, ST>, \
-        nullptr, nullptr                                                                  \
+        nullptr, nullptr, 1                                                               \
   }
 #define CUDAOPT_WGMMA_CFG2(BM, BN, CONS, ST, SCHED)                                               \
   WgmmaEntry {                                                                                    \
@@ -762,7 +1132,15 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kThreads, SCHED,                                     \
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>,                                             \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>                                       \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>, 1                                    \
+  }
+// 2x1 cluster variant of a generation-2 config (same tile, stages, smem; CM = 2 along M).
+#define CUDAOPT_WGMMA_CLUSTER(BM, BN, CONS, ST, SCHED, CM)                                        \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED>::kSmemBytes,                       \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED>::kThreads, SCHED,                                     \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED>, nullptr, CM                         \
   }
 
 // The wgmma family. Order is the index the Python side mirrors (configs.py, kind="wgmma"): append only.
@@ -777,6 +1155,9 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2(64, 256, 2, 4, 2),   // 6: ping-pong, each consumer one m64n256 tile
     CUDAOPT_WGMMA_CFG2(128, 128, 2, 5, 2),  // 7: ping-pong, each consumer 2 x m64n128
     CUDAOPT_WGMMA_CFG2(64, 128, 2, 8, 2),   // 8: ping-pong, small tiles for mid sizes
+    // 2x1 clusters along M with B multicast (written after session 6, not yet run on a GPU).
+    CUDAOPT_WGMMA_CLUSTER(128, 256, 2, 3, 1, 2),  // 9: as 4; a pair shares the 32 KB B slot
+    CUDAOPT_WGMMA_CLUSTER(128, 128, 2, 5, 2, 2),  // 10: as 7; a pair shares the 16 KB B slot
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -857,10 +1238,49 @@ int sm_count() {
   return n;
 }
 
-// Persistent blocks launched: one per work item (tiles x splits), at most one per SM.
-int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms) {
+// Persistent blocks launched: one per work item (tiles x splits), at most one per SM. Cluster
+// configs: 2 CTAs per pair unit (ceil(tiles_m / 2) x tiles_n units), at most max_clusters clusters
+// (sms / 2 here; the launcher also caps it by cudaOccupancyMaxActiveClusters).
+int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms, int max_clusters = 1 << 30) {
+  if (c.cluster > 1) {
+    const long long units =
+        (long long)(((M + c.bm - 1) / c.bm + c.cluster - 1) / c.cluster) * ((N + c.bn - 1) / c.bn);
+    long long clusters = sms / c.cluster;
+    if (max_clusters < clusters) clusters = max_clusters;
+    if (clusters < 1) clusters = 1;
+    if (units < clusters) clusters = units;
+    return (int)(clusters * c.cluster);
+  }
   const long long items = (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
   return items < sms ? (int)items : sms;
+}
+
+// Most clusters of config `c` that can be resident at once on the current device
+// (cudaOccupancyMaxActiveClusters: GPCs may not hold an even number of 1-CTA-per-SM blocks), cached
+// per device and config. Returns > 0, or a negated cudaError_t.
+int max_active_clusters(int config, const WgmmaEntry& c) {
+  static int cached[8][16] = {{0}};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return -(int)cudaErrorInvalidDevice;
+  if (dev < 8 && config < 16 && cached[dev][config] > 0) return cached[dev][config];
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = c.cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(c.cluster, 1, 1);
+  cfg.blockDim = dim3(c.threads, 1, 1);
+  cfg.dynamicSmemBytes = c.smem_bytes;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  const cudaError_t e =
+      cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(c.kernel2), &cfg);
+  if (e != cudaSuccess) return -(int)e;
+  if (n <= 0) return -(int)cudaErrorLaunchOutOfResources;
+  if (dev < 8 && config < 16) cached[dev][config] = n;
+  return n;
 }
 
 }  // namespace
@@ -884,6 +1304,29 @@ int cudaopt_wgmma_config_info(int config, int* out) {
 int cudaopt_wgmma_max_splits(int config) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 0;
   return kWgmmaConfigs[config].kernel2_splitk ? kWgmmaMaxSplits : 1;
+}
+
+// CTAs per thread-block cluster of config `config` (1, or 2 for the 2x1 cluster kernels); 0 for a
+// bad id. Host-only.
+int cudaopt_wgmma_cluster_size(int config) {
+  if (config < 0 || config >= kNumWgmmaConfigs) return 0;
+  return kWgmmaConfigs[config].cluster;
+}
+
+// The 2x1 cluster schedule (cluster_tile, the function the cluster kernels call): tile row and
+// column of CTA `rank` for pair unit `unit` into out[2], and out[2] = 1 if the tile exists (0: the
+// idle rank-1 CTA of the last pair-row when tiles_m is odd). Returns 0, or -1 for arguments out of
+// range. Host-only: the CPU tests check the coverage with it.
+int cudaopt_wgmma_cluster_tile(int unit, int rank, int tiles_m, int tiles_n, int* out) {
+  if (tiles_m < 1 || tiles_n < 1 || rank < 0 || rank >= kClusterMax || unit < 0 ||
+      (long long)unit >= (long long)((tiles_m + 1) / 2) * tiles_n)
+    return -1;
+  int tm, tn;
+  cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn);
+  out[0] = tm;
+  out[1] = tn;
+  out[2] = tm < tiles_m ? 1 : 0;
+  return 0;
 }
 
 // Bytes of fp32 workspace cudaopt_hgemm_wgmma_splitk needs: splits x M x N floats (0 for one split).
@@ -962,8 +1405,31 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   if (st != 0) return st;
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
-  const int grid = launch_grid(c, M, N, splits, sms);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (c.cluster > 1) {  // 2x1 cluster kernel (splits == 1: max_splits is 1)
+    const int most = max_active_clusters(config, c);
+    if (most < 0) return -most;
+    CUtensorMap map_c;
+    st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
+    if (st != 0) return st;
+    const int grid = launch_grid(c, M, N, 1, sms, most);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = c.cluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(grid, 1, 1);
+    cfg.blockDim = dim3(c.threads, 1, 1);
+    cfg.dynamicSmemBytes = c.smem_bytes;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K};
+    const cudaError_t e = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(c.kernel2), args);
+    return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
+  }
+  const int grid = launch_grid(c, M, N, splits, sms);
   if (c.kernel) {
     c.kernel<<<grid, c.threads, c.smem_bytes, s>>>(map_a, map_b, static_cast<half*>(C), M, N, K, ldc);
   } else if (splits == 1) {
