@@ -152,7 +152,7 @@ def _gen2_split_choices(k):
 
     out = []
     for cfg in WGMMA_CONFIGS:
-        if cfg.schedule == 0:
+        if cfg.schedule == 0 or cfg.max_splits == 1:  # generation 1 and the cluster configs
             continue
         for splits in (2, 3, 4, 8, 16):
             if splits <= min(cfg.max_splits, wgmma_k_blocks(k)):
@@ -258,3 +258,45 @@ def test_wgmma_splitk_refuses_bad_splits_and_small_workspaces():
                      ws.numel() * 4, stream)
     torch.cuda.synchronize()
     assert (out.float() - a.float() @ b.float()).abs().max().item() < 0.25
+
+
+# 2x1 cluster configs (ids 23-24, B multicast along M): large shapes (many pair units per cluster,
+# the ring's phases wrap across units), odd tile-row counts (the last pair-row's rank-1 CTA idles
+# through its units), M and N tails, K below one slot and below the ring.
+CLUSTER_SHAPES = [(8192, 8192, 4096), (8200, 4096, 512), (4104, 1032, 136), (16384, 2048, 256), (128, 256, 64),
+                  (200, 136, 264), (4224, 8200, 72), (12416, 4104, 1000)]
+
+
+@pytest.mark.parametrize("shape", CLUSTER_SHAPES)
+def test_wgmma_cluster_configs_match_torch(shape):
+    """Every cluster config against an fp32 reference, within 1.25x torch.matmul's own error, and
+    bitwise equal to its non-cluster twin (same tile, same k order per tile: same fp32 sums); the
+    first one through every check of check_gemm."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + 7 * k)
+    a = torch.randn((m, k), generator=gen, device="cuda").half()
+    b = torch.randn((k, n), generator=gen, device="cuda").half()
+    ref = a.float() @ b.float()
+    torch_err = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+    clusters = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
+    assert clusters
+    failures = []
+    for cfg in clusters:
+        out = hgemm(a, b, choice=Choice("ours", cfg.id, 1))
+        twin = next(c for c in WGMMA_CONFIGS if c.cluster_m == 1 and
+                    (c.bm, c.bn, c.stages, c.schedule) == (cfg.bm, cfg.bn, cfg.stages, cfg.schedule))
+        want = hgemm(a, b, choice=Choice("ours", twin.id, 1))
+        torch.cuda.synchronize()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        if not err <= 1.25 * torch_err + 1e-4 or not torch.equal(out, want):
+            failures.append((cfg.label, err, torch_err, torch.equal(out, want)))
+    assert not failures, failures
+    first = Choice("ours", clusters[0].id, 1)
+    r = check_gemm(lambda a_, b_, out, c=first: hgemm(a_, b_, out=out, choice=c), m, n, k, seed=m + n + k)
+    assert r.ok, (clusters[0].label, r)
