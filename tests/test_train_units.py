@@ -152,3 +152,18 @@ def test_grpo_reward_stores_smooths_and_zeroes_a_confirmed_hack(tmp_path):
     assert [e.speedup for e in db.exemplars(tid)] == [1.0, 2.0]  # the hack never becomes an exemplar
     assert len(HackStore(tmp_path / "h.jsonl")) == 1 and reward.best[RELU.name] == 2.0
     db.close()
+
+
+def test_bpe_tokenizer_round_trips_code_exactly_and_is_shorter_than_characters():
+    pytest.importorskip("tokenizers")
+    from cudaopt.tasks.loader import CORPUS_DIR
+    from cudaopt.train.tiny import bpe_tokenizer, char_tokenizer
+
+    texts = [p.read_text() for p in sorted(CORPUS_DIR.glob("*/fast_*.py"))[:4]]
+    tok = bpe_tokenizer(texts, vocab_size=600)
+    odd = "def f(x):\n\tif x  >  1:\n        return '\u00e9 \u00fc'  # tab, runs of spaces, non-ASCII\r\n\n"
+    for t in texts + [odd]:
+        assert tok.decode(tok(t)["input_ids"]) == t
+    chars = char_tokenizer()
+    assert sum(len(tok(t)["input_ids"]) for t in texts) * 2 < sum(len(chars(t)["input_ids"]) for t in texts)
+    assert tok.eos_token == "[EOS]" and tok.pad_token == "[PAD]"

@@ -1,7 +1,9 @@
 """Tiny causal LMs built from a config, with a tokenizer made here: for CPU tests and smoke runs.
 
 Nothing is downloaded. `char` tokenizers cover printable ASCII and newline one character a token (enough
-to write Python); `word` tokenizers split on whitespace over a given vocabulary.
+to write Python); `word` tokenizers split on whitespace over a given vocabulary; `bpe` tokenizers are
+byte-level BPE trained here on given texts (exact round trip of any text, 3-4x fewer tokens than `char`
+on CUDA sources: shorter sequences to memorise and to generate).
 """
 
 from __future__ import annotations
@@ -32,6 +34,19 @@ def word_tokenizer(words: Sequence[str]):
     vocab = {t: i for i, t in enumerate(list(SPECIALS) + [w for w in dict.fromkeys(words) if w not in SPECIALS])}
     tk = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]")
+
+
+def bpe_tokenizer(texts: Sequence[str], vocab_size: int = 2000):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIALS), show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(list(texts), trainer)
     return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]")
 
 
