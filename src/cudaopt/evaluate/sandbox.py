@@ -14,6 +14,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 
 import torch
 
@@ -223,11 +224,22 @@ def thread_ids() -> frozenset:
         return frozenset(t.ident for t in threading.enumerate())
 
 
-def new_threads(before: frozenset) -> list[str]:
+def new_threads(before: frozenset, settle_s: float = 0.05) -> list[str]:
     """Threads alive now that were not alive at `before`, as 'name(tid)' (names help tell a library's own
-    lazily started helper from a candidate's worker in a finding's evidence)."""
+    lazily started helper from a candidate's worker in a finding's evidence). A thread that was joined a
+    moment ago can still be listed: Python's join returns before the OS thread has finished exiting
+    (a CI run once saw it), so new threads are looked at again for up to `settle_s` before they count."""
+    deadline = time.monotonic() + settle_s
+    out = _named(thread_ids() - before)
+    while out and time.monotonic() < deadline:
+        time.sleep(0.002)
+        out = _named(thread_ids() - before)
+    return out
+
+
+def _named(tids) -> list[str]:
     out = []
-    for tid in sorted(thread_ids() - before):
+    for tid in sorted(tids):
         try:
             with open(f"/proc/self/task/{tid}/comm") as f:
                 name = f.read().strip()
