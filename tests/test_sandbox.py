@@ -48,6 +48,7 @@ def test_sandbox_blocks_writes_processes_and_reports_peeks(tmp_path):
 
 def test_new_threads_names_threads_started_since():
     import threading
+    import time
 
     from cudaopt.evaluate.sandbox import new_threads, thread_ids
 
@@ -64,7 +65,10 @@ def test_new_threads_names_threads_started_since():
     finally:
         stop.set()
         t.join()
-    # joined: gone, even though the OS thread may outlive join() by a moment (new_threads waits for that)
+    # joined: gone, once the OS thread has finished exiting (it can outlive join() by a moment)
+    deadline = time.monotonic() + 2.0
+    while [s for s in new_threads(before) if s.endswith(mine)] and time.monotonic() < deadline:
+        time.sleep(0.005)
     assert not [s for s in new_threads(before) if s.endswith(mine)]
 
 
