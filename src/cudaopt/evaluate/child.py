@@ -422,8 +422,9 @@ class _Worker:
                 plan = trial_plan(i, opt["seed"])
                 fresh = make_inputs(self.ref, plan.seed, plan.transform, self.device)
                 inputs = copy_into(prev_inputs, fresh) if (plan.reuse_buffers and prev_inputs is not None) else fresh
-                with self.guard_time.part("input_copies_poison"):
+                with self.guard_time.part("input_copies"):
                     pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                with self.guard_time.part("poison"):
                     self.poison(out_sizes)
                 if i == 0:
                     self.send("first_call_start",)
