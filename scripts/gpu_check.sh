@@ -15,6 +15,7 @@
 #   bash scripts/gpu_check.sh checks   # session 6: GPU red team, A/A, profiler probe, eval profile, compile proposer
 #   bash scripts/gpu_check.sh final    # session 5: A/A over the suite, compile proposer on elu, the whole corpus
 #   bash scripts/gpu_check.sh helper   # session 7: the kernel check's helper process (tests, cost A/B), the corpus' rest
+#   bash scripts/gpu_check.sh service2 # issue 5 on nvidia-h200-x2: the service on one GPU, then two
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -292,6 +293,13 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     [ "$left" -gt 60 ] && timeout "$left" python scripts/eval_corpus.py --device cuda --budget-s 1.5 --resume --kernel-check-helper \
         --out "$OUT/corpus.json" > "$OUT/corpus.log" 2>&1
     python scripts/corpus_table.py "$OUT/corpus.json" --save "$OUT/corpus_compact.json" | tail -16
+    ;;
+  service2)
+    # Issue 5 on `nvidia-h200-x2`: the CUDA corpus over HTTP on one GPU, then on two (--scaling), after one
+    # parallel build of the corpus on every core (~7 min in all).
+    timeout "${SERVICE_LIMIT:-570}" python benchmarks/service_throughput.py --devices cuda:0,cuda:1 --scaling --prebuild \
+        --passes 1 --budget 1 --json "$OUT/service_scaling.json" > "$OUT/service2.log" 2>&1
+    grep -v "^\s*$" "$OUT/service2.log" | tail -12
     ;;
   profile)
     # Issue 8: ncu metrics + ptxas resources for the CUDA corpus (resumable: carry runs/corpus.sqlite back in),
