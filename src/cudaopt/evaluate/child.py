@@ -653,21 +653,11 @@ class _Worker:
             if side and window == "events":
                 window, refs, cands = "device", dv_ref, dv_cand
                 est = estimate([r / c for r, c in zip(refs, cands)], opt["variance_gate"])
-        payload = {
-            "speedup_raw": float(est.raw), "speedup": float(est.rounded), "ci_low": float(est.ci_low), "ci_high": float(est.ci_high),
-            "bucket_means": [float(m) for m in est.bucket_means], "bucket_variance": float(est.bucket_variance),
-            "stable": bool(est.stable), "rounds": int(est.rounds), "ref_time_us": float(_median(refs)),
-            "cand_time_us": float(_median(cands)), "seconds": float(seconds), "window": window,
-            "calls_per_side": int(n), "fresh_inputs": bool(fresh),
-        }
+        payload = {**_figure(est, refs, cands), "seconds": float(seconds), "window": window,
+                   "calls_per_side": int(n), "fresh_inputs": bool(fresh)}
         if helper_checks and window == "events":
             dest = estimate([r / c for r, c in zip(dv_ref, dv_cand)], opt["variance_gate"])
-            payload["device_window"] = {
-                "speedup_raw": float(dest.raw), "speedup": float(dest.rounded), "ci_low": float(dest.ci_low),
-                "ci_high": float(dest.ci_high), "bucket_means": [float(m) for m in dest.bucket_means],
-                "bucket_variance": float(dest.bucket_variance), "stable": bool(dest.stable), "rounds": int(dest.rounds),
-                "ref_time_us": float(_median(dv_ref)), "cand_time_us": float(_median(dv_cand)),
-            }
+            payload["device_window"] = _figure(dest, dv_ref, dv_cand)
         # The parent hands out the key for this report only now, after the last timed call: candidate code
         # that wrote a report of its own into the pipe earlier could not have signed it.
         self.send("timing_ready",)
@@ -899,6 +889,16 @@ def _access_policy_bytes(device) -> int | None:
     if lib.cuStreamGetAttribute(stream, 1, ctypes.byref(value)) != 0:  # CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
         return None
     return int.from_bytes(bytes(value[8:16]), "little")  # {void* base_ptr; size_t num_bytes; ...}
+
+
+def _figure(est, refs: list[float], cands: list[float]) -> dict:
+    """The speedup estimate and median times of one window, as the signed timing report carries them."""
+    return {
+        "speedup_raw": float(est.raw), "speedup": float(est.rounded), "ci_low": float(est.ci_low), "ci_high": float(est.ci_high),
+        "bucket_means": [float(m) for m in est.bucket_means], "bucket_variance": float(est.bucket_variance),
+        "stable": bool(est.stable), "rounds": int(est.rounds), "ref_time_us": float(_median(refs)),
+        "cand_time_us": float(_median(cands)),
+    }
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -207,6 +207,15 @@ class _Session:
         if not any(f.category == category and f.message == message for f in self.findings):
             self.findings.append(Finding(category, message, evidence, source, blocking))
 
+    def _add_reported(self, f: dict) -> None:
+        """A finding as a child process reported it (a dict read as plain data)."""
+        self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"), f.get("blocking", False))
+
+    @property
+    def _checker_live(self) -> bool:
+        """The helper process exists and its pipe is read (from start until it ended or was ended)."""
+        return self.checker_state not in (None, "gone")
+
     def _result(self, status: str, message: str = "", error: str = "", correct: bool = False) -> EvalResult:
         timing = None
         if self.timing is not None:
@@ -392,8 +401,7 @@ class _Session:
                 self.notes.append(str(msg[1]))
         elif kind == "finding":
             if self.checker_state in ("starting", "checking", "done"):
-                f = msg[1]
-                self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"), f.get("blocking", False))
+                self._add_reported(msg[1])
         elif kind == "kernels":
             self.kernels = msg[1]
         elif kind == "fail":
@@ -444,7 +452,7 @@ class _Session:
         self.drift_pending: dict[int, object] = {}
         while True:
             conns = [self.wconn] + ([self.jconn] if self.jconn else [])
-            if self.checker_state in ("starting", "ready", "checking", "done") and self.cconn is not None:
+            if self._checker_live:
                 conns += [self.cconn, self.checker.sentinel]
             if self.checker_state == "checking" and time.time() - self.check_sent_at > CHECK_TIMEOUT_S:
                 return self._result("timeout", f"the candidate's calls under the kernel check did not finish within {CHECK_TIMEOUT_S:.0f} s")
@@ -476,13 +484,12 @@ class _Session:
                 res = self._on_judge()
                 if isinstance(res, EvalResult):
                     return res
-            if self.cconn is not None and self.checker_state not in (None, "gone") and (
-                    self.cconn in ready or self.checker.sentinel in ready):
-                while self.checker_state not in (None, "gone") and self.cconn.poll():
+            if self._checker_live and (self.cconn in ready or self.checker.sentinel in ready):
+                while self._checker_live and self.cconn.poll():
                     res = self._on_checker()
                     if isinstance(res, EvalResult):
                         return res
-                if self.checker_state not in (None, "gone") and self.checker.sentinel in ready and not self.cconn.poll():
+                if self._checker_live and self.checker.sentinel in ready and not self.cconn.poll():
                     res = self._checker_died()
                     if isinstance(res, EvalResult):
                         return res
@@ -604,8 +611,7 @@ class _Session:
                 raise TamperedMessage(f"a second or unexpected output for trial {i!r}")
             self.cand_outs[i] = unview(msg[2])
         elif kind == "finding":
-            f = msg[1]
-            self._add(f["category"], f["message"], f.get("evidence", ""), f.get("source", "dynamic"), f.get("blocking", False))
+            self._add_reported(msg[1])
         elif kind == "timing_ready":
             if not self.time_sent or self.timing_key is not None:
                 raise TamperedMessage("a second or unrequested timing report")
