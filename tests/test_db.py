@@ -133,3 +133,18 @@ def test_tags_missing_or_from_an_older_tagger_are_computed_and_stored(db, monkey
     monkeypatch.setattr(techniques, "TAGGER_VERSION", techniques.TAGGER_VERSION + 1)
     assert db.techniques([rec.id], backfill=False) == {}  # stale: made by an older tagger
     assert "warp_shuffle" in db.techniques([rec.id])[rec.id]
+
+
+def test_two_processes_creating_one_new_database_at_once(tmp_path):
+    """Both see no tables and both CREATE; the slower one must open the database, not fail."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "race.db"
+    code = ("import sys; from cudaopt.db import ExemplarDB\n"
+            "for i in range(20):\n"
+            "    p = sys.argv[1] + str(i)\n"
+            "    with ExemplarDB(p) as db: db.count()\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], "\n".join(e[-1500:] for e in errs)

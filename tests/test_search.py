@@ -1,5 +1,6 @@
 """The search loop end to end on a CPU task: replay answers behind a real local HTTP server."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -185,3 +186,78 @@ def test_a_custom_prompt_builder_is_used(tmp_path):
     with ExemplarDB(res.db_url) as db:
         prompts = [r.prompt for r in db.candidates(run_id=res.run_id) if r.origin in ("llm", "oneshot")]
     assert prompts and all("<<custom builder>>" in p for p in prompts)
+
+
+def _suite_folder(tmp_path: Path, names: list[str]) -> tuple[Path, Path]:
+    """A task folder with copies of the tiny task under new names, and a replay file answering each of them."""
+    import json
+
+    d = tmp_path / "tasks" / "level1"
+    d.mkdir(parents=True)
+    lines = [json.loads(x) for x in REPLAY.read_text().splitlines() if x.strip()]
+    replay = tmp_path / "answers.jsonl"
+    with replay.open("w") as f:
+        for name in names:
+            (d / f"{name}.py").write_text(TASK.read_text())
+            for rec in lines[:2]:
+                f.write(json.dumps({**rec, "task": name}) + "\n")
+    return tmp_path / "tasks", replay
+
+
+def _count_read_only(db_path: Path) -> int:
+    """Candidates stored so far, read without creating anything (the child may be creating the schema)."""
+    import sqlite3
+
+    if not db_path.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=0.1)) as con:
+            return con.execute("select count(*) from cudaopt_candidates").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_sigterm_stops_a_suite_run_cleanly_then_report_only_and_resume(tmp_path):
+    """`timeout` ends a run with SIGTERM: what was evaluated stays, the report is written, exit 130; then
+    --report-only writes the table again without evaluating, and --resume finishes the other tasks."""
+    names = ["tiny_a", "tiny_b", "tiny_c"]
+    tasks, replay = _suite_folder(tmp_path, names)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "cudaopt.cli", "optimize", str(tasks), "--suite", "--device", "cpu", "--llm",
+           f"replay:{replay}", "--proposers", "none", "--budget", "2", "--rounds", "2", "--trials", "2",
+           "--budget-s", "0.2", "--out", str(out)]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 240
+    while _count_read_only(out / "cudaopt.db") < 1 and child.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert child.poll() is None, "the run ended before it could be stopped: " + (child.stdout.read() or "")[-2000:]
+    child.send_signal(signal.SIGTERM)
+    log, _ = child.communicate(timeout=120)
+    assert child.returncode == 130, log[-2000:]
+    assert "interrupted" in log and (out / "report.md").exists(), log[-3000:]
+    with ExemplarDB(out / "cudaopt.db") as db:
+        before = db.candidates()
+    assert 1 <= len(before) < 6 and len({r.task_id for r in before}) < len(names)
+    reached = [n for n in names if f"| {n} |" in (out / "report.md").read_text()]
+    assert reached and len(reached) < len(names)
+
+    again = subprocess.run(cmd + ["--report-only"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    report = (out / "report.md").read_text()
+    assert "not reached" in report and all(f"| {n} |" in report for n in reached)
+    with ExemplarDB(out / "cudaopt.db") as db:
+        assert len(db.candidates()) == len(before)  # nothing evaluated
+
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    with ExemplarDB(out / "cudaopt.db") as db:
+        after = db.candidates()
+    assert len({r.task_id for r in after}) == len(names) and {r.run_id for r in after} == {before[0].run_id}
+    assert "not reached" not in (out / "report.md").read_text()
+
+
+def test_report_only_needs_a_stored_run(tmp_path):
+    tasks, replay = _suite_folder(tmp_path, ["tiny_a"])
+    p = subprocess.run([sys.executable, "-m", "cudaopt.cli", "optimize", str(tasks), "--suite", "--device", "cpu",
+                        "--report-only", "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "no stored run" in (p.stdout + p.stderr)

@@ -162,8 +162,12 @@ def optimize_cmd(
                                             "compile-reduce-overhead, cuda-graph); 'none' for none. Default: those that fit the device."),
     level: Optional[list[int]] = typer.Option(None, help="With --suite: only tasks of this level (repeatable)."),
     only: Optional[str] = typer.Option(None, "--filter", help="With --suite: only tasks whose name contains this."),
+    report_only: bool = typer.Option(False, help="With --suite: evaluate nothing; write the report and plot of the stored run again "
+                                     "(after a run was killed before it could)."),
 ) -> None:
-    """Search for a faster kernel (evolutionary, frozen model) and write the best kernel and a report."""
+    """Search for a faster kernel (evolutionary, frozen model) and write the best kernel and a report.
+    Ctrl-C or SIGTERM (e.g. from `timeout`) stops it cleanly: what was evaluated is stored, the report is
+    written, and --resume continues."""
     from cudaopt.evaluate import EvalOptions
     from cudaopt.search import optimize, optimize_suite
     from cudaopt.tasks.loader import TaskError
@@ -191,6 +195,8 @@ def optimize_cmd(
             _usage_error(f"unknown proposer {unknown[0]!r}; choose from {', '.join(PROPOSERS)} (or 'none')")
     if (level or only) and not suite:
         _usage_error("--level and --filter pick tasks of a --suite run; give --suite")
+    if report_only and not suite:
+        _usage_error("--report-only writes a --suite run's report again; give --suite (a single task's report is written on every stop)")
     builder = None
     if knowledge is not None:
         from cudaopt.retrieval import KnowledgeStore, RetrievalPromptBuilder
@@ -198,19 +204,32 @@ def optimize_cmd(
         if not (knowledge / "knowledge.sqlite").exists():
             _usage_error(f"{knowledge}: no knowledge store here; create one with `cudaopt knowledge add {knowledge} FOLDER`")
         builder = RetrievalPromptBuilder(store=KnowledgeStore(knowledge))
+    from cudaopt.search.stopping import sigterm_stops_search
+
     try:
         if suite:
-            res = optimize_suite(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
-                                 out_dir=out or "cudaopt-runs/suite", resume=resume, options=options, devices=pool_devices,
-                                 builder=builder, proposers=chosen, levels=tuple(level) if level else None, name_filter=only)
+            with sigterm_stops_search():
+                res = optimize_suite(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
+                                     out_dir=out or "cudaopt-runs/suite", resume=resume, options=options, devices=pool_devices,
+                                     builder=builder, proposers=chosen, levels=tuple(level) if level else None,
+                                     name_filter=only, report_only=report_only)
+            if res.stopped:
+                console.print(f"stopped: {res.stopped}")
             console.print(f"report: {res.report_path}")
+            if res.stopped.startswith("interrupted"):
+                raise typer.Exit(130)
         else:
             if reference is None:
                 _usage_error("give a task file or built-in task name (or --suite)")
-            res = optimize(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
-                           out_dir=out, resume=resume, options=options, devices=pool_devices, builder=builder, proposers=chosen)
+            with sigterm_stops_search():
+                res = optimize(reference, llm=llm, budget=budget, rounds=rounds, device=options.device, db_url=db,
+                               out_dir=out, resume=resume, options=options, devices=pool_devices, builder=builder,
+                               proposers=chosen)
             best = f"{res.best_speedup:.2f}x" if res.best_speedup is not None else "none correct"
             console.print(f"best: {best}  kernel: {res.best_path}  report: {res.report_path}")
+            if res.stopped.startswith("interrupted"):
+                console.print(f"stopped: {res.stopped}")
+                raise typer.Exit(130)
     except TaskError as e:
         _usage_error(str(e))
     except ValueError as e:  # a bad --llm spec or option

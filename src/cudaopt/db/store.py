@@ -7,12 +7,14 @@ SQLite (a file in the run folder) by default; any SQLAlchemy URL otherwise, e.g.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import create_engine, event, func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from cudaopt.db.models import Base, CandidateRow, CandidateTechniquesRow, RunRow, TaskRow, utcnow
@@ -129,8 +131,20 @@ class ExemplarDB:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
 
-        Base.metadata.create_all(self.engine)
+        self._create_schema()
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _create_schema(self) -> None:
+        # Two processes opening a new database at once (a search and a reader, two service workers) both
+        # see no tables, and the slower CREATE fails with "already exists": the other one made it, so look again.
+        for attempt in range(5):
+            try:
+                Base.metadata.create_all(self.engine)
+                return
+            except OperationalError as e:
+                if "already exists" not in str(e) or attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     def close(self) -> None:
         self.engine.dispose()

@@ -28,6 +28,7 @@ from cudaopt.report.plots import speedup_histogram
 from cudaopt.report.stats import cost_of
 from cudaopt.search.progress import SearchProgress
 from cudaopt.search.proposers import ProposerError, builtin_proposals
+from cudaopt.search.stopping import interruptible
 from cudaopt.tasks.loader import Task, resolve_task
 
 EvaluateFn = Callable[[Task, str, EvalOptions], EvalResult]
@@ -347,7 +348,8 @@ def optimize(
             search = TaskSearch(task, db, run, out, cfg, backend, evaluate_fn or default_evaluate, opts, builder or PromptBuilder(template_dir),
                                 progress, pool)
             try:
-                stopped = search.run_search()
+                with interruptible():
+                    stopped = search.run_search()
             except KeyboardInterrupt:
                 stopped = "interrupted (everything evaluated so far is stored; --resume continues)"
         result = search.write_outputs(stopped)

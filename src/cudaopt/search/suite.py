@@ -25,6 +25,7 @@ from cudaopt.search.loop import (
     evaluator_pool,
 )
 from cudaopt.search.progress import SearchProgress
+from cudaopt.search.stopping import interruptible
 from cudaopt.tasks.loader import SUITE_DIR, Task, discover_tasks
 
 
@@ -66,9 +67,12 @@ def optimize_suite(
     run_name: str | None = None,
     quiet: bool = False,
     config: SearchConfig | None = None,
+    report_only: bool = False,
 ) -> SuiteResult:
     """Optimize each task of a folder (default: the built-in suite) in one run sharing one database.
-    `budget`, `rounds`, ... apply per task; `levels` / `name_filter` (a substring) pick tasks."""
+    `budget`, `rounds`, ... apply per task; `levels` / `name_filter` (a substring) pick tasks.
+    `report_only`: evaluate nothing; write the table, plot and per-task outputs of the latest stored run
+    again (for a run that was killed before it could write them), over the tasks it reached."""
     if tasks is None or isinstance(tasks, (str, Path)):
         root = Path(tasks) if tasks is not None else SUITE_DIR
         task_list = discover_tasks(root)
@@ -92,6 +96,8 @@ def optimize_suite(
     results: list[SearchResult] = []
     stopped = ""
     with ExemplarDB(db_url or out / "cudaopt.db") as db:
+        if report_only:
+            return _report_only(db, run_name or f"suite:{title}", task_list, out, title, cfg, backend, opts, builder, progress)
         run = _open_run(db, run_name or f"suite:{title}", "suite", resume,
                         {"search": cfg.to_dict(), "options": opts.to_dict(), "llm": getattr(backend, "model", None),
                          "tasks": [t.name for t in task_list]}, progress)
@@ -102,18 +108,46 @@ def optimize_suite(
                 search = TaskSearch(task, db, run, out / f"level{task.level}" / task.name, cfg, backend,
                                     evaluate_fn or default_evaluate, opts, builder, progress, pool)
                 try:
-                    why = search.run_search()
+                    with interruptible():
+                        why = search.run_search()
                 except KeyboardInterrupt:
-                    results.append(search.write_outputs("interrupted"))
+                    partial = search.write_outputs("interrupted")
+                    if partial.candidates:  # a task stopped before its first candidate is left out, not scored 0
+                        results.append(partial)
                     stopped = "interrupted (everything evaluated so far is stored; --resume continues)"
                     break
                 results.append(search.write_outputs(why))
-        all_records = db.candidates(run_id=run.id)
-        rows = [SuiteTaskRow(r.task, r.level, r.best_speedup, r.candidates, r.stopped) for r in results]
-        plot = speedup_histogram([r.best_speedup for r in results if r.best_speedup is not None], out / "speedups.png",
-                                 "best speedup per task")
-        report = out / "report.md"
-        report.write_text(suite_report(rows, cost_of(all_records, tasks=len(results)), plot, out, title))
+        report, plot = _write_suite_report(db, run.id, results, out, title)
         if not stopped:
             db.finish_run(run.id)
     return SuiteResult(run.id, db.url, out, tuple(results), summarize_scores([r.best_speedup for r in results]), report, plot, stopped)
+
+
+def _write_suite_report(db: ExemplarDB, run_id: int, results: list[SearchResult], out: Path, title: str):
+    all_records = db.candidates(run_id=run_id)
+    rows = [SuiteTaskRow(r.task, r.level, r.best_speedup, r.candidates, r.stopped) for r in results]
+    plot = speedup_histogram([r.best_speedup for r in results if r.best_speedup is not None], out / "speedups.png",
+                             "best speedup per task")
+    report = out / "report.md"
+    report.write_text(suite_report(rows, cost_of(all_records, tasks=len(results)), plot, out, title))
+    return report, plot
+
+
+def _report_only(db: ExemplarDB, name: str, task_list: list[Task], out: Path, title: str, cfg: SearchConfig,
+                 backend, opts: EvalOptions, builder: PromptBuilder, progress: SearchProgress) -> SuiteResult:
+    run = db.latest_run(name, "suite")
+    if run is None:
+        raise ValueError(f"no stored run named {name!r} in {db.url}; --report-only writes the report of a run that exists")
+    results, missing = [], []
+    for task in task_list:
+        search = TaskSearch(task, db, run, out / f"level{task.level}" / task.name, cfg, backend, default_evaluate, opts,
+                            builder, progress)
+        if search.count == 0:  # never reached: leaving it out keeps it from scoring 0 in the table
+            missing.append(task.name)
+            continue
+        results.append(search.write_outputs("as stored (report written again from the database)"))
+    if missing:
+        title += f"; {len(results)} of {len(task_list)} tasks reached, not reached: {', '.join(missing)}"
+    report, plot = _write_suite_report(db, run.id, results, out, title)
+    return SuiteResult(run.id, db.url, out, tuple(results), summarize_scores([r.best_speedup for r in results]), report,
+                       plot, "report only")
