@@ -31,7 +31,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--jobs", type=int, default=None, help="parallel compiles before evaluating")
     ap.add_argument("--resume", action="store_true", help="keep the rows already in --out and evaluate only the rest")
-    ap.add_argument("--kernel-check-helper", action="store_true", help="the kernel check's profiler starts in a helper process")
+    ap.add_argument("--kernel-check-helper", action=argparse.BooleanOptionalAction, default=None,
+                    help="the kernel check's profiler starts in a helper process (default: the evaluator's)")
     args = ap.parse_args()
     want = "cuda" if args.device.startswith("cuda") else "cpu"
     entries = [e for e in corpus_entries() if e.device == want and (not args.only or e.task in args.only)]

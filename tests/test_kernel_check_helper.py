@@ -47,8 +47,22 @@ def test_auto_ends_the_helper_when_the_figure_needs_no_check():
 
 
 def test_no_helper_where_it_is_not_asked_for():
-    r = evaluate(TASK, HONEST, EvalOptions(**{**FAST, "kernel_check": "always"}))
+    r = evaluate(TASK, HONEST, EvalOptions(**{**FAST, "kernel_check": "always", "kernel_check_helper": False}))
     assert r.status == "ok" and not any("helper" in n for n in r.notes)
+    # the default with kernel_check="auto": no helper (its wait would be paid by every evaluation)
+    r = evaluate(TASK, HONEST, EvalOptions(**{**FAST, "kernel_check": "auto"}))
+    assert r.status == "ok" and not any("helper" in n for n in r.notes)
+
+
+def test_helper_is_the_default_when_the_check_always_runs():
+    r = evaluate(TASK, HONEST, EvalOptions(**{**FAST, "kernel_check": "always", "kernel_check_helper_wait_s": 120}))
+    assert r.status == "ok", r.message + r.error
+    assert any(n.startswith("kernel check helper: profiler started") for n in r.notes), r.notes
+
+
+def test_helper_wait_must_not_be_negative():
+    with pytest.raises(ValueError, match="kernel_check_helper_wait_s"):
+        EvalOptions(kernel_check_helper_wait_s=-1)
 
 
 # ---------------------------------------------------------------- the parent's side, message by message

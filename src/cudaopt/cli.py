@@ -43,8 +43,10 @@ def eval_cmd(
                                      "3-6 s on a GPU); auto does it for speedups above 3x (those re-measured anyway)."),
     fresh_inputs: bool = typer.Option(True, "--fresh-inputs/--fixed-inputs", help="Fresh inputs in every timed round "
                                       "(defeats answers cached by input values), or four fixed sets rotated."),
-    kernel_check_helper: bool = typer.Option(False, "--kernel-check-helper", help="Start the profiler for the kernel check "
-                                             "in a helper process beside the correctness trials (hides its start-up; experimental)."),
+    kernel_check_helper: Optional[bool] = typer.Option(None, "--kernel-check-helper/--no-kernel-check-helper",
+                                                       help="Start the kernel check's profiler in a helper process beside the "
+                                                       "correctness trials; timing waits up to 5 s for it. Default: on with "
+                                                       "--kernel-check always, off with auto (the wait would be paid by every run)."),
 ) -> None:
     """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
     from cudaopt.evaluate import EvalOptions, evaluate

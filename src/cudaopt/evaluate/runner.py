@@ -328,7 +328,8 @@ class _Session:
         # CUDAOPT_TEST_CHECKER_ON_CPU: the tests run the helper's protocol on a CPU (its profiler then sees no
         # device events and says so).
         on_device = o.device.startswith("cuda") or os.environ.get("CUDAOPT_TEST_CHECKER_ON_CPU") == "1"
-        return o.kernel_check_helper and on_device and o.timing and not self.skip_correctness and o.kernel_check != "never"
+        wanted = o.kernel_check_helper if o.kernel_check_helper is not None else o.kernel_check == "always"
+        return wanted and on_device and o.timing and not self.skip_correctness and o.kernel_check != "never"
 
     def _drop_checker(self, note: str = "") -> None:
         """End the helper (before timing, so it never shares the device with a timed round)."""

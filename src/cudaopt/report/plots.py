@@ -14,7 +14,8 @@ def have_matplotlib() -> bool:
     return True
 
 
-def speedup_histogram(speedups: Sequence[float], path: str | Path, title: str = "Speedup of correct candidates") -> Path | None:
+def speedup_histogram(speedups: Sequence[float], path: str | Path, title: str = "Speedup of correct candidates",
+                      counted: str = "candidates") -> Path | None:
     """Write a PNG histogram of speedups with the 1.0x line marked; None when matplotlib is missing."""
     if not have_matplotlib():
         return None
@@ -30,7 +31,7 @@ def speedup_histogram(speedups: Sequence[float], path: str | Path, title: str = 
         ax.text(0.5, 0.5, "no correct candidates", ha="center", va="center", transform=ax.transAxes)
     ax.axvline(1.0, color="#cc3311", linestyle="--", linewidth=1, label="reference (1.0x)")
     ax.set_xlabel("speedup over the reference (x)")
-    ax.set_ylabel("candidates")
+    ax.set_ylabel(counted)
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()

@@ -127,7 +127,7 @@ def _write_suite_report(db: ExemplarDB, run_id: int, results: list[SearchResult]
     all_records = db.candidates(run_id=run_id)
     rows = [SuiteTaskRow(r.task, r.level, r.best_speedup, r.candidates, r.stopped) for r in results]
     plot = speedup_histogram([r.best_speedup for r in results if r.best_speedup is not None], out / "speedups.png",
-                             "best speedup per task")
+                             "best speedup per task", counted="tasks")
     report = out / "report.md"
     report.write_text(suite_report(rows, cost_of(all_records, tasks=len(results)), plot, out, title))
     return report, plot
