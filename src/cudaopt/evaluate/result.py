@@ -50,7 +50,7 @@ class EvalOptions:
     # check after timing only when it is needed (and is ended otherwise). None (the default): on exactly when
     # the check always runs (kernel_check="always"). The helper is never warm by the time timing starts
     # (H200, session 7: 0 of 12 corpus evaluations), so timing waits up to kernel_check_helper_wait_s for it;
-    # with the 5 s wait it was warm in 6 of 6, and the check's cost on the critical path fell from 4.9-6.9 s
+    # with the 5 s wait it was warm in 6 of 6, and the check's cost on the critical path fell from 4.9-7.0 s
     # to 0.07-0.12 s. With kernel_check="auto" the check runs only for suspicious speedups, known after
     # timing, so the wait would be paid by every evaluation for a few: off there unless asked for. A helper
     # not warm by then is ended, and the check, if needed, runs in the worker as before.
