@@ -8,12 +8,15 @@
    steer prompt sampling; every GRPO completion is evaluated for real.
 2. A tiny GPT-2 (character tokenizer, built here: nothing is downloaded) fine-tuned by `train_sft` on the
    export until it writes parseable answers (session 6: 30 epochs left the loss at 1.9 per character and
-   all 24 GRPO completions unparseable, so no evaluation reached the GPU). Now a byte-level BPE tokenizer
-   trained here on the export (~3x fewer tokens), 150 epochs and sampling at temperature 0.2: on a CPU,
-   one task's 3 answers and 100 epochs of a 4x256 model gave 6 of 6 parseable samples at 0.2 (0 exact).
-3. `train_grpo` for a few steps on those tasks, rewards from the real evaluator on the GPU.
-Prints, last: per-step seconds, evaluation seconds, the rest (generation + update), peak GPU memory, and
-the completions' statuses. Nothing is asserted; record what it prints in docs/gpu-runs.md.
+   all 24 GRPO completions unparseable, so no evaluation reached the GPU). A byte-level BPE tokenizer
+   trained here on the export (~3x fewer tokens). Session 7 (lr 3e-3 constant-ish, no warmup, GPT-2's
+   0.1 dropout) still ended at loss ~1.6 and 24 of 24 parse errors; now dropout 0, lr 1e-3 with 5% warmup
+   and cosine decay, no weight decay. Then a sampling check: greedy and `--check-samples` samples per task
+   at the GRPO temperature, parsed by the repo's parser (`parse_response`).
+3. `train_grpo` for a few steps on those tasks, rewards from the real evaluator on the GPU (dropout off in
+   the policy: TRL's default left it on, and the reported KL against the dropout-free reference read 1e18+).
+Prints, last: per-step seconds, generation / evaluation / update+rest seconds, TRL's kl and loss, peak GPU
+memory, and the completions' statuses. Nothing is asserted; record what it prints in docs/gpu-runs.md.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ def main() -> None:
     ap.add_argument("--out", default="runs/train_gpu")
     ap.add_argument("--tasks", type=int, default=3)
     ap.add_argument("--sft-epochs", type=int, default=150)
+    ap.add_argument("--sft-lr", type=float, default=1e-3)
+    ap.add_argument("--check-samples", type=int, default=2, help="samples per task at --temperature after SFT")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--group-size", type=int, default=4)
     ap.add_argument("--hidden", type=int, default=384)
@@ -84,10 +89,14 @@ def main() -> None:
     longest = max(len(tok(p["prompt"] + p["completion"])["input_ids"]) for p in pairs)  # in tokens from here on
     print(f"{args.tokenizer} tokenizer: longest pair {longest} tokens", flush=True)
     base = save_tiny(out / "tiny", tokenizer=tok, hidden=args.hidden, layers=args.layers, heads=4, max_positions=longest + 512)
-    sft = train_sft(base, data, out / "sft", epochs=args.sft_epochs, learning_rate=3e-3, batch_size=1, grad_accum=1,
-                    max_length=longest + 512, save_steps=10_000)
+    # max_length above the longest pair: no answer is truncated. Warmup then cosine decay; no weight decay.
+    sft = train_sft(base, data, out / "sft", epochs=args.sft_epochs, learning_rate=args.sft_lr, batch_size=1, grad_accum=1,
+                    max_length=longest + 512, save_steps=10_000,
+                    overrides={"warmup_steps": 0.05, "lr_scheduler_type": "cosine", "weight_decay": 0.0})
     sft_s = time.perf_counter() - t0
-    print(f"sft: {sft_s:.0f} s, final train loss {sft.train_loss} -> {sft.model_dir}", flush=True)
+    print(f"sft: {sft_s:.0f} s, mean train loss {sft.train_loss:.3f}, last logged loss {sft.final_loss}, "
+          f"token accuracy {sft.final_token_accuracy} -> {sft.model_dir}", flush=True)
+    check = sample_check(sft.model_dir, pairs, args.device, longest + 256, args.temperature, args.check_samples)
 
     t0 = time.perf_counter()
     options = EvalOptions(device=args.device, trials=10, budget_s=0.5)
@@ -113,11 +122,42 @@ def main() -> None:
               f"evaluation {100 * ev / tot:.0f}%, update and the rest {100 * (tot - gen - ev) / tot:.0f}%; "
               f"sft {sft_s:.0f} s; grpo total {grpo_s:.0f} s")
     raw = [r.get("raw") for r in rewards if r.get("raw") is not None]
+    logs = [json.loads(line) for line in (out / "grpo" / "grpo_log.jsonl").read_text().splitlines() if line.strip()]
+    kls = [entry["kl"] for entry in logs if "kl" in entry]
+    losses = [entry["loss"] for entry in logs if "loss" in entry]
+    if kls:
+        print(f"TRL kl per step {[f'{k:.3g}' for k in kls]}; loss {[f'{x:.3g}' for x in losses]}")
     print(f"completions: {sum(statuses.values())} stored, statuses {dict(statuses)}; "
           f"mean raw reward {statistics.fmean(raw) if raw else float('nan'):.3f} over {len(raw)}")
     (out / "summary.json").write_text(json.dumps({"tasks": chosen, "steps": steps, "statuses": dict(statuses),
                                                   "sft_seconds": sft_s, "sft_train_loss": sft.train_loss,
+                                                  "sft_final_loss": sft.final_loss, "sample_check": check, "kl": kls,
                                                   "grpo_seconds": grpo_s, "args": vars(args)}, indent=1))
+
+
+def sample_check(model_dir, pairs, device, max_new_tokens, temperature, n):
+    """Greedy and n samples at `temperature` (top_p 1, as GRPO samples) per task prompt, parsed by the repo's
+    parser. Returns {"greedy": {status: count}, "sampled": {...}}; prints it."""
+    from cudaopt.llm.transformers_local import TransformersLLM
+    from cudaopt.prompts.parser import parse_response
+    from cudaopt.train.modeling import load_model, load_tokenizer
+
+    prompts = list(dict.fromkeys(p["prompt"] for p in pairs))
+    answers = {p["completion"].strip() for p in pairs}
+    llm = TransformersLLM(load_model(model_dir), load_tokenizer(model_dir), device=device, max_new_tokens=max_new_tokens,
+                          top_p=1.0, batch_size=8)
+    t0 = time.perf_counter()
+    result = {}
+    for name, temp, k in (("greedy", 0.0, 1), (f"t={temperature}", temperature, n)):
+        if k <= 0:
+            continue
+        texts = [c.text for c in llm.generate([p for p in prompts for _ in range(k)], temperature=temp)]
+        parsed = [parse_response(t) for t in texts]
+        counts = collections.Counter("parses" if r.ok else r.reason.split(":")[0] for r in parsed)
+        exact = sum(t.strip() in answers for t in texts)
+        result[name] = {"samples": len(texts), "parse": sum(r.ok for r in parsed), "exact_copy": exact, "statuses": dict(counts)}
+    print(f"sample check ({time.perf_counter() - t0:.0f} s): {result}", flush=True)
+    return result
 
 
 if __name__ == "__main__":

@@ -167,3 +167,35 @@ def test_bpe_tokenizer_round_trips_code_exactly_and_is_shorter_than_characters()
     chars = char_tokenizer()
     assert sum(len(tok(t)["input_ids"]) for t in texts) * 2 < sum(len(chars(t)["input_ids"]) for t in texts)
     assert tok.eos_token == "[EOS]" and tok.pad_token == "[PAD]"
+
+
+def _grpo_first_step_kl(tmp_path, **overrides):
+    """TRL's logged KL of the first GRPO step (policy == reference: no update yet) for a tiny model with dropout."""
+    from cudaopt.train import train_grpo
+    from cudaopt.train.tiny import char_tokenizer, save_tiny
+
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "oneshot.txt").write_text("Task $task_name\n")
+    (templates / "contrastive.txt").write_text("Task $task_name after $n_exemplars\n")
+    (templates / "exemplar.txt").write_text("#$id ${speedup}x\n")
+    model = save_tiny(tmp_path / "tiny", tokenizer=char_tokenizer(), hidden=32, layers=2, max_positions=128, dropout=0.1)
+    train_grpo(model, [RELU], tmp_path / "grpo", steps=1, group_size=4, max_completion_length=24, temperature=0.2,
+               reward_fn=lambda task, text: float(text.count("a")), template_dir=templates, beta=0.04,
+               learning_rate=1e-5, save_steps=1000, final_eval_samples=0, overrides=overrides or None)
+    logs = [json.loads(line) for line in (tmp_path / "grpo" / "grpo_log.jsonl").read_text().splitlines()]
+    return [entry["kl"] for entry in logs if "kl" in entry][0]
+
+
+def test_grpo_kl_is_zero_before_the_first_update_even_with_dropout(tmp_path):
+    """Before any update the policy is the reference model, so the KL term must read 0. TRL keeps dropout on
+    by default: the policy (train mode) then scores its samples with dropout and the reference (eval mode)
+    without, and at temperature 0.2 the 'KL' of two identical networks read 1e18-1e24 on the H200."""
+    pytest.importorskip("trl")
+    assert abs(_grpo_first_step_kl(tmp_path)) < 1e-4
+
+
+def test_grpo_kl_check_can_fail_with_dropout_left_on(tmp_path):
+    """The check above is not vacuous: with TRL's default (dropout on) the same first step reads a clear KL."""
+    pytest.importorskip("trl")
+    assert _grpo_first_step_kl(tmp_path, disable_dropout=False) > 1e-3

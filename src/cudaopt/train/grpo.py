@@ -189,8 +189,10 @@ class _GenerationClock:
         trainer._generate = timed
 
 
-def _callbacks(reward: CudaoptReward, steps_log: Path, gen: _GenerationClock | None = None):
+def _callbacks(reward: CudaoptReward, steps_log: Path, gen: _GenerationClock | None = None, trl_log: Path | None = None):
     from transformers import TrainerCallback
+
+    trl_log = trl_log or steps_log.with_name("grpo_log.jsonl")
 
     class StateAndTiming(TrainerCallback):
         """Saves the smoother with each checkpoint; logs step wall time, generation and evaluation time, and
@@ -209,6 +211,11 @@ def _callbacks(reward: CudaoptReward, steps_log: Path, gen: _GenerationClock | N
                 f.write(json.dumps({"step": state.global_step, "seconds": time.perf_counter() - self.t0,
                                     "generation_seconds": g, "eval_seconds": reward.eval_seconds - self.eval0,
                                     "peak_memory_bytes": mem}) + "\n")
+
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs:  # TRL's own numbers per logged step: loss, kl, grad_norm, reward, completion lengths
+                with trl_log.open("a") as f:
+                    f.write(json.dumps({"step": state.global_step, **logs}) + "\n")
 
         def on_save(self, args, state, control, **kw):
             folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
@@ -248,7 +255,7 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
     work = out / "checkpoints"
     checkpoint = latest_checkpoint(work) if resume else None
     if not resume:
-        for stale in ("grpo_rewards.jsonl", "grpo_steps.jsonl"):
+        for stale in ("grpo_rewards.jsonl", "grpo_steps.jsonl", "grpo_log.jsonl"):
             (out / stale).unlink(missing_ok=True)
     with ExemplarDB(db_url or out / "cudaopt.db") as db:
         run_name = f"train-grpo:{out.resolve()}"
@@ -271,7 +278,11 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
             learning_rate=learning_rate, beta=beta, epsilon=epsilon, loss_type=loss_type, scale_rewards="group",
             shuffle_dataset=False, ignore_data_skip=True, save_steps=save_steps, save_total_limit=2, seed=seed,
             bf16=default_bf16() if bf16 is None else bf16, report_to=[], logging_steps=1,
-            **{"use_cpu": default_device() == "cpu", "gradient_checkpointing": False, "disable_tqdm": True, **(overrides or {})},
+            # TRL leaves dropout on by default: the policy then samples and scores its completions with dropout
+            # while the reference model (eval mode) scores them without, so the KL term compares two different
+            # networks (with a 0.1-dropout tiny GPT-2 at temperature 0.2 it read 1e18-1e24 from the first step).
+            **{"use_cpu": default_device() == "cpu", "gradient_checkpointing": False, "disable_tqdm": True,
+               "disable_dropout": True, **(overrides or {})},
         )
         peft_config = None
         if lora:

@@ -22,12 +22,15 @@ class SFTResult:
     model_dir: Path
     examples: int
     split: Split
-    train_loss: float | None
+    train_loss: float | None  # mean over the whole run (TRL's training_loss)
     resumed_from: Path | None = None
+    final_loss: float | None = None  # the last logged per-step loss: how well the examples are learnt at the end
+    final_token_accuracy: float | None = None  # TRL's mean_token_accuracy at the last log
 
     def to_dict(self) -> dict:
         return {"out_dir": str(self.out_dir), "model_dir": str(self.model_dir), "examples": self.examples,
-                "split": self.split.to_dict(), "train_loss": self.train_loss,
+                "split": self.split.to_dict(), "train_loss": self.train_loss, "final_loss": self.final_loss,
+                "final_token_accuracy": self.final_token_accuracy,
                 "resumed_from": str(self.resumed_from) if self.resumed_from else None}
 
 
@@ -112,7 +115,10 @@ def train_sft(model: str | Path | Any, data_or_db: str | Path | Sequence[dict], 
     trainer, loss, resumed = fine_tune(str(model) if isinstance(model, Path) else model, tok, rows, out / "checkpoints",
                                        settings, resume=resume, chat=chat)
     final = save_final(trainer.model, tok, out / "final")
-    result = SFTResult(out, final, len(rows), split, loss, resumed)
+    logged = [h for h in trainer.state.log_history if "loss" in h]
+    result = SFTResult(out, final, len(rows), split, loss, resumed,
+                       final_loss=float(logged[-1]["loss"]) if logged else None,
+                       final_token_accuracy=float(logged[-1]["mean_token_accuracy"]) if logged and "mean_token_accuracy" in logged[-1] else None)
     (out / "report.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     return result
 

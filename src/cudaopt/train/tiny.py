@@ -51,18 +51,23 @@ def bpe_tokenizer(texts: Sequence[str], vocab_size: int = 2000):
 
 
 def tiny_model(tokenizer, *, arch: str = "gpt2", hidden: int = 64, layers: int = 2, heads: int = 2,
-               max_positions: int = 1024, seed: int = 0):
+               max_positions: int = 1024, seed: int = 0, dropout: float = 0.0):
+    """A randomly initialised causal LM. `dropout` defaults to 0 (GPT-2's config says 0.1): these models are
+    meant to memorise a handful of answers, and a policy with dropout scores its own samples differently
+    from the dropout-free reference model GRPO compares it with."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
     ids = dict(pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
     if arch == "gpt2":
-        cfg = GPT2Config(vocab_size=len(tokenizer), n_positions=max_positions, n_embd=hidden, n_layer=layers, n_head=heads, **ids)
+        cfg = GPT2Config(vocab_size=len(tokenizer), n_positions=max_positions, n_embd=hidden, n_layer=layers, n_head=heads,
+                         resid_pdrop=dropout, embd_pdrop=dropout, attn_pdrop=dropout, **ids)
         return GPT2LMHeadModel(cfg)
     if arch == "llama":
         cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-                          num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=max_positions, **ids)
+                          num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=max_positions,
+                          attention_dropout=dropout, **ids)
         return LlamaForCausalLM(cfg)
     raise ValueError(f"unknown tiny arch {arch!r}; use gpt2 or llama")
 
