@@ -80,6 +80,11 @@ extra = [(8200, 4096, 512, 1), (4224, 8200, 72, 1)] if cfg.cluster_m > 1 else []
 worst = worst_err([(128, 128, 64, 1), (200, 136, 264, 1), (2048, 2048, 2048, 1), (4104, 1032, 136, 1), *extra])
 ok = worst < 2e-3
 print(f"{cfg.label}: worst rel err {worst:.2e} {'OK' if ok else 'FAIL'}")
+if cfg.cluster_m > 1:  # the grid cap of the cluster launcher (session 7: cluster kernels 1.4-3.2x slower)
+    from cudaopt.gemm._lib import wgmma_kernels
+    lib = wgmma_kernels()
+    print(f"{cfg.label}: max active clusters {lib.cudaopt_wgmma_max_active_clusters(cfg.index)}, "
+          f"SMs {torch.cuda.get_device_properties(0).multi_processor_count}")
 if not ok:
     sys.exit(1)
 print("PLAIN_OK", flush=True)

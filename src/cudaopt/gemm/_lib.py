@@ -84,6 +84,8 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_grid.restype = _i
     lib.cudaopt_wgmma_cluster_size.argtypes = [_i]
     lib.cudaopt_wgmma_cluster_size.restype = _i
+    lib.cudaopt_wgmma_max_active_clusters.argtypes = [_i]
+    lib.cudaopt_wgmma_max_active_clusters.restype = _i
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
     lib.cudaopt_wgmma_cluster_tile.restype = _i
     return lib

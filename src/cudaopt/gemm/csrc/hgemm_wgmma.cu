@@ -1313,6 +1313,15 @@ int cudaopt_wgmma_cluster_size(int config) {
   return kWgmmaConfigs[config].cluster;
 }
 
+// How many clusters of config `config` the launcher may keep resident (cudaOccupancyMaxActiveClusters,
+// the cap on its grid): > 0, 0 for a bad id or a one-CTA config, or a negated cudaError_t. Needs the
+// device and cudaopt_wgmma_init (for the shared-memory limit). A probe: session 7 measured the cluster
+// kernels 1.4-3.2x slower than their twins, and a small cap here would explain it.
+int cudaopt_wgmma_max_active_clusters(int config) {
+  if (config < 0 || config >= kNumWgmmaConfigs || kWgmmaConfigs[config].cluster < 2) return 0;
+  return max_active_clusters(config, kWgmmaConfigs[config]);
+}
+
 // The 2x1 cluster schedule (cluster_tile, the function the cluster kernels call): tile row and
 // column of CTA `rank` for pair unit `unit` into out[2], and out[2] = 1 if the tile exists (0: the
 // idle rank-1 CTA of the last pair-row when tiles_m is odd). Returns 0, or -1 for arguments out of
