@@ -384,8 +384,24 @@ def test_poison_requests_cover_the_small_pool_for_small_outputs():
             _seg("small", [(65536, "inactive")], pool=(1, 7)),  # a CUDA-graph private pool
             _seg("small", [(65536, "inactive")], device=1)]
     req = poison_requests(snap, 0, 0, [4096], cap=1 << 30)
-    assert req == [512, 8192, SMALL_REQUEST, rest - SMALL_REQUEST]  # smallest blocks first, no large-pool block
+    # smallest blocks first, no large-pool block; the 512-byte block cannot hold a 4 KiB output: left alone
+    assert req == [8192, SMALL_REQUEST, rest - SMALL_REQUEST]
     assert all(n <= SMALL_REQUEST for n in req)
+    # a scalar output (rounded up to 512 bytes) can land in any free small block
+    assert poison_requests(snap, 0, 0, [4], cap=1 << 30) == [512, 8192, SMALL_REQUEST, rest - SMALL_REQUEST]
+
+
+def test_poison_requests_skip_small_blocks_and_remainders_no_output_fits():
+    from cudaopt.evaluate.child import SMALL_REQUEST, poison_requests
+
+    kb = 1024
+    big = SMALL_REQUEST + 20 * kb  # drawn as 1 MiB, then a 20 KiB remainder
+    snap = [_seg("small", [(16 * kb, "inactive"), (32 * kb, "inactive"), (big, "inactive"), (40 * kb, "inactive")])]
+    # outputs of 30000 and 500000 bytes: the smallest rounds up to 30208; the 16 KiB block and the 20 KiB
+    # remainder can hold neither
+    assert poison_requests(snap, 0, 0, [500_000, 30_000], cap=1 << 30) == [32 * kb, 40 * kb, SMALL_REQUEST]
+    # with a 16 KiB output both are drawn again
+    assert poison_requests(snap, 0, 0, [16 * kb], cap=1 << 30) == [16 * kb, 32 * kb, 40 * kb, SMALL_REQUEST, 20 * kb]
 
 
 def test_poison_requests_large_outputs_take_large_blocks_that_fit_up_to_the_cap():
