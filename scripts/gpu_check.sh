@@ -153,6 +153,20 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
   search)
     # cudaopt optimize --suite with the built-in proposers plus the seed corpus as recorded answers.
     python scripts/make_corpus_replay.py "$OUT/corpus_replay.jsonl"
+    # One parallel build of the answers the search will evaluate (the first budget-2 per task of the chosen
+    # levels): session 7 built them one at a time inside the search, 47-53 s each.
+    SEARCH_ARGS="${SEARCH_ARGS:-}" SEARCH_BUDGET="${SEARCH_BUDGET:-6}" python -c "
+import os, re; from collections import defaultdict
+from cudaopt.evaluate.prebuild import prebuild
+from cudaopt.tasks.loader import SUITE_DIR, discover_tasks
+from cudaopt.tasks.seed_corpus import corpus_entries
+levels = {int(x) for x in re.findall(r'--level[ =](\d)', os.environ['SEARCH_ARGS'])}
+names = {t.name for t in discover_tasks(SUITE_DIR) if not levels or t.level in levels}
+per_task, srcs = defaultdict(int), []
+for e in corpus_entries():
+    if e.device == 'cuda' and e.task in names and per_task[e.task] < max(1, int(os.environ['SEARCH_BUDGET']) - 2):
+        per_task[e.task] += 1; srcs.append(e.source)
+print('search prebuild:', sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'answers built')" 2>&1 | tail -1
     # max-autotune is left out by default: its GEMM/conv autotuning takes minutes per task on the GPU.
     # SEARCH_ARGS picks tasks (e.g. "--level 1"). The run folder is under $OUT, so a call cut short still
     # brings back the database (carry it in as runs/suite-search and add --resume to continue).
