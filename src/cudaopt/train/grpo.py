@@ -280,7 +280,8 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
             bf16=default_bf16() if bf16 is None else bf16, report_to=[], logging_steps=1,
             # TRL leaves dropout on by default: the policy then samples and scores its completions with dropout
             # while the reference model (eval mode) scores them without, so the KL term compares two different
-            # networks (with a 0.1-dropout tiny GPT-2 at temperature 0.2 it read 1e18-1e24 from the first step).
+            # networks and is not 0 even before any update (session 7's H200 run, a 0.1-dropout tiny GPT-2
+            # at temperature 0.2, logged kl 3e18-9.5e23). Models with dropout 0 in their config are unaffected.
             **{"use_cpu": default_device() == "cpu", "gradient_checkpointing": False, "disable_tqdm": True,
                "disable_dropout": True, **(overrides or {})},
         )
