@@ -103,7 +103,7 @@ def test_wgmma_runs_on_the_callers_stream():
     """A is filled on a side stream after a GPU sleep; a launch on any other stream reads zeros."""
     import torch
 
-    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm import Choice
     from cudaopt.gemm.configs import WGMMA_CONFIGS
 
     a = torch.randn(2048, 1024, device="cuda", dtype=torch.float16)
@@ -111,15 +111,25 @@ def test_wgmma_runs_on_the_callers_stream():
     ref = a.float() @ b.float()
     stream = torch.cuda.Stream()  # non-blocking: no implicit ordering with the legacy default stream
     for cfg in WGMMA_CONFIGS:
-        a_late = torch.zeros_like(a)
-        out = torch.zeros((2048, 2048), device="cuda", dtype=torch.float16)
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            torch.cuda._sleep(50_000_000)
-            a_late.copy_(a)
-            hgemm(a_late, b, out=out, choice=Choice("ours", cfg.id, 1))
-        stream.synchronize()
-        assert (out.float() - ref).abs().max().item() < 0.5, cfg.label
+        assert _late_input_error(a, b, ref, stream, Choice("ours", cfg.id, 1)) < 0.5, cfg.label
+
+
+def _late_input_error(a, b, ref, stream, choice) -> float:
+    """hgemm on `stream` right after a GPU sleep and the copy that fills A there (a launch on any other
+    stream reads A's zeros); the max abs error of the result against `ref`."""
+    import torch
+
+    from cudaopt.gemm import hgemm
+
+    a_late = torch.zeros_like(a)
+    out = torch.zeros((a.shape[0], b.shape[1]), device="cuda", dtype=torch.float16)
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(50_000_000)
+        a_late.copy_(a)
+        hgemm(a_late, b, out=out, choice=choice)
+    stream.synchronize()
+    return (out.float() - ref).abs().max().item()
 
 
 def test_wgmma_rejects_split_k_and_unaligned_shapes():
@@ -218,22 +228,12 @@ def test_wgmma_splitk_runs_on_the_callers_stream():
     queued there: A is filled on the side stream after a GPU sleep."""
     import torch
 
-    from cudaopt.gemm import hgemm
-
     a = torch.randn(512, 2048, device="cuda", dtype=torch.float16)
     b = torch.randn(2048, 512, device="cuda", dtype=torch.float16)
     ref = a.float() @ b.float()
     stream = torch.cuda.Stream()
     for choice in _gen2_split_choices(2048)[::3]:
-        a_late = torch.zeros_like(a)
-        out = torch.zeros((512, 512), device="cuda", dtype=torch.float16)
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            torch.cuda._sleep(50_000_000)
-            a_late.copy_(a)
-            hgemm(a_late, b, out=out, choice=choice)
-        stream.synchronize()
-        assert (out.float() - ref).abs().max().item() < 0.5, choice.label()
+        assert _late_input_error(a, b, ref, stream, choice) < 0.5, choice.label()
 
 
 def test_wgmma_splitk_refuses_bad_splits_and_small_workspaces():
