@@ -206,7 +206,7 @@ def optimize_cmd(
         if not (knowledge / "knowledge.sqlite").exists():
             _usage_error(f"{knowledge}: no knowledge store here; create one with `cudaopt knowledge add {knowledge} FOLDER`")
         builder = RetrievalPromptBuilder(store=KnowledgeStore(knowledge))
-    from cudaopt.search.stopping import sigterm_stops_search
+    from cudaopt.search.stopping import INTERRUPTED, sigterm_stops_search
 
     try:
         if suite:
@@ -218,8 +218,6 @@ def optimize_cmd(
             if res.stopped:
                 console.print(f"stopped: {res.stopped}")
             console.print(f"report: {res.report_path}")
-            if res.stopped.startswith("interrupted"):
-                raise typer.Exit(130)
         else:
             if reference is None:
                 _usage_error("give a task file or built-in task name (or --suite)")
@@ -229,9 +227,10 @@ def optimize_cmd(
                                proposers=chosen)
             best = f"{res.best_speedup:.2f}x" if res.best_speedup is not None else "none correct"
             console.print(f"best: {best}  kernel: {res.best_path}  report: {res.report_path}")
-            if res.stopped.startswith("interrupted"):
+            if res.stopped == INTERRUPTED:
                 console.print(f"stopped: {res.stopped}")
-                raise typer.Exit(130)
+        if res.stopped == INTERRUPTED:
+            raise typer.Exit(130)
     except TaskError as e:
         _usage_error(str(e))
     except ValueError as e:  # a bad --llm spec or option

@@ -28,7 +28,7 @@ from cudaopt.report.plots import speedup_histogram
 from cudaopt.report.stats import cost_of
 from cudaopt.search.progress import SearchProgress
 from cudaopt.search.proposers import ProposerError, builtin_proposals
-from cudaopt.search.stopping import interruptible
+from cudaopt.search.stopping import INTERRUPTED, interruptible
 from cudaopt.tasks.loader import Task, resolve_task
 
 EvaluateFn = Callable[[Task, str, EvalOptions], EvalResult]
@@ -351,8 +351,8 @@ def optimize(
                 with interruptible():
                     stopped = search.run_search()
             except KeyboardInterrupt:
-                stopped = "interrupted (everything evaluated so far is stored; --resume continues)"
+                stopped = INTERRUPTED
         result = search.write_outputs(stopped)
-        if not stopped.startswith("interrupted"):
+        if stopped != INTERRUPTED:
             db.finish_run(run.id)
     return result

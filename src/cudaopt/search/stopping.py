@@ -11,6 +11,9 @@ import signal
 
 _state = {"armed": False, "requested": False}
 
+# How a search that was stopped (Ctrl-C, SIGTERM) says so in its `stopped` field.
+INTERRUPTED = "interrupted (everything evaluated so far is stored; --resume continues)"
+
 
 def _on_sigterm(signum, frame) -> None:
     _state["requested"] = True

@@ -25,7 +25,7 @@ from cudaopt.search.loop import (
     evaluator_pool,
 )
 from cudaopt.search.progress import SearchProgress
-from cudaopt.search.stopping import interruptible
+from cudaopt.search.stopping import INTERRUPTED, interruptible
 from cudaopt.tasks.loader import SUITE_DIR, Task, discover_tasks
 
 
@@ -114,7 +114,7 @@ def optimize_suite(
                     partial = search.write_outputs("interrupted")
                     if partial.candidates:  # a task stopped before its first candidate is left out, not scored 0
                         results.append(partial)
-                    stopped = "interrupted (everything evaluated so far is stored; --resume continues)"
+                    stopped = INTERRUPTED
                     break
                 results.append(search.write_outputs(why))
         report, plot = _write_suite_report(db, run.id, results, out, title)
