@@ -172,7 +172,8 @@ print('search prebuild:', sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'a
     # brings back the database (carry it in as runs/suite-search and add --resume to continue).
     out="${SEARCH_OUT:-$OUT/suite-search}"
     [ -e runs/suite-search/cudaopt.db ] && [ ! -e "$out/cudaopt.db" ] && mkdir -p "$out" && cp runs/suite-search/cudaopt.db "$out/"
-    python -m cudaopt.cli optimize --suite --device cuda --llm "replay:$OUT/corpus_replay.jsonl" \
+    # SEARCH_DEVICE=cuda:0,cuda:1 evaluates on two GPUs at once; SIGTERM from `timeout` stops it cleanly (DB kept).
+    timeout -s TERM "${SEARCH_LIMIT:-540}" python -m cudaopt.cli optimize --suite --device "${SEARCH_DEVICE:-cuda}" --llm "replay:$OUT/corpus_replay.jsonl" \
         --proposers "${SEARCH_PROPOSERS:-compile,cuda-graph}" ${SEARCH_ARGS:-} \
         --budget "${SEARCH_BUDGET:-6}" --rounds 2 --trials 20 --budget-s 1 --out "$out" > "$OUT/search.log" 2>&1
     grep -v "^\s*$" "$OUT/search.log" | tail -40
