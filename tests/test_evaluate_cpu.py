@@ -416,6 +416,86 @@ def test_poison_requests_large_outputs_take_large_blocks_that_fit_up_to_the_cap(
     assert poison_requests(snap, 0, 0, [3 * mb, 1024], cap=1 << 30) == [mb, 4 * mb, 32 * mb, 64 * mb]
 
 
+def test_extra_poison_blocks_only_where_too_few_drawn_blocks_hold_an_output():
+    from cudaopt.evaluate.child import SMALL_REQUEST, extra_poison_blocks
+
+    kb, mb = 1024, 1 << 20
+    # three drawn small blocks hold a 16 KiB output: nothing added (until session 8 one was, every call,
+    # and each such block needed a new segment)
+    assert extra_poison_blocks([32 * kb, SMALL_REQUEST, SMALL_REQUEST - 16 * kb], [16 * kb], cap=1 << 30) == []
+    # one drawn block holds it: two of its own size make three
+    assert extra_poison_blocks([8 * kb, 32 * kb], [16 * kb], cap=1 << 30) == [16 * kb, 16 * kb]
+    # a large-pool block does not count for a small output, nor a small-pool one for a large output
+    assert extra_poison_blocks([64 * mb], [16 * kb], cap=1 << 30) == [16 * kb] * 3
+    assert extra_poison_blocks([SMALL_REQUEST] * 4, [4 * mb], cap=1 << 30) == [4 * mb] * 3
+    # the largest output first: the blocks added for it hold the smaller ones too
+    assert extra_poison_blocks([], [4 * kb, 16 * kb], cap=1 << 30) == [16 * kb] * 3
+    assert extra_poison_blocks([], [4 * kb, 2 * mb], cap=1 << 30) == [2 * mb] * 3 + [4 * kb] * 3  # other pools
+    # over the cap only the first block that could hold the output is added
+    assert extra_poison_blocks([512 * mb], [600 * mb], cap=1 << 30) == [600 * mb]
+    assert extra_poison_blocks([700 * mb], [600 * mb], cap=1 << 30) == []  # one fits; more would pass the cap
+
+
+def test_poisoning_reaches_a_steady_state_without_new_memory():
+    """A small-pool model of the caching allocator (best fit, split, merge on free) run through poison's
+    draw: after the first calls no request needs new memory (the growth the H200 showed in session 8)."""
+    from cudaopt.evaluate.child import SMALL_REQUEST, extra_poison_blocks, poison_requests
+
+    seg_size = 2 * SMALL_REQUEST
+    segments: list[list[list]] = []  # per segment: [size, free] blocks in address order
+    mallocs = 0
+
+    def alloc(n):
+        nonlocal mallocs
+        n = -(-n // 512) * 512
+        best = None
+        for si, seg in enumerate(segments):
+            for bi, (size, free) in enumerate(seg):
+                if free and size >= n and (best is None or size < segments[best[0]][best[1]][0]):
+                    best = (si, bi)
+        if best is None:
+            mallocs += 1
+            segments.append([[seg_size, True]])
+            best = (len(segments) - 1, 0)
+        si, bi = best
+        size = segments[si][bi][0]
+        segments[si][bi] = [n, False]
+        if size > n:
+            segments[si].insert(bi + 1, [size - n, True])
+        return (si, n)
+
+    def free(handle):
+        si, n = handle
+        seg = segments[si]
+        i = next(i for i, (size, f) in enumerate(seg) if not f and size == n)
+        seg[i][1] = True
+        merged = []
+        for size, f in seg:
+            if merged and f and merged[-1][1]:
+                merged[-1][0] += size
+            else:
+                merged.append([size, f])
+        segments[si] = merged
+
+    def snapshot():
+        return [{"segment_type": "small", "blocks": [{"size": s, "state": "inactive" if f else "active_allocated"} for s, f in seg]}
+                for seg in segments]
+
+    live = alloc(4096)  # a tensor that stays (e.g. a parameter)
+    out = 16 * 1024
+    history = []
+    for _ in range(30):
+        reqs = poison_requests(snapshot(), 0, 0, [out], cap=1 << 30)
+        blobs = [alloc(n) for n in reqs + extra_poison_blocks(reqs, [out], cap=1 << 30)]
+        for b in blobs:
+            free(b)
+        result = alloc(out)  # the candidate's output lands in a poisoned block...
+        free(result)  # ...and is freed after the trial
+        history.append(mallocs)
+    assert live and history[-1] == history[4], history  # no new segment after the first calls
+    assert history[-1] <= 3, history
+
+
 _SLOW_FIRST_CALL = '''
 import time
 import torch
