@@ -159,3 +159,33 @@ def test_reading_system_facts_is_not_a_peek_but_reading_a_process_is(tmp_path):
         """
     )
     assert out == "0 [('reference_peek', '/proc/self/status')]"
+
+
+def test_torch_compile_reading_its_own_tracebacks_is_not_a_peek(tmp_path):
+    # Dynamo formats the traceback of an error it recovers from, and the standard library reads tb_frame
+    # for it: torch.compile of the GRU and LSTM tasks was rejected as reference_peek on the H200 (session
+    # 8). The same read from the candidate's own code, and from code it compiles under one of Dynamo's
+    # file names, stays a finding.
+    out = _run_fresh(
+        f"""
+        import torch, torch._dynamo.convert_frame as cf
+        from cudaopt.evaluate.sandbox import Sandbox
+        box = Sandbox({str(tmp_path / "scratch")!r}, [])
+        gru = torch.compile(torch.nn.GRU(8, 16, num_layers=2, batch_first=True, bidirectional=True))
+        with box, torch.no_grad():
+            gru(torch.randn(2, 5, 8))
+        print(len(box.events), end=" ")
+        forged = compile("try:\\n    1 / 0\\nexcept ZeroDivisionError as e:\\n    e.__traceback__.tb_frame", cf.__file__, "exec")
+        with box:
+            exec(forged, {{"__name__": "torch._dynamo.convert_frame"}})
+        print(len(box.events), end=" ")
+        box.events.clear(); box._seen.clear()
+        with box:
+            try:
+                1 / 0
+            except ZeroDivisionError as e:
+                e.__traceback__.tb_frame
+        print(sorted({{c for c, _, _ in box.events}}))
+        """
+    )
+    assert out == "0 1 ['reference_peek']"

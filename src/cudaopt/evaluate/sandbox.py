@@ -40,6 +40,10 @@ def _package_dir(name: str) -> str | None:
 # started from their own code is allowed; one started from any other code, the candidate's, is not.
 # (Native code can start processes without Python seeing it at all: the hook is a tripwire, see hacking.md.)
 _COMPILER_DIRS = tuple(d for d in (_package_dir("torch._inductor"), _package_dir("triton")) if d)
+# Dynamo formats the traceback of an error it recovers from (traceback.format_exc() in convert_frame), and
+# the standard library reads tb_frame to do it: torch.compile of the GRU and LSTM tasks was rejected as
+# reference_peek on the H200 (session 8). Frame attributes read from these packages' own code are theirs.
+_FRAME_READER_DIRS = _COMPILER_DIRS + tuple(d for d in (_package_dir("torch._dynamo"),) if d)
 _SKIP_FRAMES = {os.path.realpath(subprocess.__file__), os.path.realpath(__file__)}
 # The standard library's own frames are looked through too (pathlib, shutil, multiprocessing): what counts
 # is the first frame outside it. Skipping only ever reaches an outer frame, so a frame forged under a
@@ -51,12 +55,16 @@ def _skipped(path: str) -> bool:
     return path in _SKIP_FRAMES or (path.startswith(_STDLIB) and "-packages" + os.sep not in path)
 
 
-def _started_by_compiler() -> bool:
+def _started_by_compiler(dirs: tuple[str, ...] = _COMPILER_DIRS) -> bool:
+    """Whether the first frame outside the standard library (and this file) is the own code of a package
+    under `dirs` (by default torch._inductor and Triton)."""
+    if not dirs:
+        return False
     f = sys._getframe(1)
     while f is not None and _skipped(os.path.realpath(f.f_code.co_filename)):
         f = f.f_back
     path = os.path.realpath(f.f_code.co_filename) if f is not None else ""
-    if not path.startswith(_COMPILER_DIRS):
+    if not path.startswith(dirs):
         return False
     # The frame must run in the namespace of the imported module its file belongs to: code compiled by
     # the candidate under a borrowed file name, into a dict of its own, does not.
@@ -127,6 +135,8 @@ class Sandbox:
                 self._record("reference_peek", f"candidate scanned the garbage collector ({event})", event)
             elif event == "object.__getattr__" and len(args) > 1 and args[1] in ("tb_frame", "gi_frame", "cr_frame", "ag_frame"):
                 # The way to the harness's frames (and whatever they hold) without sys._getframe.
+                if _started_by_compiler(_FRAME_READER_DIRS):
+                    return
                 self._record("reference_peek", f"candidate reached interpreter frames through {args[1]}", str(args[1]))
             elif event == "sys.settrace" or event == "sys.setprofile":
                 self._record("timer_tamper", f"candidate installed a {event.split('.')[-1]} hook", event)
@@ -154,8 +164,6 @@ class Sandbox:
 
 
 def _tamper_targets() -> dict[str, object]:
-    import time
-
     import cudaopt.evaluate.clock as clock
     import cudaopt.evaluate.compare as compare
     import cudaopt.evaluate.stats as stats
