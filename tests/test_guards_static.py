@@ -129,6 +129,9 @@ ATTACKS = {
     "reference_peek": [
         "import gc\nobjs = gc.get_objects()\n",
         "import sys\nf = sys._getframe(1)\n",
+        "torch._C._dynamo.eval_frame.set_eval_frame(lambda frame, *a: None)\n",
+        "from torch._dynamo.eval_frame import set_eval_frame\n",
+        "hook = getattr(torch._dynamo.eval_frame, 'set_' + 'eval_frame')\n",
         "import inspect\nf = inspect.currentframe()\n",
         "def f(fr):\n    return fr.f_back.f_locals\n",
         "import os\nv = os.environ.get('HOME')\n",

@@ -85,6 +85,9 @@ _CALLS: dict[str, tuple[str, str]] = {
     "gc.get_referents": ("reference_peek", "walks the object graph to reach the harness's objects"),
     "sys._getframe": ("reference_peek", "reads the caller's frame (the harness's locals)"),
     "sys._current_frames": ("reference_peek", "reads other threads' frames"),
+    # PEP 523: a frame-evaluation callback is handed every frame the interpreter runs, with no audit event
+    "torch._C._dynamo.": ("reference_peek", "uses Dynamo's frame-evaluation hooks, which hand Python code every frame run"),
+    "torch._dynamo.eval_frame.set_eval_frame": ("reference_peek", "installs a frame-evaluation callback that sees every frame run"),
     "inspect.stack": ("reference_peek", "reads the call stack (the harness's locals)"),
     "inspect.currentframe": ("reference_peek", "reads the current frame and, through it, the harness's"),
     "inspect.getouterframes": ("reference_peek", "reads the caller's frames"),
@@ -280,7 +283,7 @@ _SENSITIVE_STRINGS: dict[str, str] = {
     **{n: "process_escape" for n in "subprocess system popen socket ctypes fork spawn Popen check_output".split()},
     **{n: "timer_tamper" for n in "settrace setprofile perf_counter perf_counter_ns synchronize elapsed_time Event cudaopt monotonic".split()},
     **{n: "side_stream" for n in "Stream ExternalStream threading Thread stream set_stream".split()},
-    **{n: "reference_peek" for n in "get_objects get_referrers _getframe f_back f_globals f_locals environ modules gc inspect".split()},
+    **{n: "reference_peek" for n in "get_objects get_referrers _getframe f_back f_globals f_locals environ modules gc inspect set_eval_frame".split()},
     **{n: "precision_downgrade" for n in "allow_tf32 set_float32_matmul_precision float16 bfloat16 half".split()},
     **{n: "result_cache" for n in "data_ptr _version untyped_storage".split()},
     **{n: "lazy_output" for n in "_make_subclass __torch_function__ __torch_dispatch__ Tensor".split()},
