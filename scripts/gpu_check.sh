@@ -148,7 +148,13 @@ print('corpus built', sum(x.ok for x in b), 'of', len(b), [x.message for x in b 
     ;;
   train)
     # SFT a tiny model on the corpus, then a few GRPO steps with real GPU rewards (carry .whl: TRL, SQLAlchemy).
-    timeout "${TRAIN_LIMIT:-420}" python scripts/gpu_train.py --out "$OUT/train" 2>&1 | grep -v -i "warn\|Loading weights\|Writing model" | tail -25
+    # The run lives outside $OUT (checkpoints and logs are many files; only 8 come back); its closing table is
+    # printed again after a cut-off, and summary.json and the step log are copied back.
+    tr=/tmp/train_gpu; rm -rf "$tr"
+    timeout "${TRAIN_LIMIT:-540}" python scripts/gpu_train.py --out "$tr" > "$OUT/train.log" 2>&1
+    grep -v -i "warn\|Loading weights\|Writing model\|^{'loss'" "$OUT/train.log" | tail -8
+    python scripts/gpu_train.py --out "$tr" --summarize-only 2>&1 | tail -14
+    cp "$tr/summary.json" "$OUT/train_summary.json"; cp "$tr/grpo/grpo_log.jsonl" "$OUT/train_trl_log.jsonl" 2>/dev/null
     ;;
   search)
     # cudaopt optimize --suite with the built-in proposers plus the seed corpus as recorded answers.

@@ -15,8 +15,9 @@
    at the GRPO temperature, parsed by the repo's parser (`parse_response`).
 3. `train_grpo` for a few steps on those tasks, rewards from the real evaluator on the GPU (dropout off in
    the policy: TRL's default left it on, and the reported KL against the dropout-free reference read 1e18+).
-Prints, last: per-step seconds, generation / evaluation / update+rest seconds, TRL's kl and loss, peak GPU
-memory, and the completions' statuses. Nothing is asserted; record what it prints in docs/gpu-runs.md.
+Prints, last: per-step seconds, generation / evaluation (its nvcc builds apart) / update+rest seconds, TRL's
+kl and loss, peak GPU memory, and the completions' statuses; `--summarize-only` prints that table for a
+run that was cut short (the step log is written as it goes). Nothing is asserted; record what it prints in docs/gpu-runs.md.
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.2, help="GRPO's sampling temperature")
     ap.add_argument("--tokenizer", choices=("bpe", "char"), default="bpe")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--summarize-only", action="store_true", help="print the closing table of a run in --out (e.g. one cut short)")
     args = ap.parse_args()
+    if args.summarize_only:
+        summarize(Path(args.out))
+        return
 
     from cudaopt.db.store import CandidateRecord, ExemplarDB
     from cudaopt.evaluate.result import EvalOptions
@@ -100,39 +105,56 @@ def main() -> None:
 
     t0 = time.perf_counter()
     options = EvalOptions(device=args.device, trials=10, budget_s=0.5)
-    res = train_grpo(sft.model_dir, tasks, out / "grpo", db_url=db_url, steps=args.steps, group_size=args.group_size,
-                     max_completion_length=longest + 256, learning_rate=1e-5, options=options, template_dir=templates,
-                     save_steps=10_000, final_eval_samples=1, temperature=args.temperature)
+    train_grpo(sft.model_dir, tasks, out / "grpo", db_url=db_url, steps=args.steps, group_size=args.group_size,
+               max_completion_length=longest + 256, learning_rate=1e-5, options=options, template_dir=templates,
+               save_steps=10_000, final_eval_samples=1, temperature=args.temperature)
     grpo_s = time.perf_counter() - t0
 
-    steps = [json.loads(line) for line in (out / "grpo" / "grpo_steps.jsonl").read_text().splitlines() if line.strip()]
-    rewards = [json.loads(line) for line in (out / "grpo" / "grpo_rewards.jsonl").read_text().splitlines() if line.strip()]
-    with ExemplarDB(db_url) as db:
-        statuses = collections.Counter(c.status for c in db.candidates() if c.origin == "grpo")
-    print("\nstep  seconds  generation s  eval s  update+rest s  peak GPU GiB")
+    summarize(out, {"tasks": chosen, "sft_seconds": sft_s, "sft_train_loss": sft.train_loss, "sft_final_loss": sft.final_loss,
+                    "sample_check": check, "grpo_seconds": grpo_s, "args": vars(args)})
+
+
+def summarize(out: Path, extra: dict | None = None) -> None:
+    """The closing table from what the run left in `out` (also after it was cut short: the step log is
+    written a line per step). Writes summary.json beside it."""
+    from cudaopt.db.store import ExemplarDB
+
+    extra = extra or {}
+
+    def lines(name: str) -> list[dict]:
+        p = out / "grpo" / name
+        return [json.loads(x) for x in p.read_text().splitlines() if x.strip()] if p.exists() else []
+
+    steps, rewards, logs = lines("grpo_steps.jsonl"), lines("grpo_rewards.jsonl"), lines("grpo_log.jsonl")
+    statuses: collections.Counter = collections.Counter()
+    if (out / "db.sqlite").exists():
+        with ExemplarDB(out / "db.sqlite") as db:
+            statuses = collections.Counter(c.status for c in db.candidates() if c.origin == "grpo")
+    print("\nstep  seconds  generation s  eval s (builds)  update+rest s  peak GPU GiB")
     for s in steps:
         mem = s["peak_memory_bytes"] / 2**30 if s["peak_memory_bytes"] else 0.0
         gen = s.get("generation_seconds") or 0.0
-        print(f"{s['step']:4d} {s['seconds']:8.1f} {gen:13.1f} {s['eval_seconds']:7.1f} {s['seconds'] - gen - s['eval_seconds']:14.1f} {mem:13.2f}")
+        print(f"{s['step']:4d} {s['seconds']:8.1f} {gen:13.1f} {s['eval_seconds']:7.1f} ({s.get('build_seconds') or 0.0:5.1f}) "
+              f"{s['seconds'] - gen - s['eval_seconds']:14.1f} {mem:13.2f}")
     if steps:
         tot = sum(s["seconds"] for s in steps)
         ev = sum(s["eval_seconds"] for s in steps)
+        build = sum(s.get("build_seconds") or 0.0 for s in steps)
         gen = sum(s.get("generation_seconds") or 0.0 for s in steps)
+        peak = max((s["peak_memory_bytes"] or 0) for s in steps) / 2**30
         print(f"median step {statistics.median(s['seconds'] for s in steps):.1f} s; shares: generation {100 * gen / tot:.0f}%, "
-              f"evaluation {100 * ev / tot:.0f}%, update and the rest {100 * (tot - gen - ev) / tot:.0f}%; "
-              f"sft {sft_s:.0f} s; grpo total {grpo_s:.0f} s")
+              f"evaluation {100 * ev / tot:.0f}% (its builds {100 * build / tot:.0f}% of step time), update and the rest "
+              f"{100 * (tot - gen - ev) / tot:.0f}%; peak GPU memory {peak:.2f} GiB; "
+              f"sft {extra.get('sft_seconds', float('nan')):.0f} s; grpo total {extra.get('grpo_seconds', float('nan')):.0f} s")
     raw = [r.get("raw") for r in rewards if r.get("raw") is not None]
-    logs = [json.loads(line) for line in (out / "grpo" / "grpo_log.jsonl").read_text().splitlines() if line.strip()]
     kls = [entry["kl"] for entry in logs if "kl" in entry]
     losses = [entry["loss"] for entry in logs if "loss" in entry]
     if kls:
         print(f"TRL kl per step {[f'{k:.3g}' for k in kls]}; loss {[f'{x:.3g}' for x in losses]}")
     print(f"completions: {sum(statuses.values())} stored, statuses {dict(statuses)}; "
           f"mean raw reward {statistics.fmean(raw) if raw else float('nan'):.3f} over {len(raw)}")
-    (out / "summary.json").write_text(json.dumps({"tasks": chosen, "steps": steps, "statuses": dict(statuses),
-                                                  "sft_seconds": sft_s, "sft_train_loss": sft.train_loss,
-                                                  "sft_final_loss": sft.final_loss, "sample_check": check, "kl": kls,
-                                                  "grpo_seconds": grpo_s, "args": vars(args)}, indent=1))
+    (out / "summary.json").write_text(json.dumps({**extra, "steps": steps, "statuses": dict(statuses), "kl": kls,
+                                                  "losses": losses}, indent=1))
 
 
 def sample_check(model_dir, pairs, device, max_new_tokens, temperature, n):

@@ -68,7 +68,7 @@ def _fake_eval(task, code, options):
     timing = Timing(speedup_raw=1.3, speedup=1.3, ci_low=1.3, ci_high=1.3, bucket_means=(1.3,) * 7, bucket_variance=0.0,
                     stable=True, rounds=70, ref_time_us=1.0, cand_time_us=0.8, seconds=0.1) if options.timing else None
     return EvalResult(status="ok" if ok else "incorrect", stage_reached="timed" if ok else "correct", correct=ok,
-                      timing=timing, task=task.name)
+                      timing=timing, task=task.name, compile_seconds=0.25)
 
 
 def _greedy_answer(model_dir, prompt):
@@ -148,6 +148,8 @@ def test_grpo_end_to_end_prompts_grow_with_the_database(sft_model, tmp_path, tem
     assert len(steps) == 3 and all(s["seconds"] >= s["eval_seconds"] >= 0 for s in steps)
     # a step splits into generation, evaluation and the rest (the update), which the GPU run reports
     assert all(s["generation_seconds"] > 0 and s["seconds"] >= s["generation_seconds"] + s["eval_seconds"] for s in steps)
+    # the evaluations' build seconds are counted apart (the H200 run's long steps were nvcc builds)
+    assert sum(s["build_seconds"] for s in steps) == pytest.approx(0.25 * sum(c.status != "parse_error" for c in stored))
     # resume from the latest checkpoint (the smoother comes back with it) and run to step 4
     from cudaopt.train.modeling import latest_checkpoint
 

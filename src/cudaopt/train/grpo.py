@@ -107,6 +107,7 @@ class CudaoptReward:
                 self.best[name] = max(speeds)
         self.attempts: list[Attempt] = []
         self.eval_seconds = 0.0
+        self.compile_seconds = 0.0  # the evaluations' builds of new sources, a part of eval_seconds
 
     def _score(self, task: Any, prompt: str, text: str, parents: list[int], step: int) -> Attempt:
         if self.reward_fn is not None:
@@ -119,6 +120,7 @@ class CudaoptReward:
 
         opts = _replace(self.options, previous_best=self.best.get(task.name)) if hasattr(self.options, "previous_best") else self.options
         attempt, result = judge_answer(task, prompt, text, self.evaluate_fn, opts)
+        self.compile_seconds += float(getattr(result, "compile_seconds", 0.0) or 0.0)
         raw = attempt.speedup if attempt.success and attempt.speedup is not None else 0.0
         status = note = None
         if raw > 0:
@@ -199,7 +201,7 @@ def _callbacks(reward: CudaoptReward, steps_log: Path, gen: _GenerationClock | N
         peak memory."""
 
         def on_step_begin(self, args, state, control, **kw):
-            self.t0, self.eval0 = time.perf_counter(), reward.eval_seconds
+            self.t0, self.eval0, self.build0 = time.perf_counter(), reward.eval_seconds, reward.compile_seconds
             self.gen0 = gen.seconds if gen is not None else None
 
         def on_step_end(self, args, state, control, **kw):
@@ -210,6 +212,7 @@ def _callbacks(reward: CudaoptReward, steps_log: Path, gen: _GenerationClock | N
             with steps_log.open("a") as f:
                 f.write(json.dumps({"step": state.global_step, "seconds": time.perf_counter() - self.t0,
                                     "generation_seconds": g, "eval_seconds": reward.eval_seconds - self.eval0,
+                                    "build_seconds": reward.compile_seconds - self.build0,
                                     "peak_memory_bytes": mem}) + "\n")
 
         def on_log(self, args, state, control, logs=None, **kw):
