@@ -16,6 +16,7 @@
 #   bash scripts/gpu_check.sh final    # session 5: A/A over the suite, compile proposer on elu, the whole corpus
 #   bash scripts/gpu_check.sh helper   # session 7: the kernel check's helper process (tests, cost A/B), the corpus' rest
 #   bash scripts/gpu_check.sh service2 # issue 5 on nvidia-h200-x2: the service on one GPU, then two
+#   bash scripts/gpu_check.sh ray      # issue 5: the service on Ray, one GPU actor (carry .whl and .whl-ray)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -321,6 +322,14 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout "${SERVICE_LIMIT:-570}" python benchmarks/service_throughput.py --devices cuda:0,cuda:1 --scaling --prebuild \
         --passes 1 --budget 1 --json "$OUT/service_scaling.json" > "$OUT/service2.log" 2>&1
     grep -v "^\s*$" "$OUT/service2.log" | tail -12
+    ;;
+  ray)
+    # Issue 5: the service on the Ray pool with one GPU actor (a local Ray instance). Ray travels slimmed
+    # (bash scripts/fetch_device_ray.sh; carry .whl and .whl-ray).
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl-ray/*.whl || exit 3
+    CUDA_VISIBLE_DEVICES="${RAY_GPUS:-0}" timeout "${RAY_LIMIT:-300}" python benchmarks/service_throughput.py --pool ray --devices cuda \
+        --prebuild --passes 1 --budget 1 --limit "${RAY_N:-16}" --json "$OUT/service_ray.json" > "$OUT/service_ray.log" 2>&1
+    grep -v "^\s*$" "$OUT/service_ray.log" | grep -v "_warn_once\|UserWarning" | tail -8
     ;;
   profile)
     # Issue 8: ncu metrics + ptxas resources for the CUDA corpus (resumable: carry runs/corpus.sqlite back in),
