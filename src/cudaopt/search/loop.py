@@ -49,6 +49,7 @@ class SearchConfig:
     island_reset_every: int = 4
     proposers: tuple[str, ...] | None = None  # None: the defaults that fit the device; (): none
     seed: int = 0
+    build_ahead: bool = True  # build a round's new extensions side by side first (with the local evaluator)
 
     def __post_init__(self) -> None:
         if self.budget < 1 or self.rounds < 0 or self.per_round < 1:
@@ -167,6 +168,7 @@ class TaskSearch:
         opts = replace(self.options, previous_best=self.best)
         stored = []
         to_run = [t for t in todo if not isinstance(t, CandidateRecord)]
+        self._build_ahead([source for source, _ in to_run])
         if self.pool is None or len(to_run) <= 1:
             for item in todo:
                 if isinstance(item, CandidateRecord):
@@ -185,6 +187,23 @@ class TaskSearch:
             stored.append(self._store(CandidateRecord.from_result(job.result(), task_id=self.task_id, run_id=self.run.id,
                                                                   source=source, **meta)))
         return stored
+
+    def _build_ahead(self, sources: list[str]) -> None:
+        """A round's new extensions built side by side before its evaluations run one after another."""
+        from cudaopt.evaluate.prebuild import build_ahead, needs_build
+
+        # only where the evaluations run on this machine, with the evaluator whose cache this fills
+        if not self.cfg.build_ahead or self.evaluate_fn is not default_evaluate:
+            return
+
+        if sum(needs_build(s) for s in sources) < 2:
+            return
+        self.progress.update(phase=f"building {sum(needs_build(s) for s in sources)} extensions side by side")
+        try:
+            build_ahead(sources, device=self.options.device, reference=self.task.source,
+                        timeout_s=self.options.compile_timeout_s)
+        except Exception as e:  # noqa: BLE001 - only a head start: the evaluator builds (and reports) anyway
+            self.progress.log(f"[yellow]{self.task.name}: building ahead failed ({type(e).__name__}: {e}); the evaluator builds[/]")
 
     # -- rounds ---------------------------------------------------------------------------------------
     def _proposer_round(self) -> None:
