@@ -16,6 +16,7 @@
 #   bash scripts/gpu_check.sh final    # session 5: A/A over the suite, compile proposer on elu, the whole corpus
 #   bash scripts/gpu_check.sh helper   # session 7: the kernel check's helper process (tests, cost A/B), the corpus' rest
 #   bash scripts/gpu_check.sh service2 # issue 5 on nvidia-h200-x2: the service on one GPU, then two
+#   bash scripts/gpu_check.sh verify9  # session 9: poisoning, Dynamo frame reads, Ray (carry .whl, .whl-ray)
 #   bash scripts/gpu_check.sh ray      # issue 5: the service on Ray, one GPU actor (carry .whl and .whl-ray)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -322,6 +323,25 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout "${SERVICE_LIMIT:-570}" python benchmarks/service_throughput.py --devices cuda:0,cuda:1 --scaling --prebuild \
         --passes 1 --budget 1 --json "$OUT/service_scaling.json" > "$OUT/service2.log" 2>&1
     grep -v "^\s*$" "$OUT/service2.log" | tail -12
+    ;;
+  verify9)
+    # Session 9, one fresh nvidia-h200 call after session 8's fixes: the poisoning rule (GPU test, then the
+    # small-output corpus, where poison cost 0.16-0.34 s an evaluation), Dynamo's own frame reads
+    # (torch.compile of GRU/LSTM, rejected as reference_peek in session 8), then Ray with one GPU actor
+    # (carry .whl and .whl-ray).
+    timeout 150 python -m pytest -q -m gpu tests/gpu/test_evaluator_gpu.py -k poisoning -p no:cacheprovider 2>&1 | tail -2
+    timeout 240 python scripts/eval_corpus.py --device cuda --budget-s 1.5 --out "$OUT/corpus_small.json" \
+        --only sum_reduce_rows softmax_mul_sum mse_loss log_softmax_nll min_reduce_tanh_tanh > "$OUT/corpus_small.log" 2>&1
+    python scripts/corpus_table.py "$OUT/corpus_small.json" --save "$OUT/corpus_small_compact.json" | tail -3
+    python -c "
+import json
+for r in json.load(open('$OUT/corpus_small.json')):
+    gp = r.get('guard_parts') or {}
+    if gp:
+        g = sum(v for k, v in gp.items() if not k.startswith('kernel_check'))
+        print(r['task'], r['candidate'], f\"eval {r['seconds']:.2f} s, routine guards {g:.3f} s = {100 * g / r['seconds']:.1f}%, poison {gp.get('poison', 0):.3f} s\")"
+    for t in gru_bidirectional_classifier lstm_two_layer; do compile_check "$t" "$OUT/compile_$t" 150; done
+    RAY_LIMIT=240 bash "$0" ray
     ;;
   ray)
     # Issue 5: the service on the Ray pool with one GPU actor (a local Ray instance). Ray travels slimmed
