@@ -149,7 +149,7 @@ def test_grpo_end_to_end_prompts_grow_with_the_database(sft_model, tmp_path, tem
     # a step splits into generation, evaluation and the rest (the update), which the GPU run reports
     assert all(s["generation_seconds"] > 0 and s["seconds"] >= s["generation_seconds"] + s["eval_seconds"] for s in steps)
     # the evaluations' build seconds are counted apart (the H200 run's long steps were nvcc builds)
-    assert sum(s["build_seconds"] for s in steps) == pytest.approx(0.25 * sum(c.status != "parse_error" for c in stored))
+    assert sum(s["build_seconds"] for s in steps) == pytest.approx(0.25 * sum(c.status != "parse_error" for c in stored), abs=0.05)
     # resume from the latest checkpoint (the smoother comes back with it) and run to step 4
     from cudaopt.train.modeling import latest_checkpoint
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -199,9 +200,13 @@ class TaskSearch:
         if sum(needs_build(s) for s in sources) < 2:
             return
         self.progress.update(phase=f"building {sum(needs_build(s) for s in sources)} extensions side by side")
+        t0 = time.perf_counter()
         try:
-            build_ahead(sources, device=self.options.device, reference=self.task.source,
-                        timeout_s=self.options.compile_timeout_s)
+            built = build_ahead(sources, device=self.options.device, reference=self.task.source,
+                                timeout_s=self.options.compile_timeout_s)
+            if built:
+                self.progress.log(f"{self.task.name}: built {sum(b.ok for b in built)} of {len(built)} extensions ahead "
+                                  f"in {time.perf_counter() - t0:.0f} s (one at a time: {sum(b.seconds for b in built):.0f} s)")
         except Exception as e:  # noqa: BLE001 - only a head start: the evaluator builds (and reports) anyway
             self.progress.log(f"[yellow]{self.task.name}: building ahead failed ({type(e).__name__}: {e}); the evaluator builds[/]")
 

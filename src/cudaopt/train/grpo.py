@@ -139,6 +139,7 @@ class CudaoptReward:
         step = int(getattr(state, "global_step", 0) or 0) + 1
         t0 = time.perf_counter()
         self._build_ahead(completions, task)
+        self.compile_seconds += time.perf_counter() - t0  # the group's builds, side by side, count as build time
         batch = []
         for i, completion in enumerate(completions):
             p = prompts[i]  # plain text, or chat messages for a tokenizer with a chat template
