@@ -220,9 +220,7 @@ class _Worker:
         self.scratch = tempfile.mkdtemp(prefix="cudaopt-scratch-")
         cache = self.opt["cache_dir"]
         ext_dir = os.path.join(cache, "extensions", self.opt["source_hash"])
-        self.compile_cached = os.path.isdir(ext_dir) and any(
-            f.endswith(".so") for _, _, fs in os.walk(ext_dir) for f in fs
-        )
+        self.compile_cached = extension_built(ext_dir)
         os.makedirs(ext_dir, exist_ok=True)
         os.environ["TORCH_EXTENSIONS_DIR"] = ext_dir
         os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache, "inductor"))
@@ -770,6 +768,11 @@ class _Worker:
 
 
 SMALL_REQUEST = 1 << 20  # the caching allocator serves requests up to 1 MiB from its small pool (2 MiB segments)
+
+
+def extension_built(ext_dir: str) -> bool:
+    """Whether a candidate's build folder (the per-source cache) already holds its built extension."""
+    return os.path.isdir(ext_dir) and any(f.endswith(".so") for _, _, fs in os.walk(ext_dir) for f in fs)
 
 
 def poison_requests(snapshot: list[dict], device: int, stream: int, sizes: list[int], cap: int) -> list[int]:

@@ -52,7 +52,7 @@ def _build_one(source: str, cache: str, timeout_s: float, sandboxed: bool = Fals
     import time
 
     h = source_hash(source)
-    ext = os.path.join(cache, "extensions", h)
+    ext = extension_dir(source, cache)
     os.makedirs(ext, exist_ok=True)
     env = dict(os.environ, TORCH_EXTENSIONS_DIR=ext, MAX_JOBS=str(max_jobs), CUDAOPT_CACHE_ROOT=cache,
                CUDAOPT_PREBUILD_SANDBOX="1" if sandboxed else "0")
@@ -76,10 +76,16 @@ def needs_build(source: str) -> bool:
     return "load_inline" in source or "cpp_extension" in source
 
 
+def extension_dir(source: str, cache_dir: str | None = None) -> str:
+    """The evaluator's build folder for this source (`TORCH_EXTENSIONS_DIR` of its worker and of prebuild)."""
+    return os.path.join(cache_dir or default_cache_dir(), "extensions", source_hash(source))
+
+
 def is_built(source: str, cache_dir: str | None = None) -> bool:
     """Whether the evaluator's cache already holds a built extension for this source."""
-    ext = os.path.join(cache_dir or default_cache_dir(), "extensions", source_hash(source))
-    return os.path.isdir(ext) and any(f.endswith(".so") for _, _, fs in os.walk(ext) for f in fs)
+    from cudaopt.evaluate.child import extension_built
+
+    return extension_built(extension_dir(source, cache_dir))
 
 
 def prebuild(sources: list[str], jobs: int | None = None, cache_dir: str | None = None, timeout_s: float = 600,

@@ -107,7 +107,7 @@ class Sandbox:
                     if not any(real == r or real.startswith(r + os.sep) for r in self.allowed):
                         self._record("process_escape", "candidate opened a file for writing outside its scratch folder", f"{real} ({mode})")
                         raise PermissionError(f"cudaopt sandbox: writing {real} is not allowed")
-                elif _PROCESS_STATE.match(os.path.realpath(os.fsdecode(path))) and not (_COMPILER_DIRS and _started_by_compiler()):
+                elif _PROCESS_STATE.match(os.path.realpath(os.fsdecode(path))) and not _started_by_compiler():
                     self._record("reference_peek", "candidate read process or shared-memory files", str(path))
             elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn"):
                 exe = args[0] if args else ""
@@ -124,7 +124,7 @@ class Sandbox:
                     # without it. Any other ldconfig call (which rewrites the cache) stays refused.
                     if name == "ldconfig" and [os.fsdecode(a) for a in (argv or [])[1:]] == ["-p"]:
                         return
-                    if _COMPILER_DIRS and _started_by_compiler():
+                    if _started_by_compiler():
                         return
                 self._record("process_escape", f"candidate started a process ({event})", str(args)[:200])
                 raise PermissionError("cudaopt sandbox: starting processes is not allowed")

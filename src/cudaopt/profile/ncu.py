@@ -197,14 +197,17 @@ def ncu_command(ncu: str, driver: Path, reference: Path, candidate: Path, *, siz
 
 
 def extension_dir(candidate_source: str, cache_dir: str | None = None) -> str:
-    """The evaluator's build folder for this source (`TORCH_EXTENSIONS_DIR` of its worker and of prebuild)."""
-    from cudaopt.evaluate.runner import default_cache_dir, source_hash
+    """The evaluator's build folder for this source (cudaopt.evaluate.prebuild's; imported on use, as torch is)."""
+    from cudaopt.evaluate.prebuild import extension_dir as evaluator_extension_dir
 
-    return os.path.join(cache_dir or default_cache_dir(), "extensions", source_hash(candidate_source))
+    return evaluator_extension_dir(candidate_source, cache_dir)
 
 
 def extension_built(ext_dir: str) -> bool:
-    return os.path.isdir(ext_dir) and any(f.endswith(".so") for _, _, fs in os.walk(ext_dir) for f in fs)
+    """Whether that folder holds a built extension (the worker's own test for `compile_cached`)."""
+    from cudaopt.evaluate.child import extension_built as worker_extension_built
+
+    return worker_extension_built(ext_dir)
 
 
 def driver_phases(output: str) -> dict:

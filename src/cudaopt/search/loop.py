@@ -197,9 +197,10 @@ class TaskSearch:
         if not self.cfg.build_ahead or self.evaluate_fn is not default_evaluate:
             return
 
-        if sum(needs_build(s) for s in sources) < 2:
+        n = sum(needs_build(s) for s in sources)
+        if n < 2:
             return
-        self.progress.update(phase=f"building {sum(needs_build(s) for s in sources)} extensions side by side")
+        self.progress.update(phase=f"building {n} extensions side by side")
         t0 = time.perf_counter()
         try:
             built = build_ahead(sources, device=self.options.device, reference=self.task.source,
