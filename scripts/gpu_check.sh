@@ -17,6 +17,7 @@
 #   bash scripts/gpu_check.sh helper   # session 7: the kernel check's helper process (tests, cost A/B), the corpus' rest
 #   bash scripts/gpu_check.sh service2 # issue 5 on nvidia-h200-x2: the service on one GPU, then two
 #   bash scripts/gpu_check.sh verify9  # session 9: poisoning, Dynamo frame reads, Ray (carry .whl, .whl-ray)
+#   bash scripts/gpu_check.sh verify9b # session 9: red team, poisoning, small-output guard share after batching the reads
 #   bash scripts/gpu_check.sh ray      # issue 5: the service on Ray, one GPU actor (carry .whl and .whl-ray)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -55,6 +56,28 @@ import sqlite3, json
 for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedup, result from cudaopt_candidates'):
     r = json.loads(r or '{}')
     print('$1 compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
+}
+# The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
+# share of its evaluation time (the kernel check runs beside the trials, in its own process).
+SMALL_TASKS="sum_reduce_rows softmax_mul_sum mse_loss log_softmax_nll min_reduce_tanh_tanh"
+small_corpus() {
+  timeout "${SMALL_LIMIT:-240}" python scripts/eval_corpus.py --device cuda --budget-s 1.5 --out "$OUT/corpus_small.json" \
+      --only $SMALL_TASKS > "$OUT/corpus_small.log" 2>&1
+  python scripts/corpus_table.py "$OUT/corpus_small.json" --save "$OUT/corpus_small_compact.json" | tail -3
+}
+small_corpus_shares() {
+  python -c "
+import json, statistics
+shares = []
+for r in json.load(open('$OUT/corpus_small.json')):
+    gp = r.get('guard_parts') or {}
+    if gp:
+        g = sum(v for k, v in gp.items() if not k.startswith('kernel_check'))
+        shares.append(100 * g / r['seconds'])
+        top = ', '.join(f'{k} {v:.3f}' for k, v in sorted(gp.items(), key=lambda kv: -kv[1])[:4])
+        print(r['task'], r['candidate'], f\"eval {r['seconds']:.2f} s, routine guards {g:.3f} s = {shares[-1]:.1f}% ({top})\")
+if shares:
+    print(f'routine guard share: median {statistics.median(shares):.1f}%, max {max(shares):.1f}% over {len(shares)} evaluations')"
 }
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader || true
 git rev-parse --short HEAD 2>/dev/null || true
@@ -330,19 +353,24 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # (torch.compile of GRU/LSTM, rejected as reference_peek in session 8), then Ray with one GPU actor
     # (carry .whl and .whl-ray).
     timeout 150 python -m pytest -q -m gpu tests/gpu/test_evaluator_gpu.py -k poisoning -p no:cacheprovider 2>&1 | tail -2
-    timeout 240 python scripts/eval_corpus.py --device cuda --budget-s 1.5 --out "$OUT/corpus_small.json" \
-        --only sum_reduce_rows softmax_mul_sum mse_loss log_softmax_nll min_reduce_tanh_tanh > "$OUT/corpus_small.log" 2>&1
-    python scripts/corpus_table.py "$OUT/corpus_small.json" --save "$OUT/corpus_small_compact.json" | tail -3
-    python -c "
-import json
-for r in json.load(open('$OUT/corpus_small.json')):
-    gp = r.get('guard_parts') or {}
-    if gp:
-        g = sum(v for k, v in gp.items() if not k.startswith('kernel_check'))
-        print(r['task'], r['candidate'], f\"eval {r['seconds']:.2f} s, routine guards {g:.3f} s = {100 * g / r['seconds']:.1f}%, poison {gp.get('poison', 0):.3f} s\")"
+    small_corpus
+    small_corpus_shares
     for t in gru_bidirectional_classifier lstm_two_layer; do compile_check "$t" "$OUT/compile_$t" 150; done
     # VERIFY_RAY=0 leaves Ray to a separate (warm) call, so a slow build cannot cut it short.
     [ "${VERIFY_RAY:-1}" = 1 ] && RAY_LIMIT=240 bash "$0" ray
+    ;;
+  verify9b)
+    # Session 9, after the guards' comparisons were read once a trial (not a device sync per tensor) and the
+    # nondeterminism rerun compared bits first: the red team, the poisoning test, then the small-output corpus.
+    python -c "
+from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild; from cudaopt.tasks.seed_corpus import corpus_entries
+srcs = [p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
+srcs += [e.source for e in corpus_entries() if e.device == 'cuda' and e.task in '$SMALL_TASKS'.split()]
+print(sum(b.ok for b in prebuild(srcs, jobs=16)), 'of', len(srcs), 'built')" 2>&1 | tail -1
+    timeout "${REDTEAM_LIMIT:-240}" python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -k "redteam or poisoning" \
+        -p no:cacheprovider > "$OUT/redteam.log" 2>&1; tail -4 "$OUT/redteam.log"
+    small_corpus
+    small_corpus_shares
     ;;
   ray)
     # Issue 5: the service on the Ray pool with one GPU actor (a local Ray instance). Ray travels slimmed

@@ -607,3 +607,28 @@ def test_timed_outputs_are_poisoned_with_values_no_answer_has():
     assert _poison_value(torch.int64) == -(2**63)  # argmax outputs are indices >= 0
     assert _poison_value(torch.uint8) == 255
     assert _poison_value(torch.bool) is None
+
+
+def test_differs_compares_bits_and_reports_any_write():
+    """The queued comparison behind the input-mutation, stale-output and late-write checks."""
+    import torch
+
+    from cudaopt.evaluate.child import _differs
+
+    def read(d):
+        return bool(d)
+
+    x = torch.tensor([1.0, float("nan"), 0.0])
+    assert not read(_differs(x, x.clone()))  # NaN is equal to its own copy
+    y = x.clone()
+    y[2] = -0.0  # the same value, other bits: a write all the same
+    assert read(_differs(y, x))
+    assert read(_differs(x, x.clone().reshape(3, 1)))  # shape changed
+    assert read(_differs(x, x.double()))  # dtype changed
+    assert not read(_differs(torch.empty(0), torch.empty(0)))
+    for t in (torch.tensor([True, False]), torch.arange(1, 7, dtype=torch.int64), torch.ones(4, dtype=torch.bfloat16),
+              torch.ones(2, dtype=torch.complex64), torch.ones(2, dtype=torch.complex128), torch.ones(4, 4).t()):
+        c = t.clone()
+        assert not read(_differs(t, c)), t.dtype
+        c[(0,) * c.dim()] = 7 if t.dtype != torch.bool else False  # (every first element is 1 or True)
+        assert read(_differs(t, c)), t.dtype
