@@ -24,12 +24,13 @@ def main() -> None:
     x = torch.randn(args.numel, device=dev)
     c = x.clone()
     sync()
-    flag = torch.ne(x[:1], x[:1]).any()  # a 0-dim bool made without the probed kernels' dtypes
+    flag = x[:1].to(torch.bool).reshape(())  # a 0-dim bool from the copy kernel clone() loaded already
 
     ops = {
         "clone": lambda: x.clone(),
         "ne_int32_any (queued compare)": lambda: torch.ne(x.view(torch.int32), c.view(torch.int32)).any(),
-        "stack_tolist (flag read)": lambda: torch.stack([flag, flag]).tolist(),
+        "stack_tolist (old flag read)": lambda: torch.stack([flag, flag]).tolist(),
+        "two bool() reads (flag read)": lambda: (bool(flag), bool(flag)),
         "torch.equal (old compare)": lambda: torch.equal(x, c),
         "fill_uint8 (poison)": lambda: torch.empty(4096, dtype=torch.uint8, device=dev).fill_(255),
         "memory_snapshot (poison)": lambda: torch.cuda.memory_snapshot() if dev.type == "cuda" else None,
