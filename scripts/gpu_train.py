@@ -119,7 +119,10 @@ def summarize(out: Path, extra: dict | None = None) -> None:
     written a line per step). Writes summary.json beside it."""
     from cudaopt.db.store import ExemplarDB
 
-    extra = extra or {}
+    if extra is None:  # --summarize-only: keep what the run itself wrote (SFT seconds, arguments, sample check)
+        prev = out / "summary.json"
+        keep = json.loads(prev.read_text()) if prev.exists() else {}
+        extra = {k: v for k, v in keep.items() if k not in ("steps", "statuses", "kl", "losses")}
 
     def lines(name: str) -> list[dict]:
         p = out / "grpo" / name
@@ -144,8 +147,8 @@ def summarize(out: Path, extra: dict | None = None) -> None:
         peak = max((s["peak_memory_bytes"] or 0) for s in steps) / 2**30
         print(f"median step {statistics.median(s['seconds'] for s in steps):.1f} s; shares: generation {100 * gen / tot:.0f}%, "
               f"evaluation {100 * ev / tot:.0f}% (its builds {100 * build / tot:.0f}% of step time), update and the rest "
-              f"{100 * (tot - gen - ev) / tot:.0f}%; peak GPU memory {peak:.2f} GiB; "
-              f"sft {extra.get('sft_seconds', float('nan')):.0f} s; grpo total {extra.get('grpo_seconds', float('nan')):.0f} s")
+              f"{100 * (tot - gen - ev) / tot:.0f}%; peak GPU memory {peak:.2f} GiB"
+              + (f"; sft {extra['sft_seconds']:.0f} s; grpo total {extra['grpo_seconds']:.0f} s" if "grpo_seconds" in extra else ""))
     raw = [r.get("raw") for r in rewards if r.get("raw") is not None]
     kls = [entry["kl"] for entry in logs if "kl" in entry]
     losses = [entry["loss"] for entry in logs if "loss" in entry]
