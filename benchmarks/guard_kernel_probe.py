@@ -13,6 +13,8 @@ import time
 
 import torch
 
+from cudaopt.evaluate.child import _driver_memset, memset_blocks
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -24,6 +26,7 @@ def main() -> None:
     x = torch.randn(args.numel, device=dev)
     c = x.clone()
     sync()
+    memset = _driver_memset() if dev.type == "cuda" else None
     flag = x[:1].to(torch.bool).reshape(())  # a 0-dim bool from the copy kernel clone() loaded already
 
     ops = {
@@ -32,7 +35,9 @@ def main() -> None:
         "stack_tolist (old flag read)": lambda: torch.stack([flag, flag]).tolist(),
         "two bool() reads (flag read)": lambda: (bool(flag), bool(flag)),
         "torch.equal (old compare)": lambda: torch.equal(x, c),
-        "fill_uint8 (poison)": lambda: torch.empty(4096, dtype=torch.uint8, device=dev).fill_(255),
+        "driver memset (poison)": lambda: memset_blocks([torch.empty(4096, dtype=torch.uint8, device=dev)],
+                                                        torch.cuda.current_stream(dev).cuda_stream, memset) if memset else None,
+        "fill_uint8 (old poison)": lambda: torch.empty(4096, dtype=torch.uint8, device=dev).fill_(255),
         "memory_snapshot (poison)": lambda: torch.cuda.memory_snapshot() if dev.type == "cuda" else None,
         "double diff (old rerun)": lambda: float((x.double() - c.double()).abs().nan_to_num(0.0).max()),
     }

@@ -632,3 +632,48 @@ def test_differs_compares_bits_and_reports_any_write():
         assert not read(_differs(t, c)), t.dtype
         c[(0,) * c.dim()] = 7 if t.dtype != torch.bool else False  # (every first element is 1 or True)
         assert read(_differs(t, c)), t.dtype
+
+
+def test_poison_fill_trusts_the_driver_memset_only_after_it_proved_itself(monkeypatch):
+    """fill_poison on CPU blocks, with stand-ins for cuMemsetD8Async that write, lie or fail."""
+    import ctypes
+
+    import torch
+
+    from cudaopt.evaluate import child
+
+    def writes(ptr, value, count, stream):
+        ctypes.memset(ptr, value, count)
+        return 0
+
+    calls = []
+
+    def counted(fn):
+        def f(*a):
+            calls.append(fn.__name__)
+            return fn(*a)
+        f.__name__ = fn.__name__
+        return f
+
+    def lies(ptr, value, count, stream):  # says it worked, wrote nothing
+        return 0
+
+    def fails(ptr, value, count, stream):
+        return 1  # CUDA_ERROR_INVALID_VALUE
+
+    def worker(memset):
+        monkeypatch.setattr(child, "_driver_memset", lambda: memset)
+        w = object.__new__(child._Worker)
+        w.device, w.poison_memset = torch.device("cpu"), None
+        monkeypatch.setattr(w, "_stream_handle", lambda: 0, raising=False)
+        return w
+
+    for memset, trusted in ((counted(writes), True), (lies, False), (fails, False), (None, False)):
+        w = worker(memset)
+        for _ in range(2):  # the first call decides, the second uses what it decided
+            blobs = [torch.zeros(n, dtype=torch.uint8) for n in (1, 4096, 3)]
+            w.fill_poison(blobs)
+            assert all(bool((b == 255).all()) for b in blobs), memset
+        assert bool(w.poison_memset) is trusted, memset
+    assert calls == ["writes"] * 6  # three blocks, twice, by the memset alone
+    assert child.memset_blocks([torch.zeros(2, dtype=torch.uint8)], 0, fails) is False
