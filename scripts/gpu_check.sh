@@ -362,6 +362,8 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
   verify9b)
     # Session 9, after the guards' comparisons were read once a trial (not a device sync per tensor) and the
     # nondeterminism rerun compared bits first: the red team, the poisoning test, then the small-output corpus.
+    # Session 10 runs it again for the flag reads by bool() and the driver-memset poisoning, probe first.
+    python benchmarks/guard_kernel_probe.py --device cuda --numel 4096
     python -c "
 from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild; from cudaopt.tasks.seed_corpus import corpus_entries
 srcs = [p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
