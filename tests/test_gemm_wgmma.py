@@ -1086,3 +1086,29 @@ def test_cluster_protocol_model_catches_breakages(pairs, expect):
                 if expect in str(err):
                     return
     pytest.fail(f"mutation {pairs!r} not caught")
+
+
+def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
+    """scripts/gemm_ncu.py's table from `ncu --csv --page raw` text (the GPU run is gpu_check.sh gemm_ncu)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ncu.py"
+    spec = importlib.util.spec_from_file_location("gemm_ncu_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = "\n".join([
+        "==PROF== Connected to process 1",
+        '"ID","Kernel Name","gpu__time_duration.sum","launch__cluster_dim_x",'
+        '"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",'
+        '"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",'
+        '"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"',
+        '"","","nsecond","","ratio","ratio","ratio"',
+        '"0","k","1,053,820","2","0.5","2.25","n/a"',
+        "==PROF== Disconnected",
+    ])
+    rows = mod.rows_of(text)
+    assert [r["ID"] for r in rows] == ["0"]  # the units row is not a kernel
+    s = mod.summary(rows[0], top=1)
+    assert s["time us"] == "1053.8" and s["cluster"] == "2"
+    assert s["stalls"] == "long_scoreboard 2.25"  # the largest only, the unreadable one skipped

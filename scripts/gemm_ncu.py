@@ -1,0 +1,106 @@
+"""Nsight Compute, side by side: our HGEMM configs on one shape (issue 6: why the 2x1 cluster configs run
+1.7-2.6x slower than their non-cluster twins although a full wave of clusters fits).
+
+    python scripts/gemm_ncu.py --shape 16384x12288x1024 [--configs 18 23 21 24] [--top 8]
+
+For each config, `ncu` profiles one launch (after two warm-ups) of a child of this script with the
+SpeedOfLight, Occupancy, LaunchStats and WarpStateStats sections, and the table prints duration,
+throughputs, occupancy and the largest stall reasons (warps stalled per issued instruction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import subprocess
+import sys
+
+SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats")
+SHOWN = {  # raw metric -> column
+    "gpu__time_duration.sum": "time us",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "mem %",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",
+    "launch__grid_size": "grid",
+    "launch__cluster_dim_x": "cluster",
+    "smsp__average_warp_latency_per_inst_issued.ratio": "cycles/issue",
+}
+STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
+
+
+def child(shape: tuple[int, int, int], config: int, launches: int) -> None:
+    import torch
+
+    from cudaopt.gemm._lib import launch_ours
+
+    m, n, k = shape
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    stream = torch.cuda.current_stream().cuda_stream
+    for _ in range(launches):
+        launch_ours(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, config, 1, 0, 0, stream)
+    torch.cuda.synchronize()
+
+
+def rows_of(csv_text: str) -> list[dict]:
+    """The kernel rows of `ncu --csv --page raw` (a header, a units row, then a row per profiled launch)."""
+    lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    return [r for r in rows if (r.get("ID") or "").strip().isdigit()]
+
+
+def summary(row: dict, top: int) -> dict:
+    out = {col: row.get(metric, "") for metric, col in SHOWN.items()}
+    try:
+        out["time us"] = f"{float(out['time us'].replace(',', '')) / 1e3:.1f}"
+    except ValueError:
+        pass
+    stalls = []
+    for key, value in row.items():
+        if key and key.startswith(STALL[0]) and key.endswith(STALL[1]):
+            try:
+                stalls.append((float(value.replace(",", "")), key[len(STALL[0]):-len(STALL[1])]))
+            except ValueError:
+                continue
+    out["stalls"] = ", ".join(f"{name} {v:.2f}" for v, name in sorted(stalls, reverse=True)[:top])
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", default="16384x12288x1024")
+    ap.add_argument("--configs", type=int, nargs="+", default=[18, 23, 21, 24])
+    ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    shape = tuple(int(x) for x in args.shape.lower().split("x"))
+    if len(shape) != 3:
+        sys.exit(f"--shape wants MxNxK, got {args.shape!r}")
+    if args.child is not None:
+        child(shape, args.child, 3)
+        return
+    from cudaopt.gemm import build
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+
+    build.build(with_blas=False)  # here, not in the child under ncu
+    for config in args.configs:
+        cmd = [args.ncu, "--launch-skip", "2", "--launch-count", "1", "--csv", "--page", "raw",
+               *[x for s in SECTIONS for x in ("--section", s)],
+               sys.executable, __file__, "--shape", args.shape, "--child", str(config)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        rows = rows_of(r.stdout)
+        label = KERNEL_CONFIGS[config].label
+        if r.returncode != 0 or not rows:
+            tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
+            print(f"{label}: ncu exit {r.returncode}, {len(rows)} kernel rows: {' | '.join(tail)}")
+            continue
+        s = summary(rows[-1], args.top)
+        print(f"{label} @ {args.shape}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "stalls"))
+        print(f"   stalls (warps per issue): {s['stalls']}")
+
+
+if __name__ == "__main__":
+    main()
