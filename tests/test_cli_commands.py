@@ -92,3 +92,8 @@ def test_knowledge_store_feeds_the_search_prompts(tmp_path):
     with ExemplarDB(out / "cudaopt.db") as db:
         prompts = [r.prompt for r in db.candidates() if r.origin in ("llm", "oneshot")]
     assert prompts and all("docs/relu.md" in pr for pr in prompts)
+
+
+def test_train_grpo_refuses_a_bad_vllm_mode_before_loading_anything():
+    p = cli("train", "grpo", "no-such-model", "--vllm", "fast")
+    assert p.returncode == 2 and "colocate" in p.stdout + p.stderr

@@ -199,3 +199,28 @@ def test_grpo_kl_check_can_fail_with_dropout_left_on(tmp_path):
     """The check above is not vacuous: with TRL's default (dropout on) the same first step reads a clear KL."""
     pytest.importorskip("trl")
     assert _grpo_first_step_kl(tmp_path, disable_dropout=False) > 1e-3
+
+
+def test_vllm_generation_settings(monkeypatch):
+    """--vllm maps to TRL's GRPOConfig fields, and is refused in one clear line where it cannot work."""
+    import importlib.util
+
+    import pytest
+
+    from cudaopt.train.grpo import vllm_overrides
+
+    assert vllm_overrides(None) == {}  # transformers' generate
+    with pytest.raises(ValueError, match="colocate' or 'server"):
+        vllm_overrides("fast")
+    with pytest.raises(ValueError, match="needs vllm='server'"):
+        vllm_overrides(None, "http://127.0.0.1:8000")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+    with pytest.raises(ValueError, match="pip install vllm"):
+        vllm_overrides("colocate")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real(name, *a))
+    assert vllm_overrides("colocate") == {"use_vllm": True, "vllm_mode": "colocate"}
+    assert vllm_overrides("server", "http://127.0.0.1:8000") == {
+        "use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://127.0.0.1:8000"}
+    with pytest.raises(ValueError, match="colocate runs vLLM"):
+        vllm_overrides("colocate", "http://127.0.0.1:8000")

@@ -24,6 +24,8 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--lora", action="store_true")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--vllm", choices=["colocate", "server"], default=None, help="grpo: generate with vLLM through TRL")
+    ap.add_argument("--vllm-url", default=None, help="grpo: the vLLM server's base URL (with --vllm server)")
     a = ap.parse_args()
     tasks = builtin_tasks()
     if a.tasks.startswith("level"):
@@ -40,7 +42,7 @@ def main() -> None:
                          holdout=a.holdout).to_dict())
     else:
         print(train_grpo(a.model, tasks, a.out, db_url=a.db, steps=a.steps, group_size=a.group_size, lora=a.lora,
-                         resume=a.resume, holdout=a.holdout).to_dict())
+                         resume=a.resume, holdout=a.holdout, vllm=a.vllm, vllm_url=a.vllm_url).to_dict())
 
 
 if __name__ == "__main__":

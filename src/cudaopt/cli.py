@@ -372,13 +372,22 @@ def train_grpo_cmd(
     judge: Optional[str] = typer.Option(None, help="An --llm spec for the reward-check model (optional)."),
     holdout: Optional[str] = typer.Option(None),
     resume: bool = typer.Option(False),
+    vllm: Optional[str] = typer.Option(None, "--vllm", help="Generate with vLLM through TRL: colocate (in the training "
+                                       "processes) or server (a `trl vllm-serve` server); default: transformers."),
+    vllm_url: Optional[str] = typer.Option(None, "--vllm-url", help="The vLLM server's base URL (with --vllm server)."),
 ) -> None:
     """Stage 3: contrastive GRPO with the evaluator's speedup as reward (smoothed, clipped)."""
     from cudaopt.evaluate import EvalOptions
     from cudaopt.train import train_grpo
+    from cudaopt.train.grpo import vllm_overrides
 
+    try:
+        vllm_overrides(vllm, vllm_url)
+    except ValueError as e:
+        _usage_error(str(e))
     res = train_grpo(model, _train_tasks(tasks), out, db_url=db, steps=steps, group_size=group_size, k=k, epsilon=epsilon,
-                     beta=beta, options=EvalOptions(device=device), judge=judge, holdout=holdout, resume=resume)
+                     beta=beta, options=EvalOptions(device=device), judge=judge, holdout=holdout, resume=resume,
+                     vllm=vllm, vllm_url=vllm_url)
     console.print_json(json.dumps(res.to_dict(), default=str))
 
 

@@ -250,6 +250,28 @@ def _callbacks(reward: CudaoptReward, steps_log: Path, gen: _GenerationClock | N
     return [StateAndTiming()]
 
 
+def vllm_overrides(mode: str | None, url: str | None = None) -> dict:
+    """GRPOConfig fields for generation by vLLM through TRL: "colocate" (vLLM inside the training processes)
+    or "server" (a `trl vllm-serve` server at `url`); {} for transformers' generate (the default)."""
+    if mode is None:
+        if url:
+            raise ValueError("a vLLM server URL needs vllm='server' (--vllm server)")
+        return {}
+    if mode not in ("colocate", "server"):
+        raise ValueError(f"vllm must be 'colocate' or 'server', not {mode!r}")
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        raise ValueError("vLLM generation needs the vllm package: pip install vllm, or leave --vllm out "
+                         "to generate with transformers")
+    fields = {"use_vllm": True, "vllm_mode": mode}
+    if url:
+        if mode != "server":
+            raise ValueError("a vLLM server URL is for vllm='server'; colocate runs vLLM in this process")
+        fields["vllm_server_base_url"] = url
+    return fields
+
+
 def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Path, *, db_url: str | Path | None = None,
                steps: int = 100, group_size: int = 8, prompts_per_step: int = 1, tokenizer: Any = None,
                k: float = 1.5, epsilon: float = 0.2, beta: float = 0.001, learning_rate: float = 1e-6,
@@ -259,9 +281,12 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
                holdout: HoldoutSpec = None, seed: int = 0, sampler: str = "bucket", n_exemplars: int = 2,
                bucket_width: float = 0.25, tau: float = 1.0, template_dir: str | Path | None = None,
                save_steps: int = 50, final_eval_samples: int = 2, lora: bool = False, bf16: bool | None = None,
-               chat: bool | None = None, resume: bool = False, overrides: dict | None = None) -> GRPOResult:
-    """Contrastive GRPO on `tasks` (held-out ones excluded). See the module docstring for what each part does."""
+               chat: bool | None = None, resume: bool = False, overrides: dict | None = None,
+               vllm: str | None = None, vllm_url: str | None = None) -> GRPOResult:
+    """Contrastive GRPO on `tasks` (held-out ones excluded). See the module docstring for what each part does.
+    `vllm` ("colocate" or "server", with `vllm_url` for the latter) generates through TRL's vLLM path."""
     require_training_stack()
+    generation = vllm_overrides(vllm, vllm_url)  # checked before any model or database is touched
     from trl import GRPOConfig, GRPOTrainer
 
     from cudaopt.db.sampling import make_sampler
@@ -308,7 +333,7 @@ def train_grpo(model: str | Path | Any, tasks: Sequence[Any], out_dir: str | Pat
             # networks and is not 0 even before any update (session 7's H200 run, a 0.1-dropout tiny GPT-2
             # at temperature 0.2, logged kl 3e18-9.5e23). Models with dropout 0 in their config are unaffected.
             **{"use_cpu": default_device() == "cpu", "gradient_checkpointing": False, "disable_tqdm": True,
-               "disable_dropout": True, **(overrides or {})},
+               "disable_dropout": True, **generation, **(overrides or {})},
         )
         peft_config = None
         if lora:
