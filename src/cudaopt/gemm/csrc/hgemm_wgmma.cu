@@ -134,30 +134,20 @@ __device__ __forceinline__ void cluster_sync_all() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 // Arrive on the mbarrier at the same offset as `bar` in CTA `cta` of the cluster (mapa gives its
-// shared::cluster address), release at cluster scope: this thread's completed reads of the slot
-// (wgmma groups already waited for) happen before the peer's producer refills it.
+// shared::cluster address), with mbarrier.arrive's default semantics (release, CTA scope): the slot's
+// reads were wgmma's, already waited for (wgmma.wait_group), and the peer refills it by TMA, the
+// pattern CUTLASS's cluster barriers use. The .release.cluster form compiled to MEMBAR.ALL.CTA,
+// MEMBAR.ALL.GPU, ERRBAR and CGAERRBAR before each arrive: two GPU-wide fences per k-block in every
+// consumer warp (session 9's SASS comparison, when the cluster configs ran 1.7-2.6x slower than their
+// twins). Strictly, the PTX memory model's CTA scope does not reach the peer; this leans on the
+// async proxy's ordering as CUTLASS does, and the GPU tests check the results.
 __device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
   asm volatile(
       "{\n.reg .b32 ra;\n"
       "mapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(bar)),
       "r"(cta)
       : "memory");
-}
-// mbar_wait with acquire at cluster scope: the empty barriers of the cluster kernels collect
-// arrivals from the peer CTA's consumers.
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
-  const uint32_t addr = smem_u32(bar);
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(addr), "r"(parity)
-        : "memory");
-  } while (!done);
 }
 
 // ---- wgmma --------------------------------------------------------------------------------------
@@ -417,7 +407,7 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
     const bool live = tm < tiles_m;
     const int m0 = tm * BM, n0 = tn * BN;
     for (int kt = 0; kt < k_tiles; ++kt) {
-      mbar_wait_cluster(&empty[slot], phase ^ 1);
+      mbar_wait(&empty[slot], phase ^ 1);  // (plain: its .acquire.cluster form added an L1 invalidate)
       mbar_expect_tx(&full[slot], live ? T::kSlotBytes : T::kSlotBBytes);
       const int k0 = kt * kBK;
       if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
@@ -821,7 +811,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // CM = 2: the 2x1 cluster kernel (cluster_tile, produce_tiles_cluster): units are pairs of tiles
 // sharing B, walked per cluster; each slot's empty barrier collects the releases of both CTAs'
 // consumers (2 x the one-CTA count; every consumer warp arrives on its own CTA's barrier and on the
-// peer's, at cluster scope); an idle CTA (its tile past M) waits and releases but issues no wgmma and
+// peer's through its shared::cluster address, see mbar_arrive_cluster); an idle CTA (its tile past M) waits and releases but issues no wgmma and
 // no store. Barrier init is published to the cluster (fence.mbarrier_init + cluster barrier) before
 // any thread of either CTA may touch them, and no CTA exits before a final cluster barrier: until
 // then the peer may still arrive on its empty barriers. Without split-K only.
