@@ -3,6 +3,7 @@
 import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -241,12 +242,18 @@ def test_sigterm_stops_a_suite_run_cleanly_then_report_only_and_resume(tmp_path)
     reached = [n for n in names if f"| {n} |" in (out / "report.md").read_text()]
     assert reached and len(reached) < len(names)
 
+    def task_rows():
+        with sqlite3.connect(out / "cudaopt.db") as con:
+            return con.execute("select count(*) from cudaopt_tasks").fetchone()[0]
+
+    rows_before = task_rows()
     again = subprocess.run(cmd + ["--report-only"], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     report = (out / "report.md").read_text()
     assert "not reached" in report and all(f"| {n} |" in report for n in reached)
     with ExemplarDB(out / "cudaopt.db") as db:
         assert len(db.candidates()) == len(before)  # nothing evaluated
+    assert task_rows() == rows_before < len(names)  # and nothing written: the unreached tasks stay unstored
 
     done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

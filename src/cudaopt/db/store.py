@@ -196,6 +196,12 @@ class ExemplarDB:
                 s.flush()
             return row.id
 
+    def find_task(self, task: Task) -> int | None:
+        """The stored id of this task (same name and digest), without adding it; None where it is not stored."""
+        with self.session() as s:
+            row = s.scalars(select(TaskRow).where(TaskRow.name == task.name, TaskRow.digest == task.digest)).first()
+            return None if row is None else row.id
+
     def task_info(self, task_id: int) -> dict:
         with self.session() as s:
             row = s.get(TaskRow, task_id)

@@ -140,6 +140,9 @@ def _report_only(db: ExemplarDB, name: str, task_list: list[Task], out: Path, ti
         raise ValueError(f"no stored run named {name!r} in {db.url}; --report-only writes the report of a run that exists")
     results, missing = [], []
     for task in task_list:
+        if db.find_task(task) is None:  # never stored: a report writes nothing into the database
+            missing.append(task.name)
+            continue
         search = TaskSearch(task, db, run, out / f"level{task.level}" / task.name, cfg, backend, default_evaluate, opts,
                             builder, progress)
         if search.count == 0:  # never reached: leaving it out keeps it from scoring 0 in the table
