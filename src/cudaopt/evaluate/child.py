@@ -450,9 +450,10 @@ class _Worker:
         prev_inputs = None
         prev_out_obj = prev_out_copy = None
         out_sizes: list[int] = []
-        # Comparisons are queued on the device and read together, once a trial (before its output is sent):
-        # a read per compared tensor was a device sync each, most of the routine guards' cost on short
-        # evaluations (session 9). Entries: (differs, category, message, evidence, blocking).
+        # Comparisons are queued on the device and read together, once a trial (before its output is sent),
+        # rather than a device sync per compared tensor (299 an evaluation in session 9's profile). What the
+        # guards cost on short evaluations turned out to be mostly first launches (guard_kernel_probe.py).
+        # Entries: (differs, category, message, evidence, blocking).
         pending: list[tuple] = []
         with torch.no_grad():
             for i in range(opt["trials"]):
