@@ -1,4 +1,4 @@
-"""The Ray pool on a local Ray instance with CPU workers: the service's load test, smaller, and an actor
+"""The Ray pool on a local Ray instance with CPU workers: the service's load test, and an actor
 that dies mid-evaluation. Ray takes ~10 s to start on a 2-core machine, so the instance is shared."""
 
 from __future__ import annotations
@@ -6,17 +6,16 @@ from __future__ import annotations
 import os
 import time
 
-import httpx
 import pytest
 
 ray = pytest.importorskip("ray")
 
+from conftest import run_load_test  # noqa: E402
+
 from cudaopt.evaluate.result import EvalOptions  # noqa: E402
 from cudaopt.pool.procs import stray_processes  # noqa: E402
 from cudaopt.pool.ray_pool import RayEvaluatorPool  # noqa: E402
-from cudaopt.pool.snippet import EXPECTED_STATUS, MISBEHAVING, load_mix, snippet_evaluate  # noqa: E402
-from cudaopt.service import BackgroundServer, create_app  # noqa: E402
-from cudaopt.service.load import send_all  # noqa: E402
+from cudaopt.pool.snippet import MISBEHAVING, snippet_evaluate  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REFERENCE = "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n"
@@ -55,16 +54,9 @@ def test_one_worker_per_slot(pool):
     assert all(d.startswith("ray:") for d in pool.devices)
 
 
-def test_misbehaving_load_through_the_service_on_ray(pool):
-    kinds = load_mix(40, seed=1)
-    options = {"exec_floor_s": 1.0}
-    requests = [{"reference": REFERENCE, "candidate": MISBEHAVING[k], "options": options} for k in kinds]
-    with BackgroundServer(create_app(pool)) as url:
-        results, health = send_all(url, requests)
-        assert health == [200] * 3
-        for kind, result in zip(kinds, results):
-            assert result["status"] in EXPECTED_STATUS[kind], (kind, result["status"], result["message"])
-        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+def test_two_hundred_misbehaving_evaluations_at_once_over_http_on_ray(pool):
+    """The process pool's load test (tests/test_service.py), unchanged, on Ray's actors."""
+    run_load_test(pool, 200, {"exec_floor_s": 1.0}, REFERENCE)
 
 
 def test_a_dead_actor_is_restarted_and_the_job_retried(pool):

@@ -14,12 +14,13 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from conftest import run_load_test
+
 from cudaopt.evaluate.result import STATUSES, EvalResult
 from cudaopt.pool import EvaluatorPool
 from cudaopt.pool.procs import stray_processes
-from cudaopt.pool.snippet import EXPECTED_STATUS, MISBEHAVING, fake_timing, load_mix, snippet_evaluate
+from cudaopt.pool.snippet import fake_timing, snippet_evaluate
 from cudaopt.service import BackgroundServer, create_app, resolve_devices, serve
-from cudaopt.service.load import send_all
 from cudaopt.service.requests import MAX_BATCH, MAX_SOURCE_BYTES
 
 TASK = "matrix_vector"
@@ -175,21 +176,6 @@ def test_device_specs():
 
 # -- under load, over real HTTP ---------------------------------------------------------------------------
 
-def run_load_test(pool: EvaluatorPool, total: int, options: dict) -> None:
-    """`total` evaluations of misbehaving candidates at once through a real server; every one answered."""
-    kinds = load_mix(total)
-    requests = [{"reference": REFERENCE, "candidate": MISBEHAVING[k], "options": options} for k in kinds]
-    with BackgroundServer(create_app(pool)) as url:
-        results, health_codes = send_all(url, requests)
-        assert health_codes == [200] * 3  # answers while the queue is full
-        assert len(results) == len(kinds)
-        for kind, result in zip(kinds, results):
-            assert result["status"] in EXPECTED_STATUS[kind], (kind, result["status"], result["message"])
-        status = httpx.get(f"{url}/queue").json()
-        assert status["finished"] == len(kinds) and status["queued"] == 0 and status["busy"] == 0
-        assert httpx.get(f"{url}/health").json()["status"] == "ok"
-
-
 def _cudaopt_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("cudaopt-")]
 
@@ -197,7 +183,7 @@ def _cudaopt_threads() -> list[str]:
 def test_two_hundred_misbehaving_evaluations_at_once_over_http():
     pool = EvaluatorPool(["cpu"] * 4, snippet_evaluate)
     try:
-        run_load_test(pool, 200, {"exec_floor_s": 1.0})
+        run_load_test(pool, 200, {"exec_floor_s": 1.0}, REFERENCE)
     finally:
         pool.close()
     assert stray_processes() == []
