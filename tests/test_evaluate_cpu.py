@@ -665,14 +665,13 @@ def test_poison_fill_trusts_the_driver_memset_only_after_it_proved_itself(monkey
         monkeypatch.setattr(child, "_driver_memset", lambda: memset)
         w = object.__new__(child._Worker)
         w.device, w.poison_memset = torch.device("cpu"), None
-        monkeypatch.setattr(w, "_stream_handle", lambda: 0, raising=False)
         return w
 
     for memset, trusted in ((counted(writes), True), (lies, False), (fails, False), (None, False)):
         w = worker(memset)
         for _ in range(2):  # the first call decides, the second uses what it decided
             blobs = [torch.zeros(n, dtype=torch.uint8) for n in (1, 4096, 3)]
-            w.fill_poison(blobs)
+            w.fill_poison(blobs, 0)
             assert all(bool((b == 255).all()) for b in blobs), memset
         assert bool(w.poison_memset) is trusted, memset
     assert calls == ["writes"] * 6  # three blocks, twice, by the memset alone

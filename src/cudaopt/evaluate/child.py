@@ -409,8 +409,8 @@ class _Worker:
         if self.device.type != "cuda" or not sizes:
             return
         cap = max(POISON_CAP, 4 * sum(sizes))
+        stream = torch.cuda.current_stream(self.device).cuda_stream
         try:
-            stream = torch.cuda.current_stream(self.device).cuda_stream
             requests = poison_requests(torch.cuda.memory_snapshot(), self.device.index or 0, stream, sizes, cap)
         except Exception as e:  # noqa: BLE001 - no snapshot: poison blocks of the outputs' own sizes instead
             if not self.poison_note_sent:
@@ -418,17 +418,16 @@ class _Worker:
                 self.poison_note_sent = True
             requests = sorted(sizes) * POISON_COPIES
         blobs = [torch.empty(n, dtype=torch.uint8, device=self.device) for n in requests + extra_poison_blocks(requests, sizes, cap)]
-        self.fill_poison(blobs)
+        self.fill_poison(blobs, stream)
         del blobs  # back to the caching allocator, poisoned
 
-    def fill_poison(self, blobs: list) -> None:
+    def fill_poison(self, blobs: list, stream: int) -> None:
         """0xFF into every block: by the driver's memset on the harness's stream where it works (no kernel,
         so no kernel module to load in each new worker: fill_'s first call took 6.5-16 ms on the H200,
         benchmarks/guard_kernel_probe.py), else by fill_. The memset proves itself once a process: one
         block's last byte is read back (a copy, no kernel) before it is trusted."""
         if not blobs:
             return
-        stream = self._stream_handle()
         if self.poison_memset is None:  # first use here: find the memset and test it on these very blocks
             fn = _driver_memset()
             probe = next((b for b in blobs if b.numel()), None)
@@ -440,9 +439,6 @@ class _Worker:
         self.poison_memset = False  # fill_ from here on
         for b in blobs:
             b.fill_(255)
-
-    def _stream_handle(self) -> int:
-        return torch.cuda.current_stream(self.device).cuda_stream
 
     def correctness(self) -> None:
         self.send("stage", "executable")
