@@ -36,14 +36,16 @@ if ls .whl/*/*.whl >/dev/null 2>&1; then
     && export PYTHONPATH="/tmp/site:$PYTHONPATH"
 fi
 # Compile, on every core, what the GPU tests evaluate: the red team's CUDA candidates and the corpus
-# candidates tests/gpu/test_evaluator_gpu.py and the head-start A/B use.
+# candidates tests/gpu/test_evaluator_gpu.py and the head-start A/B use; plus every CUDA corpus candidate
+# of the tasks named in $1, if any (one call, so they all build side by side).
 prebuild_gpu_tests() {
   python -c "
 from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild
-from cudaopt.tasks.loader import CORPUS_DIR
+from cudaopt.tasks.loader import CORPUS_DIR; from cudaopt.tasks.seed_corpus import corpus_entries
 srcs=[p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
 srcs += [(CORPUS_DIR / t / 'fast_row_cached.py').read_text() for t in ('softmax_rows', 'rmsnorm_explicit')]
 srcs += [(CORPUS_DIR / 'softmax_rows' / 'honest_block_per_row.py').read_text()]
+srcs += [e.source for e in corpus_entries() if e.device == 'cuda' and e.task in '${1:-}'.split()]
 print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')"
 }
 # The torch.compile proposer on one task (1 candidate) and its outcome in one line: status, speedup,
@@ -365,11 +367,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # nondeterminism rerun compared bits first: the red team, the poisoning test, then the small-output corpus.
     # Session 10 runs it again for the flag reads by bool() and the driver-memset poisoning, probe first.
     python benchmarks/guard_kernel_probe.py --device cuda --numel 4096
-    python -c "
-from pathlib import Path; from cudaopt.evaluate.prebuild import prebuild; from cudaopt.tasks.seed_corpus import corpus_entries
-srcs = [p.read_text() for p in Path('tests/redteam').rglob('*.py') if 'device=cuda' in p.read_text().splitlines()[0]]
-srcs += [e.source for e in corpus_entries() if e.device == 'cuda' and e.task in '$SMALL_TASKS'.split()]
-print(sum(b.ok for b in prebuild(srcs, jobs=16)), 'of', len(srcs), 'built')" 2>&1 | tail -1
+    prebuild_gpu_tests "$SMALL_TASKS" 2>&1 | tail -1
     timeout "${REDTEAM_LIMIT:-240}" python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -k "redteam or poisoning" \
         -p no:cacheprovider > "$OUT/redteam.log" 2>&1; tail -4 "$OUT/redteam.log"
     small_corpus
