@@ -75,20 +75,19 @@ def test_helper_kernel_check_catches_what_the_worker_catches(attack, category):
 def test_poisoning_stops_growing_the_cache_and_poisons_the_next_output():
     """Session 8 found each correctness trial's poisoning cudaMalloc'ing a new segment (small outputs):
     after the first calls the reserved memory must stay put, and a fresh output-sized tensor is NaN."""
-    import types
-
     import torch
 
     from cudaopt.evaluate.child import _Worker
 
-    w = types.SimpleNamespace(device=torch.device("cuda"), send=lambda *a: None, poison_note_sent=False)
+    w = object.__new__(_Worker)  # the poisoning state alone, without a candidate, pipe or process
+    w.device, w.send, w.poison_note_sent, w.poison_memset = torch.device("cuda"), lambda *a: None, False, None
     keep = torch.ones(1000, device="cuda")  # a live small tensor in the pool, as parameters are
     out_bytes = 16 * 1024
     for _ in range(5):
-        _Worker.poison(w, [out_bytes])
+        w.poison([out_bytes])
     reserved = torch.cuda.memory_reserved()
     for _ in range(50):
-        _Worker.poison(w, [out_bytes])
+        w.poison([out_bytes])
         out = torch.empty(out_bytes // 4, device="cuda")
         assert torch.isnan(out).all(), "an output-sized allocation after poisoning was not poisoned"
         del out
