@@ -17,6 +17,7 @@
 # GEMM_WGMMA_ONLY=1: build, SASS/ptxas, smoke test, then only the wgmma comparison (no GPU tests,
 # tune or bench): the quick measurement of new wgmma configs and split-K, e.g.
 #   GEMM_WGMMA_ONLY=1 bash scripts/gpu_gemm.sh 64 0 0 280
+# GEMM_SHARDS=2 tunes on two GPUs at once; GEMM_SMOKE_PASSED skips the smoke test (see there).
 set -uo pipefail
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
@@ -53,7 +54,14 @@ checkpoint() { tar czf "$OUT/results.tgz.tmp" -C "$WORK" . 2>/dev/null && mv "$O
   # dropped like any other (and counts toward the two-hang limit, which is why they come last).
   echo "== wgmma smoke test (one process per config, 45 s each)"
   WG_OK=1; WG_IDS=""; HANGS=0; SK_OK=1; SK_IDS=""; SK_MODE=split
-  for idx in $(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W; print(' '.join(str(c.id) for c in W))"); do
+  SMOKE_IDS=$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W; print(' '.join(str(c.id) for c in W))")
+  # GEMM_SMOKE_PASSED="WG_IDS;SK_IDS" (the ids an earlier call's smoke test passed, same commit) skips it,
+  # so a call that continues the grid spends its minute tuning.
+  if [ -n "${GEMM_SMOKE_PASSED:-}" ]; then
+    WG_IDS=${GEMM_SMOKE_PASSED%%;*}; SK_IDS=${GEMM_SMOKE_PASSED#*;}; SMOKE_IDS=""
+    echo "smoke test skipped: ids from GEMM_SMOKE_PASSED (wgmma $WG_IDS; split-K $SK_IDS)"
+  fi
+  for idx in $SMOKE_IDS; do
     if [ $HANGS -ge 2 ]; then echo "config id $idx skipped (two configs hung already)"; WG_OK=0; continue; fi
     SMOKE_OUT=$(mktemp)
     timeout 45 python3 - "$idx" "$SK_MODE" <<'PY' 2>&1 | tee "$SMOKE_OUT"
@@ -135,8 +143,20 @@ PY
   if [ "${GEMM_WGMMA_ONLY:-0}" != 1 ]; then
   echo "== tune $SHAPES (budget ${TUNE_S}s)"
   T0=$SECONDS
-  timeout $((TUNE_S + 120)) python3 -c "from cudaopt.gemm.cli import tune_gemm; tune_gemm(shapes='$SHAPES', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=True)" 2>&1 | tee "$WORK/tune_step.txt"
-  TUNE_RC=$?
+  # GEMM_SHARDS=n (a machine of n GPUs): n tuners at once, GPU i on the shapes whose index % n == i,
+  # merging into one table (save_table serialises them on a lock).
+  SHARDS=${GEMM_SHARDS:-1}; TUNE_RC=0; PIDS=""
+  for ((i = 0; i < SHARDS; i++)); do
+    SHARD_ARG=""; [ "$SHARDS" -gt 1 ] && SHARD_ARG=", shard='$i/$SHARDS'"
+    CUDA_VISIBLE_DEVICES=$([ "$SHARDS" -gt 1 ] && echo $i || echo "${CUDA_VISIBLE_DEVICES:-0}") \
+      timeout $((TUNE_S + 120)) python3 -c "from cudaopt.gemm.cli import tune_gemm; tune_gemm(shapes='$SHAPES', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=True$SHARD_ARG)" \
+      > "$WORK/tune_step_$i.txt" 2>&1 &
+    PIDS="$PIDS $!"
+  done
+  for p in $PIDS; do wait "$p" || TUNE_RC=$?; done
+  cat "$WORK"/tune_step_*.txt > "$WORK/tune_step.txt"; rm -f "$WORK"/tune_step_*.txt
+  grep -E "FAILED|budget reached|stopping|already tuned" "$WORK/tune_step.txt"
+  echo "tuned this call: $(grep -c '^\[tune' "$WORK/tune_step.txt") shapes over $SHARDS GPU(s) in $((SECONDS - T0)) s; table: $(python3 -c "import json; print(len(json.load(open('$WORK/tuned.json'))['entries']))" 2>/dev/null) shapes"
   checkpoint
   RUN_BENCH=1; B_S=$BENCH_S
   if [ "$N" = grid ]; then

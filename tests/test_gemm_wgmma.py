@@ -325,7 +325,7 @@ def test_wgmma_id_filter_limits_the_tuners_candidates(monkeypatch):
     got = {c.config for c in candidate_choices(8192, 8192, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"}
     assert got == {WGMMA_CONFIGS[0].id, GEN2[-1].id}
     assert [c.id for c in enabled_wgmma_configs()] == sorted(got)
-    assert any(KERNEL_CONFIGS[c.config].kind == "mma" for c in candidate_choices(8192, 8192, 4096))
+    assert any(KERNEL_CONFIGS[c.config].kind == "mma" for c in candidate_choices(256, 256, 256))  # below 1e9 FLOP
     monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_IDS", "")  # none passed the smoke test
     assert all(KERNEL_CONFIGS[c.config].kind == "mma" for c in candidate_choices(8192, 8192, 4096))
 
@@ -1112,3 +1112,17 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
     s = mod.summary(rows[0], top=1)
     assert s["time us"] == "1053.8" and s["cluster"] == "2"
     assert s["stalls"] == "long_scoreboard 2.25"  # the largest only, the unreadable one skipped
+
+
+def test_tuner_times_mma_configs_only_below_1e9_flop(monkeypatch):
+    for var in ("CUDAOPT_GEMM_KINDS", "CUDAOPT_GEMM_WGMMA_IDS", "CUDAOPT_GEMM_WGMMA_SPLITK_IDS"):
+        monkeypatch.delenv(var, raising=False)
+    kinds = lambda shape: {KERNEL_CONFIGS[c.config].kind for c in candidate_choices(*shape)}  # noqa: E731
+    assert kinds((256, 256, 256)) == {"mma", "wgmma"}  # 3.4e7 FLOP: both kinds are timed
+    assert kinds((512, 512, 1024)) == {"mma", "wgmma"}  # 5.4e8
+    assert kinds((1024, 512, 1024)) == {"wgmma"}  # 1.07e9: wgmma only
+    assert kinds((16384, 16384, 16384)) == {"wgmma"}
+    monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_IDS", "")  # no wgmma config passed the smoke test: mma stays
+    assert kinds((4096, 4096, 4096)) == {"mma"}
+    monkeypatch.setenv("CUDAOPT_GEMM_KINDS", "mma")
+    assert kinds((4096, 4096, 4096)) == {"mma"}

@@ -289,12 +289,18 @@ def enabled_wgmma_configs() -> tuple[KernelConfig, ...]:
     return tuple(c for c in WGMMA_CONFIGS if ids is None or c.id in ids)
 
 
+MMA_TUNE_MAX_FLOP = 1e9  # 2MNK from which the tuner times only wgmma configs (when wgmma is enabled)
+
+
 def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> list[Choice]:
     """The configurations worth timing for one shape: tiles not far larger than the matrix, each
     with the splits of `split_choices` (split-K only where the tile grid leaves the SMs idle)."""
     out = []
     kinds = enabled_kinds()
     wgmma_ids = enabled_wgmma_ids()
+    # From 1e9 FLOP up the wgmma path beat the mma.sync heuristic on every measured shape (64-shape
+    # samples, sessions 6-7: 1.05x at the least in 1e8-1e9, 1.74x at the least from 1e9), and the
+    # slow mma candidates cost most of a large shape's tuning time: time them only below 1e9.
     for cfg in KERNEL_CONFIGS:
         if cfg.kind not in kinds:
             continue
@@ -303,4 +309,5 @@ def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> li
         if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64) or not cluster_offered(cfg, m, n, num_sms):
             continue
         out += [Choice("ours", cfg.id, s) for s in split_choices(cfg, m, n, k, num_sms)]
-    return out
+    wgmma = [c for c in out if KERNEL_CONFIGS[c.config].kind == "wgmma"]
+    return wgmma if wgmma and 2 * m * n * k >= MMA_TUNE_MAX_FLOP else out
