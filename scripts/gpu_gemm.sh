@@ -166,12 +166,26 @@ PY
   fi
   if [ "$RUN_BENCH" = 1 ]; then
     echo "== bench offline/gpu $SHAPES (budget ${B_S}s)"
-    timeout $((B_S + 120)) python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=$B_S)"
+    PIDS=""
+    for ((i = 0; i < SHARDS; i++)); do  # sharded like the tune step; then one pass writes the whole report
+      SHARD_ARG=""; [ "$SHARDS" -gt 1 ] && SHARD_ARG=", shard='$i/$SHARDS'"
+      CUDA_VISIBLE_DEVICES=$([ "$SHARDS" -gt 1 ] && echo $i || echo "${CUDA_VISIBLE_DEVICES:-0}") \
+        timeout $((B_S + 120)) python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=$B_S$SHARD_ARG)" \
+        > "$WORK/bench_step_$i.txt" 2>&1 &
+      PIDS="$PIDS $!"
+    done
+    for p in $PIDS; do wait "$p"; done
+    tail -n 3 "$WORK"/bench_step_*.txt
+    if [ "$SHARDS" -gt 1 ]; then
+      python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=0)" > /dev/null 2>&1
+    fi
     checkpoint
+    if [ "${GEMM_MODE_SAMPLES:-1}" = 1 ]; then  # 0: leave call/server timing to gpu_gemm_modes.sh (whole grid)
     echo "== bench call timing sample:12"
     python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='sample:12:1', mode='offline', timing='call', out_dir='$WORK/offline_call', table='$WORK/tuned.json', check=False, budget_s=25)"
     echo "== bench server/gpu sample:12"
     python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='sample:12:1', mode='server', timing='gpu', out_dir='$WORK/server_gpu', table='$WORK/tuned.json', check=False, rounds=7, budget_s=25)"
+    fi
   else
     echo "== benchmarks wait: tuning of $SHAPES not finished in this call (continue with GEMM_RESUME)"
   fi

@@ -1,0 +1,54 @@
+"""GPU timing gives every candidate of a shape the same number of calls per graph (CPU: stand-ins)."""
+
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from cudaopt.gemm import timing  # noqa: E402
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.t = 0.0
+
+    def record(self):
+        pass
+
+    def elapsed_time(self, other):
+        return 1.0
+
+
+def test_one_call_count_for_every_candidate(monkeypatch):
+    captured = {}
+    ests = {"fast": 3.0, "slow_host": 12.0, "slow": 40.0}
+    monkeypatch.setattr(timing, "estimate_us", lambda fn, sets: ests[fn.name])
+
+    def fake_capture(fn, calls, sets):
+        captured[fn.name] = calls
+        return type("G", (), {"replay": lambda self: None})()
+
+    monkeypatch.setattr(timing, "capture", fake_capture)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    monkeypatch.setattr(torch.cuda, "Event", _Event)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
+    monkeypatch.setattr(timing.time, "sleep", lambda s: None)
+
+    def named(n):
+        f = lambda i: None  # noqa: E731
+        f.name = n
+        return f
+
+    out = timing.time_gpu({n: named(n) for n in ests}, sets=2, rounds=3, rng=random.Random(0))
+    assert set(out) == set(ests)
+    assert set(captured.values()) == {timing.graph_calls(3.0)} == {67}  # ceil(200 / 3), from the fastest
+    captured.clear()
+    timing.time_gpu({n: named(n) for n in ests}, sets=2, rounds=1, server=True)
+    assert set(captured.values()) == {1}  # server mode: one call per replay, after an idle gap
+
+
+def test_graph_calls_bounds():
+    assert timing.graph_calls(0.01) == 256  # tiny estimates are capped
+    assert timing.graph_calls(1e6) == 1
+    assert timing.graph_calls(10.0, target_us=200.0) == 20
