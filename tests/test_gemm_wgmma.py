@@ -115,8 +115,25 @@ def test_dispatcher_prefers_wgmma_only_when_the_table_says_so():
     wg = WGMMA_CONFIGS[0]
     table = {(4096, 4096, 4096): Choice("ours", wg.id, 1)}
     assert dispatch.choose(4096, 4096, 4096, table) == Choice("ours", wg.id, 1)
-    shipped = dispatch.load_table(None)  # no measured wgmma entry is shipped yet
-    assert all(KERNEL_CONFIGS[c.config].kind == "mma" for c in shipped.values())
+
+
+def test_shipped_table_covers_the_grid_with_launchable_measured_choices():
+    import json
+
+    from cudaopt.gemm.shapes import parse_shapes
+
+    data = json.loads(dispatch.DEFAULT_TABLE.read_text())
+    shipped = dispatch.load_table(None)
+    assert set(shipped) == set(parse_shapes("grid"))  # session 10's H200 tune, all 1,000 shapes
+    for e in data["entries"]:
+        choice = shipped[(e["m"], e["n"], e["k"])]
+        assert choice.backend in ("ours", "torch")
+        if choice.backend == "torch":  # a labelled fallback: ours measured slower than 0.98x torch
+            assert e["ours_us"] is None or e["torch_us"] / e["ours_us"] < data["fallback_below"]
+            continue
+        assert choice.label() == e["label"] and e["torch_us"] / e["ours_us"] >= data["fallback_below"]
+        assert dispatch.fit_splits(choice, e["k"]) == choice  # launchable as tuned
+    assert any(KERNEL_CONFIGS[c.config].kind == "wgmma" for c in shipped.values() if c.backend == "ours")
 
 
 def test_launch_refuses_split_k_for_wgmma(monkeypatch):
