@@ -437,3 +437,30 @@ def test_wgmma_compare_times_split_k_and_checks_it(tmp_path, monkeypatch):
     assert "| wgmma_best vs wgmma_nosplit (split-K shapes) | all | 1 |" in md
     assert "| 512x512x4096 | wgmma64x128x64_pp_s8_splitk8 | 2.50 | wgmma64x128x64_pp_s8 | 20.00 | 10.00 | 4.000 | 0.500 | True / split-K True |" in md
     assert len(json.loads((tmp_path / "shapes.json").read_text())) == 2
+
+
+def test_shipped_table_choices_are_memoised_and_equal_the_search():
+    """An off-grid shape's nearest-neighbour search runs once, not on every hgemm call."""
+    from cudaopt.gemm import dispatch
+
+    dispatch._choose_shipped.cache_clear()
+    first = dispatch.choose(100, 100, 104)
+    again = dispatch.choose(100, 100, 104)
+    info = dispatch._choose_shipped.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
+    assert first == again == dispatch._choose(100, 100, 104, dispatch.load_table())
+    assert dispatch.choose(100, 100, 104, table={}) == dispatch.heuristic_choice(100, 100, 104)  # explicit tables: no memo
+
+
+def test_raw_stream_uses_torchs_accessor_and_falls_back(monkeypatch):
+    import types
+
+    import torch
+
+    import cudaopt.gemm as g
+
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda idx: 1000 + idx, raising=False)
+    assert g._raw_stream(3) == 1003
+    monkeypatch.delattr(torch._C, "_cuda_getCurrentRawStream")
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda idx: types.SimpleNamespace(cuda_stream=2000 + idx))
+    assert g._raw_stream(1) == 2001
