@@ -464,3 +464,24 @@ def test_raw_stream_uses_torchs_accessor_and_falls_back(monkeypatch):
     monkeypatch.delattr(torch._C, "_cuda_getCurrentRawStream")
     monkeypatch.setattr(torch.cuda, "current_stream", lambda idx: types.SimpleNamespace(cuda_stream=2000 + idx))
     assert g._raw_stream(1) == 2001
+
+
+def test_tuner_verdict_is_the_confirmation_against_torch():
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.tune import decide
+
+    by_label = {c.label(): c for c in (Choice("ours", 18, 1), Choice("ours", 21, 1), Choice("ours", 6, 1))}
+    a, b, c = by_label
+    screen = {a: 9.0, b: 9.5, c: 12.0, "torch": 10.0}  # the screening says a is 1.11x torch
+    right = lambda ch: True  # noqa: E731
+    e = decide(screen, by_label, right, lambda ch: (10.2, 10.0))  # the confirmation: 0.98x
+    assert e["backend"] == "torch" and e["label"] == a and e["ratio_vs_torch"] == round(10.0 / 10.2, 4)
+    assert (e["screen_ours_us"], e["screen_torch_us"]) == (9.0, 10.0)
+    e = decide(screen, by_label, right, lambda ch: (9.1, 10.0))
+    assert e["backend"] == "ours" and (e["ours_us"], e["torch_us"]) == (9.1, 10.0)
+    e = decide(screen, by_label, lambda ch: ch.label() != a, lambda ch: (9.6, 10.0))  # a is wrong: b
+    assert e["label"] == b and e["backend"] == "ours"
+    e = decide(screen, by_label, lambda ch: False, lambda ch: (1.0, 10.0))
+    assert e["backend"] == "torch" and e["ours_us"] is None and "no correct" in e["note"]
+    e = decide(screen, by_label, right, lambda ch: (float("nan"), 10.0))  # a failed confirmation: torch
+    assert e["backend"] == "torch"
