@@ -20,6 +20,8 @@
 # GEMM_SHARDS=2 tunes on two GPUs at once; GEMM_SMOKE_PASSED skips the smoke test (see there).
 set -uo pipefail
 export PYTHONPATH=src PYTHONUNBUFFERED=1
+# The benchmark also times ours without programmatic dependent launch ("ours vs ours_nopdl"); 0 skips it.
+export CUDAOPT_GEMM_PDL_AB=${GEMM_PDL_AB:-1}
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
 if [ "$N" = grid ]; then SHAPES=grid; else SHAPES="sample:$N"; fi
 OUT=${OUT:-runs/gemm_gpu}
@@ -215,7 +217,7 @@ cp "$WORK/tuned.json" "$OUT/" 2>/dev/null
 cp "$WORK/offline_gpu/speedup.png" "$OUT/offline_speedup.png" 2>/dev/null
 cat "$WORK"/*/summary.md > "$OUT/summaries.md" 2>/dev/null
 echo "== SHORT TABLE (ours vs baselines, all shapes)"
-grep -E "^## |\| (ours|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute) \| all" "$OUT/summaries.md"
+grep -E "^## |\| (ours|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute|ours_nopdl) \| all" "$OUT/summaries.md"
 grep -E "^shapes timed" "$OUT/summaries.md"
 grep -E "wgmma smoke:|wgmma split-K smoke:|passed|failed" "$LOG" | tail -4
 echo "== SHORT TABLE (best wgmma (config, splits) per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"

@@ -485,3 +485,18 @@ def test_tuner_verdict_is_the_confirmation_against_torch():
     assert e["backend"] == "torch" and e["ours_us"] is None and "no correct" in e["note"]
     e = decide(screen, by_label, right, lambda ch: (float("nan"), 10.0))  # a failed confirmation: torch
     assert e["backend"] == "torch"
+
+
+def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):
+    """With ours_nopdl timed, the report has an "ours vs ours_nopdl" row (> 1: PDL helped) and the CSV
+    a column for it."""
+    def fake(index, shape, env):
+        return {"ours": 2.0, "ours_nopdl": 3.0, "torch": 2.5}, {"correct": True}
+
+    no_gpu.setattr(bench, "_bench_shape", fake)
+    res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
+    row = next(s for s in res.summaries if s.baseline == "ours vs ours_nopdl" and s.group == "all")
+    assert row.n == 2 and row.median_ratio == 1.5
+    bench.write_outputs(res, tmp_path, "t")
+    assert "ours_nopdl_us" in (tmp_path / "shapes.csv").read_text().splitlines()[0]
+    assert "ours vs ours_nopdl" in (tmp_path / "summary.md").read_text()

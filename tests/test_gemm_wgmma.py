@@ -1143,3 +1143,36 @@ def test_tuner_times_mma_configs_only_below_1e9_flop(monkeypatch):
     assert kinds((4096, 4096, 4096)) == {"mma"}
     monkeypatch.setenv("CUDAOPT_GEMM_KINDS", "mma")
     assert kinds((4096, 4096, 4096)) == {"mma"}
+
+
+@pytest.mark.timeout(120)
+def test_programmatic_launch_switch_without_a_gpu(kernel_lib, monkeypatch):
+    """Both kernel families launch with PDL by default; _lib.set_pdl switches both (host state only)."""
+    from cudaopt.gemm import _lib
+
+    _lib.declare_wgmma_splitk(kernel_lib)
+    assert kernel_lib.cudaopt_hgemm_pdl() == 1 and kernel_lib.cudaopt_wgmma_pdl() == 1
+    _lib.set_pdl(False, kernel_lib)
+    assert kernel_lib.cudaopt_hgemm_pdl() == 0 and kernel_lib.cudaopt_wgmma_pdl() == 0
+    _lib.set_pdl(True, kernel_lib)
+    assert kernel_lib.cudaopt_hgemm_pdl() == 1 and kernel_lib.cudaopt_wgmma_pdl() == 1
+
+
+def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
+    """PDL lets a launch start under the previous kernel's tail, so every __global__ function must call
+    griddepcontrol.wait (pdl_wait_then_release) first; read from the sources, kernel by kernel."""
+    import re
+
+    from cudaopt.gemm.build import CSRC as CSRC_DIR
+
+    for name in ("hgemm_mma.cu", "hgemm_wgmma.cu"):
+        src = (CSRC_DIR / name).read_text()
+        kernels = re.findall(r"__global__ void[^{]*?\b(\w+)\s*\(([^)]*)\)\s*\{(.*?)\n\}", src, re.S)
+        assert len(kernels) >= 2, name
+        for kname, _, body in kernels:
+            calls_body = re.search(r"\b(wgmma2_body|wgmma2_cluster_body)\b", body)
+            if calls_body:  # the body template waits itself
+                tmpl = re.search(r"void " + calls_body.group(1) + r"\(.*?\n\}", src, re.S).group(0)
+                assert "pdl_wait_then_release();" in tmpl, (name, calls_body.group(1))
+            else:
+                assert "pdl_wait_then_release();" in body, (name, kname)

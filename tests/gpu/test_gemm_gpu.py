@@ -300,3 +300,62 @@ def test_wgmma_cluster_configs_match_torch(shape):
     first = Choice("ours", clusters[0].id, 1)
     r = check_gemm(lambda a_, b_, out, c=first: hgemm(a_, b_, out=out, choice=c), m, n, k, seed=m + n + k)
     assert r.ok, (clusters[0].label, r)
+
+
+def _chain_choices():
+    """One choice of every launch shape PDL touches: generation 1, generation 2 plain and split-K (its
+    reduce kernel follows), a 2x1 cluster config, and mma.sync with and without split-K."""
+    from cudaopt.gemm import Choice
+    from cudaopt.gemm.configs import MMA_CONFIGS, WGMMA_CONFIGS
+
+    gen1 = next(c for c in WGMMA_CONFIGS if c.schedule == 0)
+    gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1)
+    cluster = [c for c in WGMMA_CONFIGS if c.cluster_m > 1][:1]
+    return [Choice("ours", gen1.id, 1), Choice("ours", gen2.id, 1), Choice("ours", gen2.id, 4),
+            *[Choice("ours", c.id, 1) for c in cluster], Choice("ours", MMA_CONFIGS[6].id, 1),
+            Choice("ours", MMA_CONFIGS[6].id, 3)]
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_back_to_back_calls_read_their_predecessors_output(graph):
+    """With programmatic dependent launch each call may be scheduled under the previous one, which
+    writes its input: x <- x @ B_i, five times, eagerly and inside a CUDA graph, against the same chain
+    in fp32 with fp16 rounding between steps. A missing griddepcontrol.wait reads a stale or NaN x."""
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+
+    _lib.set_pdl(True)
+    n = 512
+    g = torch.Generator(device="cuda").manual_seed(0)
+    bs = [torch.randn(n, n, device="cuda", dtype=torch.float16, generator=g) / n ** 0.5 for _ in range(5)]
+    x0 = torch.randn(n, n, device="cuda", dtype=torch.float16, generator=g)
+    ref = x0
+    for b in bs:
+        ref = (ref.float() @ b.float()).half()
+    for choice in _chain_choices():
+        outs = [torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16) for _ in bs]
+        ws = torch.empty(_lib.workspace_bytes(n, n, choice.splits) // 4 + 1, device="cuda", dtype=torch.float32)
+
+        def chain():
+            x = x0
+            for b, out in zip(bs, outs):
+                x = hgemm(x, b, out=out, workspace=ws, choice=choice)
+            return x
+
+        if graph:
+            chain()  # warm-up (library set-up) outside the capture
+            for o in outs:
+                o.fill_(float("nan"))
+            torch.cuda.synchronize()
+            cg = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(cg):
+                chain()
+            for o in outs:
+                o.fill_(float("nan"))
+            cg.replay()
+        else:
+            chain()
+        torch.cuda.synchronize()
+        err = ((outs[-1].float() - ref.float()).norm() / ref.float().norm()).item()
+        assert err < 5e-3, (choice.label(), graph, err)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 
 from cudaopt.gemm import build as _build
 from cudaopt.gemm.configs import (
@@ -66,7 +67,23 @@ def kernels() -> ctypes.CDLL:
             raise GemmError(f"wgmma config {cfg.id}: library takes {lib.cudaopt_wgmma_max_splits(cfg.index)} splits, "
                             f"configs.py {cfg.max_splits}: rebuild")
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
+    set_pdl(os.environ.get("CUDAOPT_GEMM_PDL", "1") != "0", lib)
     return lib
+
+
+def set_pdl(on: bool, lib: ctypes.CDLL | None = None) -> None:
+    """Launch our kernels with programmatic dependent launch (on by default; CUDAOPT_GEMM_PDL=0 turns it
+    off): a launch may then be scheduled under the previous kernel's tail on the stream, and waits on the
+    device for it before touching memory. A CUDA graph keeps the setting its launches were captured with,
+    which is how the benchmark times both settings side by side."""
+    lib = lib or kernels()
+    lib.cudaopt_hgemm_set_pdl(1 if on else 0)
+    lib.cudaopt_wgmma_set_pdl(1 if on else 0)
+
+
+def pdl() -> bool:
+    lib = kernels()
+    return bool(lib.cudaopt_hgemm_pdl()) and bool(lib.cudaopt_wgmma_pdl())
 
 
 def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
@@ -88,6 +105,9 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_max_active_clusters.restype = _i
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
     lib.cudaopt_wgmma_cluster_tile.restype = _i
+    for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl"):
+        getattr(lib, name).argtypes = [_i]
+        getattr(lib, name).restype = None
     return lib
 
 

@@ -5,7 +5,10 @@ per candidate, time them interleaved in random order (`timing`), run the correct
 ours, and finally summarise ours (and the dispatcher) against every baseline, per work class.
 
 Candidates (all fp16 in/out):
-  ours                  our mma.sync kernel with the tuned (or heuristic) config; no cuBLAS inside
+  ours                  our kernel (wgmma or mma.sync) with the tuned (or heuristic) config; no cuBLAS
+                        inside; launched with programmatic dependent launch (PDL, _lib.set_pdl)
+  ours_nopdl            the same kernel launched without PDL, only with CUDAOPT_GEMM_PDL_AB=1 (the
+                        "ours vs ours_nopdl" row is what PDL buys; it matters only back to back)
   dispatch              cudaopt.gemm.hgemm: ours, or torch.matmul where the table says ours lose
   torch                 torch.matmul(a, b, out=c)
   cublas_nn, cublas_tn  cublasGemmEx, CUBLAS_COMPUTE_32F; TN reads a pre-transposed B (N x K)
@@ -78,13 +81,22 @@ def _stream() -> int:
     return torch.cuda.current_stream().cuda_stream
 
 
-def ours_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice):
+def ours_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice, pdl: bool = True):
+    """One call of our kernel on input set i; pdl=False launches it without programmatic dependent
+    launch (the setting a CUDA graph captures, so both can be timed side by side)."""
     ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
 
     def run(i: int) -> None:
         _lib.launch_ours(x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), m, n, k, choice.config,
                          choice.splits, x.ws.data_ptr(), ws_bytes, _stream())
-    return run
+
+    def run_without_pdl(i: int) -> None:
+        _lib.set_pdl(False)
+        try:
+            run(i)
+        finally:
+            _lib.set_pdl(True)
+    return run if pdl else run_without_pdl
 
 
 def blas_launches(x: ShapeInputs, m: int, n: int, k: int, plans: dict) -> dict:
@@ -265,6 +277,8 @@ def summarize_result(res: BenchResult) -> None:
         for base in BASELINES:
             if base in times and who in times:
                 res.summaries += summarize_by_class(f"{who} vs {base}", ratios(times[base], times[who]))
+    if "ours_nopdl" in times:  # > 1: programmatic dependent launch made ours faster
+        res.summaries += summarize_by_class("ours vs ours_nopdl", ratios(times["ours_nopdl"], times["ours"]))
 
 
 # --- the GPU side: one shape, setup, health ---------------------------------------------------------
@@ -297,6 +311,8 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
     cands = {"ours": ours_launch(x, m, n, k, ours_choice),
              "dispatch": lambda i, x=x, c=choice: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=x.ws, choice=c),
              "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
+    if os.environ.get("CUDAOPT_GEMM_PDL_AB") == "1":  # what programmatic dependent launch buys, same run
+        cands["ours_nopdl"] = ours_launch(x, m, n, k, ours_choice, pdl=False)
     plans = {}
     try:
         if env.with_blas:

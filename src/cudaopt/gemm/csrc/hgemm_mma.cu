@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
+
 namespace {
 
 constexpr int kPadHalves = 8;  // 16 bytes of padding per shared-memory row
@@ -26,6 +28,14 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool val
   int src_bytes = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
                "r"(src_bytes));
+}
+// Programmatic dependent launch (as in hgemm_wgmma.cu): launched with programmatic stream
+// serialisation, a kernel may be scheduled under its predecessor's tail; it waits for that grid to
+// complete (and its memory to be visible) before any global access, then lets its own successor be
+// scheduled. Without a programmatic launch the wait returns at once.
+__device__ __forceinline__ void pdl_wait_then_release() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -79,6 +89,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   half* smem_a = reinterpret_cast<half*>(smem_raw);
   half* smem_b = smem_a + STAGES * T::kStageA;
+  pdl_wait_then_release();  // before any global access
 
   // Block swizzle: consecutive blocks share B column tiles within a group of kGroupM tile-rows.
   const int tiles_m = (M + BM - 1) / BM;
@@ -213,6 +224,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
 // Sums `splits` fp32 partial products [splits][M][N] into fp16 C; 4 columns per thread.
 __global__ void splitk_reduce_kernel(const float* __restrict__ partials, half* __restrict__ C,
                                      int M, int N, int ldc, int splits) {
+  pdl_wait_then_release();  // the partials are complete and visible
   const size_t quads = (size_t)M * N / 4;
   const size_t stride = (size_t)M * N;
   for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < quads;
@@ -263,6 +275,24 @@ const ConfigEntry kConfigs[] = {
 };
 constexpr int kNumConfigs = sizeof(kConfigs) / sizeof(kConfigs[0]);
 
+std::atomic<bool> g_pdl{true};
+
+// One launch on `s`, programmatic (PDL) when g_pdl. Returns 0 or a cudaError_t.
+int launch(const void* fn, dim3 grid, int threads, int smem, cudaStream_t s, void** args) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(threads, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = g_pdl.load() ? 1 : 0;
+  const cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
+}
+
 }  // namespace
 
 extern "C" {
@@ -308,17 +338,24 @@ int cudaopt_hgemm(const void* A, const void* B, void* C, int M, int N, int K, in
   dim3 grid(tiles, 1, splits);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   float* partials = splits > 1 ? static_cast<float*>(workspace) : nullptr;
-  c.kernel<<<grid, c.warps_m * c.warps_n * 32, c.smem_bytes, s>>>(
-      static_cast<const half*>(A), static_cast<const half*>(B), static_cast<half*>(C), partials, M,
-      N, K, lda, ldb, ldc);
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || splits == 1) return (int)e;
+  const half* a = static_cast<const half*>(A);
+  const half* b = static_cast<const half*>(B);
+  half* c_half = static_cast<half*>(C);
+  void* args[] = {&a, &b, &c_half, &partials, &M, &N, &K, &lda, &ldb, &ldc};
+  const int e = launch(reinterpret_cast<const void*>(c.kernel), grid, c.warps_m * c.warps_n * 32,
+                       c.smem_bytes, s, args);
+  if (e != 0 || splits == 1) return e;
   const size_t quads = (size_t)M * N / 4;
   const int threads = 256;
   const int blocks = (int)((quads + threads - 1) / threads < 4096 ? (quads + threads - 1) / threads : 4096);
-  splitk_reduce_kernel<<<blocks, threads, 0, s>>>(static_cast<const float*>(workspace),
-                                                  static_cast<half*>(C), M, N, ldc, splits);
-  return (int)cudaGetLastError();
+  const float* parts = partials;
+  void* rargs[] = {&parts, &c_half, &M, &N, &ldc, &splits};
+  return launch(reinterpret_cast<const void*>(splitk_reduce_kernel), dim3(blocks, 1, 1), threads, 0, s,
+                rargs);
 }
+
+// Whether launches are programmatic (PDL); on unless switched off. Host-only.
+void cudaopt_hgemm_set_pdl(int on) { g_pdl.store(on != 0); }
+int cudaopt_hgemm_pdl() { return g_pdl.load() ? 1 : 0; }
 
 }  // extern "C"

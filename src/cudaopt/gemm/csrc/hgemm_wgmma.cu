@@ -39,12 +39,14 @@
 // Host side: tensor maps are encoded with cuTensorMapEncodeTiled obtained through
 // cudaGetDriverEntryPointByVersion (no libcuda link), cached per (pointer, shape, box) in a small
 // table, and passed by value as __grid_constant__ parameters. No device allocation, no
-// synchronisation: each call is one kernel launch on the caller's stream.
+// synchronisation: each call is one kernel launch on the caller's stream (two with split-K), made
+// programmatic (PDL: pdl_wait_then_release) so that it can be scheduled under its predecessor's tail.
 #include <cuda.h>  // CUtensorMap and its enums only; the driver entry point comes through cudart
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <mutex>
 
 namespace {
@@ -98,6 +100,18 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
 }
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// Programmatic dependent launch (PDL). The host launches every kernel here with programmatic stream
+// serialisation (unless cudaopt_wgmma_set_pdl(0)), so a kernel may be scheduled while the previous
+// kernel on the stream is still running, as soon as every block of that one has called
+// launch_dependents. Each kernel therefore waits (griddepcontrol.wait: the previous grid has
+// completed and its memory is visible) before its first global or TMA access, after its barrier set-up,
+// and only then lets the next kernel be scheduled: at most one grid waits ahead, and a launch that is
+// not programmatic returns from the wait at once. What overlaps is the next launch and its prologue.
+__device__ __forceinline__ void pdl_wait_then_release() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
 // ---- thread-block clusters (the 2x1 cluster kernels only) -------------------------------------
@@ -450,6 +464,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
+  pdl_wait_then_release();  // before any global or TMA access
 
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
@@ -647,6 +662,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
+  pdl_wait_then_release();  // before any global or TMA access
 
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
@@ -842,6 +858,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   }
   __syncthreads();
   if constexpr (CM > 1) cluster_sync_all();  // the peer's barriers are initialised before first use
+  pdl_wait_then_release();  // before any global or TMA access
 
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
@@ -1066,6 +1083,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 __global__ void __launch_bounds__(256)
     wgmma_splitk_reduce_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
                                int ldc, int splits) {
+  pdl_wait_then_release();  // the split-K kernel's partials are complete and visible
   const size_t octs = (size_t)M * N / 8;
   const size_t stride = (size_t)M * N;
   for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < octs;
@@ -1273,6 +1291,37 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
   return n;
 }
 
+std::atomic<bool> g_pdl{true};
+
+// One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
+// (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
+// dimension along x when cluster > 1. Returns 0 or a cudaError_t.
+int launch(const void* fn, int grid, int threads, int smem, cudaStream_t s, void** args, int cluster) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[2];
+  int n = 0;
+  if (cluster > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = cluster;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  if (g_pdl.load()) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  cfg.gridDim = dim3(grid, 1, 1);
+  cfg.blockDim = dim3(threads, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.attrs = attr;
+  cfg.numAttrs = n;
+  const cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
+}
+
 }  // namespace
 
 extern "C" {
@@ -1375,6 +1424,11 @@ int cudaopt_wgmma_init() {
   return 0;
 }
 
+// Whether launches are programmatic (PDL, see pdl_wait_then_release); on unless switched off, for
+// example to measure what it buys (cudaopt_wgmma_set_pdl). Host-only.
+void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
+int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
+
 // C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
 // value, -1 for bad arguments (unknown config, sizes or leading dimensions not multiples of 8,
 // pointers not 16-byte aligned; splits < 1, above the config's max_splits (1 for generation 1) or
@@ -1412,41 +1466,31 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
     const int grid = launch_grid(c, M, N, 1, sms, most);
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = c.cluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3(grid, 1, 1);
-    cfg.blockDim = dim3(c.threads, 1, 1);
-    cfg.dynamicSmemBytes = c.smem_bytes;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
     void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K};
-    const cudaError_t e = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(c.kernel2), args);
-    return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
+    return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, c.cluster);
   }
   const int grid = launch_grid(c, M, N, splits, sms);
+  half* c_half = static_cast<half*>(C);
   if (c.kernel) {
-    c.kernel<<<grid, c.threads, c.smem_bytes, s>>>(map_a, map_b, static_cast<half*>(C), M, N, K, ldc);
-  } else if (splits == 1) {
+    void* args[] = {&map_a, &map_b, &c_half, &M, &N, &K, &ldc};
+    return launch(reinterpret_cast<const void*>(c.kernel), grid, c.threads, c.smem_bytes, s, args, 1);
+  }
+  if (splits == 1) {
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
-    c.kernel2<<<grid, c.threads, c.smem_bytes, s>>>(map_a, map_b, map_c, M, N, K);
-  } else {
-    float* partials = static_cast<float*>(workspace);
-    c.kernel2_splitk<<<grid, c.threads, c.smem_bytes, s>>>(map_a, map_b, partials, M, N, K, splits);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return (int)e;
-    const size_t octs = (size_t)M * N / 8;
-    const size_t want = (octs + 255) / 256, most = (size_t)sms * 8;
-    wgmma_splitk_reduce_kernel<<<(int)(want < most ? want : most), 256, 0, s>>>(
-        partials, static_cast<half*>(C), M, N, ldc, splits);
+    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K};
+    return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, 1);
   }
-  return (int)cudaGetLastError();
+  float* partials = static_cast<float*>(workspace);
+  void* args[] = {&map_a, &map_b, &partials, &M, &N, &K, &splits};
+  st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1);
+  if (st != 0) return st;
+  const size_t octs = (size_t)M * N / 8;
+  const size_t want = (octs + 255) / 256, most = (size_t)sms * 8;
+  void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
+  return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_kernel), (int)(want < most ? want : most),
+                256, 0, s, rargs, 1);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
