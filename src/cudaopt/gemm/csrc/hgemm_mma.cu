@@ -289,7 +289,12 @@ int launch(const void* fn, dim3 grid, int threads, int smem, cudaStream_t s, voi
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = g_pdl.load() ? 1 : 0;
-  const cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  if (e != cudaSuccess && cfg.numAttrs) {  // a stream or driver that refuses PDL: launch plainly
+    (void)cudaGetLastError();
+    cfg.numAttrs = 0;
+    e = cudaLaunchKernelExC(&cfg, fn, args);
+  }
   return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
 }
 

@@ -1318,7 +1318,12 @@ int launch(const void* fn, int grid, int threads, int smem, cudaStream_t s, void
   cfg.stream = s;
   cfg.attrs = attr;
   cfg.numAttrs = n;
-  const cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  cudaError_t e = cudaLaunchKernelExC(&cfg, fn, args);
+  if (e != cudaSuccess && g_pdl.load()) {  // a stream or driver that refuses PDL: launch plainly
+    (void)cudaGetLastError();
+    cfg.numAttrs = n - 1;  // the PDL attribute is the last one
+    e = cudaLaunchKernelExC(&cfg, fn, args);
+  }
   return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
 }
 
