@@ -20,6 +20,7 @@
 # GEMM_SHARDS=2 tunes on two GPUs at once; GEMM_SMOKE_PASSED skips the smoke test (see there).
 set -uo pipefail
 export PYTHONPATH=src PYTHONUNBUFFERED=1
+source "$(dirname "$0")/gemm_sharded.sh"
 # The benchmark also times ours without programmatic dependent launch ("ours vs ours_nopdl"); 0 skips it.
 export CUDAOPT_GEMM_PDL_AB=${GEMM_PDL_AB:-1}
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
@@ -147,15 +148,9 @@ PY
   T0=$SECONDS
   # GEMM_SHARDS=n (a machine of n GPUs): n tuners at once, GPU i on the shapes whose index % n == i,
   # merging into one table (save_table serialises them on a lock).
-  SHARDS=${GEMM_SHARDS:-1}; TUNE_RC=0; PIDS=""
-  for ((i = 0; i < SHARDS; i++)); do
-    SHARD_ARG=""; [ "$SHARDS" -gt 1 ] && SHARD_ARG=", shard='$i/$SHARDS'"
-    CUDA_VISIBLE_DEVICES=$([ "$SHARDS" -gt 1 ] && echo $i || echo "${CUDA_VISIBLE_DEVICES:-0}") \
-      timeout $((TUNE_S + 120)) python3 -c "from cudaopt.gemm.cli import tune_gemm; tune_gemm(shapes='$SHAPES', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=True$SHARD_ARG)" \
-      > "$WORK/tune_step_$i.txt" 2>&1 &
-    PIDS="$PIDS $!"
-  done
-  for p in $PIDS; do wait "$p" || TUNE_RC=$?; done
+  SHARDS=${GEMM_SHARDS:-1}; TUNE_RC=0
+  run_sharded "$SHARDS" "$WORK/tune_step" $((TUNE_S + 120)) \
+    "tune_gemm(shapes='$SHAPES', out='$WORK/tuned.json', budget_s=$TUNE_S, merge=True" || TUNE_RC=$?
   cat "$WORK"/tune_step_*.txt > "$WORK/tune_step.txt"; rm -f "$WORK"/tune_step_*.txt
   grep -E "FAILED|budget reached|stopping|already tuned" "$WORK/tune_step.txt"
   echo "tuned this call: $(grep -c '^\[tune' "$WORK/tune_step.txt") shapes over $SHARDS GPU(s) in $((SECONDS - T0)) s; table: $(python3 -c "import json; print(len(json.load(open('$WORK/tuned.json'))['entries']))" 2>/dev/null) shapes"
@@ -168,15 +163,9 @@ PY
   fi
   if [ "$RUN_BENCH" = 1 ]; then
     echo "== bench offline/gpu $SHAPES (budget ${B_S}s)"
-    PIDS=""
-    for ((i = 0; i < SHARDS; i++)); do  # sharded like the tune step; then one pass writes the whole report
-      SHARD_ARG=""; [ "$SHARDS" -gt 1 ] && SHARD_ARG=", shard='$i/$SHARDS'"
-      CUDA_VISIBLE_DEVICES=$([ "$SHARDS" -gt 1 ] && echo $i || echo "${CUDA_VISIBLE_DEVICES:-0}") \
-        timeout $((B_S + 120)) python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=$B_S$SHARD_ARG)" \
-        > "$WORK/bench_step_$i.txt" 2>&1 &
-      PIDS="$PIDS $!"
-    done
-    for p in $PIDS; do wait "$p"; done
+    # sharded like the tune step; then one pass writes the whole report
+    run_sharded "$SHARDS" "$WORK/bench_step" $((B_S + 120)) \
+      "bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=$B_S"
     tail -n 3 "$WORK"/bench_step_*.txt
     if [ "$SHARDS" -gt 1 ]; then
       python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=0)" > /dev/null 2>&1

@@ -81,11 +81,6 @@ def set_pdl(on: bool, lib: ctypes.CDLL | None = None) -> None:
     lib.cudaopt_wgmma_set_pdl(1 if on else 0)
 
 
-def pdl() -> bool:
-    lib = kernels()
-    return bool(lib.cudaopt_hgemm_pdl()) and bool(lib.cudaopt_wgmma_pdl())
-
-
 def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     """ctypes signatures of the wgmma split-K and cluster entry points (host-only helpers included,
     which the CPU tests call on a library loaded without a GPU)."""
