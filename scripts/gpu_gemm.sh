@@ -18,6 +18,8 @@
 # tune or bench): the quick measurement of new wgmma configs and split-K, e.g.
 #   GEMM_WGMMA_ONLY=1 bash scripts/gpu_gemm.sh 64 0 0 280
 # GEMM_SHARDS=2 tunes on two GPUs at once; GEMM_SMOKE_PASSED skips the smoke test (see there).
+# GEMM_BENCH_ROUNDS: interleaved rounds per shape of the offline benchmark (default 15; more rounds,
+# less noise from clock changes under the power cap, proportionally more time).
 set -uo pipefail
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 source "$(dirname "$0")/gemm_sharded.sh"
@@ -165,7 +167,7 @@ PY
     echo "== bench offline/gpu $SHAPES (budget ${B_S}s)"
     # sharded like the tune step; then one pass writes the whole report
     run_sharded "$SHARDS" "$WORK/bench_step" $((B_S + 120)) \
-      "bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=$B_S"
+      "bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', rounds=${GEMM_BENCH_ROUNDS:-15}, budget_s=$B_S"
     tail -n 3 "$WORK"/bench_step_*.txt
     if [ "$SHARDS" -gt 1 ]; then
       python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$SHAPES', mode='offline', timing='gpu', out_dir='$WORK/offline_gpu', table='$WORK/tuned.json', budget_s=0)" > /dev/null 2>&1

@@ -466,7 +466,7 @@ def test_raw_stream_uses_torchs_accessor_and_falls_back(monkeypatch):
     assert g._raw_stream(1) == 2001
 
 
-def test_tuner_verdict_is_the_confirmation_against_torch():
+def test_tuner_keeps_ours_only_where_screening_and_confirmation_agree():
     from cudaopt.gemm.configs import Choice
     from cudaopt.gemm.tune import decide
 
@@ -485,6 +485,10 @@ def test_tuner_verdict_is_the_confirmation_against_torch():
     assert e["backend"] == "torch" and e["ours_us"] is None and "no correct" in e["note"]
     e = decide(screen, by_label, right, lambda ch: (float("nan"), 10.0))  # a failed confirmation: torch
     assert e["backend"] == "torch"
+    # both timings must find ours faster: a screening at 0.99x is not overruled by a 1.05x confirmation
+    slow_screen = {a: 10.1, b: 10.5, c: 12.0, "torch": 10.0}
+    e = decide(slow_screen, by_label, right, lambda ch: (9.5, 10.0))
+    assert e["backend"] == "torch" and e["label"] == a and e["ratio_vs_torch"] == round(10.0 / 9.5, 4)
 
 
 def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):

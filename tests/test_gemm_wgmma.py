@@ -52,9 +52,11 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
 
 def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
-    rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f or 1)) for a, b, c, d, e, f in
-            re.findall(r"CUDAOPT_WGMMA_(?:CFG2?|CLUSTER)\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m) for c in WGMMA_CONFIGS]
+    # the sixth macro argument is the cluster size for CLUSTER, the staging-buffer count for CFG2E
+    rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind == "CLUSTER" else 1,
+             int(f) if f and kind == "CFG2E" else 0) for kind, a, b, c, d, e, f in
+            re.findall(r"CUDAOPT_WGMMA_(CFG2E|CFG2|CFG|CLUSTER)\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?(?:, (\d+))?\)", src)]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks) for c in WGMMA_CONFIGS]
 
 
 # The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
@@ -277,7 +279,8 @@ def _sass_functions(sass: str) -> dict[str, str]:
 
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
 
-GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1]
+GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
+CHUNKED = [c for c in WGMMA_CONFIGS if c.epi_chunks > 0]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
 
@@ -298,6 +301,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (22, "wgmma64x128x64_pp_s8", 230528)]
     assert [(c.id, c.label, c.cluster_m, c.max_splits) for c in CLUSTER] == [
         (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1)]
+    # chunked C epilogue (session 11): one slot more than its whole-slab twin, in the same 227 KB
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in CHUNKED] == [
+        (25, "wgmma128x256x64_c2_s4_tma_e2", 230464, 16), (26, "wgmma256x128x64_c2_s4_tma_e1", 230464, 16),
+        (27, "wgmma128x128x64_pp_s6_e1", 230496, 16)]
     labels = [c.label for c in KERNEL_CONFIGS]
     assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
 
@@ -309,6 +316,11 @@ def test_generation_2_shared_memory_and_staging():
         assert c.smem_bytes == 1024 + slots + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
         assert c.rows_per_consumer * 128 % 1024 == 0  # 128B-swizzled staging chunks stay aligned
         assert c.stages >= 3  # wait_group 1 holds two slots; a third lets TMA run ahead
+    for c in CHUNKED:  # epi_chunks buffers of rows_per_consumer x 64 halves per consumer
+        twin = next(g for g in GEN2 if (g.bm, g.bn, g.schedule) == (c.bm, c.bn, c.schedule))
+        assert c.epilogue_bytes == c.consumers * c.rows_per_consumer * 64 * 2 * c.epi_chunks < twin.epilogue_bytes
+        assert (c.bn // 64) % c.epi_chunks == 0  # chunk i of every tile reuses buffer i % epi_chunks
+        assert c.stages == twin.stages + 1 and c.smem_bytes <= 227 * 1024
     pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 256))
     assert pp.rows_per_consumer == 64 and pp.epilogue_bytes == 2 * 64 * 256 * 2
     co = next(c for c in GEN2 if c.schedule == 1 and (c.bm, c.bn) == (256, 128))
@@ -326,6 +338,11 @@ def test_generation_2_grid_and_tiles_per_consumer(shape):
         # ping-pong: consumer 0 takes the block's tiles 0, 2, ...; consumer 1 tiles 1, 3, ...
         want = -(-per_block // 2) if c.schedule == 2 else per_block
         assert c.tiles_per_consumer(m, n) == want
+    for c in CHUNKED:  # epi_chunks buffers of rows_per_consumer x 64 halves per consumer
+        twin = next(g for g in GEN2 if (g.bm, g.bn, g.schedule) == (c.bm, c.bn, c.schedule))
+        assert c.epilogue_bytes == c.consumers * c.rows_per_consumer * 64 * 2 * c.epi_chunks < twin.epilogue_bytes
+        assert (c.bn // 64) % c.epi_chunks == 0  # chunk i of every tile reuses buffer i % epi_chunks
+        assert c.stages == twin.stages + 1 and c.smem_bytes <= 227 * 1024
     pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 256))
     if shape == (16384, 2048, 256):  # 2048 tiles on 132 blocks: 16 per block, 8 per consumer
         assert (pp.tiles(m, n), pp.grid(m, n), pp.tiles_per_consumer(m, n)) == (2048, 132, 8)

@@ -38,6 +38,7 @@ class KernelConfig:
     consumers: int = 0  # wgmma: consumer warpgroups (each owns bm / consumers rows, or whole tiles)
     schedule: int = 0  # wgmma: SCHED_* below
     cluster_m: int = 1  # wgmma generation 2: CTAs per thread-block cluster along M (2: B multicast)
+    epi_chunks: int = 0  # wgmma generation 2: C staging buffers of 64 columns per consumer (0: whole slab)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -46,11 +47,13 @@ class KernelConfig:
 
     @property
     def epilogue_bytes(self) -> int:
-        """wgmma generation 2: shared memory staging C (one buffer of rows_per_consumer x bn halves
-        per consumer); 0 for generation 1, which stores from registers."""
+        """wgmma generation 2: shared memory staging C per consumer: the whole rows_per_consumer x bn
+        slab, or epi_chunks buffers of 64 columns (a chunked epilogue); 0 for generation 1, which
+        stores from registers."""
         if self.kind != "wgmma" or self.schedule == SCHED_GEN1:
             return 0
-        return self.consumers * self.rows_per_consumer * self.bn * 2
+        chunks = self.epi_chunks or self.bn // 64
+        return self.consumers * self.rows_per_consumer * 64 * 2 * chunks
 
     @property
     def threads(self) -> int:
@@ -102,7 +105,7 @@ class KernelConfig:
 
     @property
     def _cluster_tag(self) -> str:
-        return f"_cm{self.cluster_m}" if self.cluster_m > 1 else ""
+        return (f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
 
     @property
     def label(self) -> str:
@@ -148,6 +151,11 @@ _WGMMA_TABLE = [
     # yet run on a GPU (docs/gemm.md). No split-K.
     (128, 256, 2, 3, SCHED_COOP_TMA, 2),
     (128, 128, 2, 5, SCHED_PINGPONG, 2),
+    # Chunked C epilogue (epi_chunks buffers of 64 columns per consumer) buying one ring slot more:
+    # session 11's grid lost 10-15% to cuBLASLt on large shapes of short K (256-1024).
+    (128, 256, 2, 4, SCHED_COOP_TMA, 1, 2),
+    (256, 128, 2, 4, SCHED_COOP_TMA, 1, 1),
+    (128, 128, 2, 6, SCHED_PINGPONG, 1, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 16  # kWgmmaMaxSplits in hgemm_wgmma.cu
@@ -207,11 +215,12 @@ def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H2
 
 def _build_configs() -> tuple[KernelConfig, ...]:
     out = [KernelConfig(i, *row, kind="mma", index=i) for i, row in enumerate(_TABLE)]
-    for j, (bm, bn, consumers, stages, sched, *cluster) in enumerate(_WGMMA_TABLE):
+    for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
+        cluster_m, epi_chunks = [*rest, *(1, 0)[len(rest):]]  # optional sixth and seventh fields
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
-                                consumers=consumers, schedule=sched, cluster_m=cluster[0] if cluster else 1))
+                                consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks))
     return tuple(out)
 
 

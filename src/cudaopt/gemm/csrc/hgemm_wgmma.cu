@@ -592,7 +592,12 @@ __device__ __forceinline__ void bulk_wait() {
   asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+// EPI: C staging per consumer. 0 = the whole rows_per_consumer x BN slab (one barrier pair and one
+// store burst per tile). n > 0 = n buffers of one 64-column chunk, reused round-robin: the tile is
+// staged and stored chunk by chunk, each chunk's buffer free once the store issued n chunks earlier
+// has read it. That frees shared memory for a deeper ring (a 128x256 cooperative tile takes 4 slots
+// with 2 buffers, where the whole slab leaves room for 3), at the cost of waiting on TMA's reads.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 struct WgmmaTile2 {
   static constexpr bool kPingPong = SCHED == kSchedPingPong;
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -604,7 +609,8 @@ struct WgmmaTile2 {
   static constexpr int kSlotBBytes = BN * kBK * 2;
   static constexpr int kSlotBytes = kSlotABytes + kSlotBBytes;
   static constexpr int kEpiChunkBytes = kRowsPerConsumer * 128;  // 64 columns of C, 128 B per row
-  static constexpr int kEpiBytesPerConsumer = kRowsPerConsumer * BN * 2;
+  static constexpr int kEpiChunks = EPI == 0 ? BN / 64 : EPI;      // staging buffers per consumer
+  static constexpr int kEpiBytesPerConsumer = kEpiChunks * kEpiChunkBytes;
   static constexpr int kEpiBytes = CONSUMERS * kEpiBytesPerConsumer;
   static constexpr int kSmemBytes = 1024 + STAGES * kSlotBytes + kEpiBytes + 2 * STAGES * 8;
   static_assert(SCHED == kSchedCoopTma || SCHED == kSchedPingPong, "unknown schedule");
@@ -613,6 +619,9 @@ struct WgmmaTile2 {
   static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma wrappers exist for N = 64, 128, 256");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   static_assert(CONSUMERS >= 1 && CONSUMERS <= 2, "register split assumes at most 3 warpgroups");
+  // Chunk c of every tile uses buffer c % kEpiChunks, so the buffer a store last read is always the
+  // one committed kEpiChunks groups earlier, across tiles too.
+  static_assert(EPI >= 0 && (BN / 64) % kEpiChunks == 0, "staging buffers must divide the tile's chunks");
   // wait_group 1 keeps two slots held by a consumer (the k-block in flight and the one being
   // issued); with one slot the producer would wait for a release that needs its own next fill.
   static_assert(STAGES >= 2, "the wait_group 1 mainloop needs at least two slots");
@@ -637,11 +646,11 @@ struct WgmmaTile2 {
 // j + 1, and it waited itself for item j's; so every position before the one it waits for has
 // landed (the slot's barrier is at most one phase behind), and the position STAGES further on
 // cannot be filled before this consumer releases the slot (at most one phase ahead).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -775,6 +784,36 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
             if (r0 + 8 < M)
               *reinterpret_cast<float2*>(part + (size_t)(r0 + 8) * N + col) =
                   make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+          }
+        }
+      } else if constexpr (EPI > 0) {
+        // Chunked epilogue (EPI buffers of one 64-column chunk, see WgmmaTile2): per chunk, wait
+        // until the store that last read its buffer (EPI groups back) is done reading, stage, store.
+        // Fragment and swizzle as in the whole-slab epilogue below. An empty commit keeps the group
+        // count per chunk at one where a chunk lies past M or N.
+        const int rsub = lane / 4;
+#pragma unroll
+        for (int c = 0; c < BN / 64; ++c) {
+          unsigned char* buf = my_epi + (c % T::kEpiChunks) * T::kEpiChunkBytes;
+          if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
+          named_bar_sync(kBarEpilogue + consumer, 128);
+#pragma unroll
+          for (int mi = 0; mi < T::kMI; ++mi) {
+            const int r = mi * 64 + warp * 16 + rsub;
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj) {
+              const int j = c * 8 + jj;
+              unsigned char* p = buf + r * 128 + ((jj ^ rsub) * 16) + (lane % 4) * 4;
+              *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
+              *reinterpret_cast<half2*>(p + 8 * 128) =
+                  __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+            }
+          }
+          fence_proxy_async_smem();
+          named_bar_sync(kBarEpilogue + consumer, 128);
+          if (wg_thread == 0) {
+            if (m0 + a_row_off < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0 + a_row_off, buf);
+            bulk_commit();
           }
         }
       } else {
@@ -1046,12 +1085,12 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 }
 
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1068,13 +1107,13 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 // Split-K: fp32 partials of `splits` K ranges into partials[splits][M][N] (dense, ld = N); C is
 // written by wgmma_splitk_reduce_kernel afterwards. Same shared-memory layout as the plain kernel
 // (the C staging buffer is unused), so one smem size per config.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
                                const __grid_constant__ CUtensorMap map_b, float* __restrict__ partials,
                                int M, int N, int K, int splits) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true>(&map_a, &map_b, nullptr, partials, M, N, K,
-                                                      splits);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI>(&map_a, &map_b, nullptr, partials, M, N, K,
+                                                           splits);
 }
 
 // Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in
@@ -1142,6 +1181,15 @@ struct WgmmaEntry {
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>,                                             \
         hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>, 1                                    \
   }
+// Generation 2 with a chunked C epilogue (EPI staging buffers of 64 columns, see WgmmaTile2).
+#define CUDAOPT_WGMMA_CFG2E(BM, BN, CONS, ST, SCHED, EPI)                                         \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1                               \
+  }
 // 2x1 cluster variant of a generation-2 config (same tile, stages, smem; CM = 2 along M).
 #define CUDAOPT_WGMMA_CLUSTER(BM, BN, CONS, ST, SCHED, CM)                                        \
   WgmmaEntry {                                                                                    \
@@ -1166,6 +1214,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 2x1 clusters along M with B multicast (written after session 6, not yet run on a GPU).
     CUDAOPT_WGMMA_CLUSTER(128, 256, 2, 3, 1, 2),  // 9: as 4; a pair shares the 32 KB B slot
     CUDAOPT_WGMMA_CLUSTER(128, 128, 2, 5, 2, 2),  // 10: as 7; a pair shares the 16 KB B slot
+    // Chunked C epilogue, one ring slot more (session 11: short-K large shapes lost 10-15% to
+    // cuBLASLt, the tile-start refill of a 3-slot ring the suspect).
+    CUDAOPT_WGMMA_CFG2E(128, 256, 2, 4, 1, 2),  // 11: as 4 with 4 slots, C in 2 x 8 KB per consumer
+    CUDAOPT_WGMMA_CFG2E(256, 128, 2, 4, 1, 1),  // 12: as 5 with 4 slots, C in 1 x 16 KB per consumer
+    CUDAOPT_WGMMA_CFG2E(128, 128, 2, 6, 2, 1),  // 13: as 7 with 6 slots, C in 1 x 16 KB per consumer
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
