@@ -176,7 +176,31 @@ def test_launch_routes_split_k_to_the_new_entry_and_splits_1_to_the_old(monkeypa
     _lib.launch_ours(1, 2, 3, 512, 64, 2048, gen2.id, 1, 0, 0, 7)
     _lib.launch_ours(1, 2, 3, 512, 64, 2048, gen2.id, 4, 0xABC0, _lib.workspace_bytes(512, 64, 4), 7)
     assert calls[0] == ("plain", (1, 2, 3, 512, 64, 2048, 2048, 64, 64, gen2.index, 7))
-    assert calls[1] == ("splitk", (1, 2, 3, 512, 64, 2048, 2048, 64, 64, gen2.index, 4, 0xABC0, 4 * 512 * 64 * 4, 7))
+    ws = _lib.counter_bytes(512, 64) + 4 * 512 * 64 * 4  # the counter block, then the partials
+    assert calls[1] == ("splitk", (1, 2, 3, 512, 64, 2048, 2048, 64, 64, gen2.index, 4, 0xABC0, ws, 7))
+
+
+def test_mma_split_k_gets_the_partials_after_the_counter_block(monkeypatch):
+    """The mma.sync path writes partials from the workspace start in its own layout: launch_ours
+    hands it the part after the wgmma fixup's counters, so a shared workspace's counters stay zero."""
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.configs import MMA_CONFIGS
+
+    calls = []
+
+    class FakeLib:
+        def cudaopt_hgemm(self, *args):
+            calls.append(args)
+            return 0
+
+    monkeypatch.setattr(_lib, "kernels", lambda: FakeLib())
+    cfg = MMA_CONFIGS[0]
+    ws_bytes = _lib.workspace_bytes(512, 64, 4)
+    _lib.launch_ours(1, 2, 3, 512, 64, 2048, cfg.id, 4, 0x10000, ws_bytes, 7)
+    _lib.launch_ours(1, 2, 3, 512, 64, 2048, cfg.id, 1, 0, 0, 7)
+    skip = _lib.counter_bytes(512, 64)
+    assert calls[0][-3:] == (0x10000 + skip, ws_bytes - skip, 7) and ws_bytes - skip == 4 * 512 * 64 * 4
+    assert calls[1][-3:] == (None, 0, 7)
 
 
 def test_dispatcher_fits_a_neighbours_wgmma_split_count_to_this_k():
@@ -501,11 +525,18 @@ def test_compiled_workspace_bytes_match_the_python_side(kernel_lib):
 
     _lib.declare_wgmma_splitk(kernel_lib)
     for m, n, splits in [(64, 64, 1), (64, 64, 2), (512, 512, 16), (1000, 520, 7), (65536, 65536, 16), (8, 8, 0)]:
-        want = splits * m * n * 4 if splits > 1 else 0
+        partials = splits * m * n * 4 if splits > 1 else 0
+        counters = kernel_lib.cudaopt_wgmma_counter_bytes(m, n)
+        assert counters == _lib.counter_bytes(m, n) and counters % 256 == 0
+        # one counter per (tile, consumer) of any config: tiles of 64+ rows and columns, 2 consumers
+        # only on 128+ rows
+        assert counters >= 4 * max(-(-m // 64) * -(-n // 64), 2 * -(-m // 128) * -(-n // 64))
+        want = counters + partials if partials else 0
         assert kernel_lib.cudaopt_wgmma_workspace_bytes(m, n, splits) == want == _lib.workspace_bytes(m, n, splits)
         kernel_lib.cudaopt_hgemm_workspace_bytes.argtypes = [ctypes.c_int] * 3
         kernel_lib.cudaopt_hgemm_workspace_bytes.restype = ctypes.c_size_t
-        assert kernel_lib.cudaopt_hgemm_workspace_bytes(m, n, splits) == want  # the mma path's layout too
+        # the mma path takes the partials part, after the counter block (launch_ours skips it)
+        assert kernel_lib.cudaopt_hgemm_workspace_bytes(m, n, splits) == partials
 
 
 @pytest.mark.timeout(120)

@@ -202,25 +202,54 @@ def test_wgmma_splitk_matches_torch(shape):
 
 
 def test_wgmma_splitk_writes_every_workspace_element_it_reads_and_is_deterministic():
-    """A NaN-poisoned workspace gives a NaN-free result (every partial the reduce reads was written
-    by some work item), the same workspace reused for another split count or shape too; two runs
-    are bitwise equal (splits are summed in a fixed order)."""
+    """A NaN-poisoned partials area gives a NaN-free result (every partial the fixup reads was
+    written by some work item), the same workspace reused for another split count or shape too; two
+    runs are bitwise equal (splits are summed in a fixed order, whichever item finishes a tile); the
+    counter block is zero again after every call (the contract that lets a workspace be reused)."""
     import torch
 
     from cudaopt.gemm import _lib, hgemm
 
-    ws = torch.empty(_lib.workspace_bytes(1000, 520, 16) // 4, device="cuda", dtype=torch.float32)
+    ws = torch.zeros(_lib.workspace_bytes(1000, 520, 16) // 4, device="cuda", dtype=torch.float32)
     for m, n, k in [(1000, 520, 1032), (72, 200, 1000), (512, 64, 2048)]:
         a = torch.randn((m, k), device="cuda", dtype=torch.float16)
         b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+        counters = _lib.counter_bytes(m, n) // 4
         for choice in _gen2_split_choices(k):
-            ws.fill_(float("nan"))
-            out1 = hgemm(a, b, workspace=ws, choice=choice)
-            ws.fill_(float("nan"))
+            ws[counters:].fill_(float("nan"))
+            out1 = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            hgemm(a, b, out=out1, workspace=ws, choice=choice)
+            ws[counters:].fill_(float("nan"))
             out2 = hgemm(a, b, workspace=ws, choice=choice)
             torch.cuda.synchronize()
             assert not out1.isnan().any(), (m, n, k, choice.label())
             assert torch.equal(out1, out2), (m, n, k, choice.label())
+            assert not ws[:counters].view(torch.int32).any(), (m, n, k, choice.label())
+
+
+def test_wgmma_splitk_fixup_equals_the_reduce_kernel_bitwise():
+    """The in-kernel fixup and the separate reduce kernel sum the same partials in the same order
+    (split 0, 1, ...), so their results are bitwise equal; a fresh hgemm workspace (taken from the
+    caching allocator, counters zeroed by new_workspace) gives the same again."""
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+
+    lib = _lib.wgmma_kernels()
+    for m, n, k in [(1000, 520, 1032), (256, 128, 4096)]:
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+        b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+        for choice in _gen2_split_choices(k)[::2]:
+            ws = _lib.new_workspace(m, n, choice.splits)
+            try:
+                lib.cudaopt_wgmma_set_splitk_fixup(0)
+                reduced = hgemm(a, b, workspace=ws, choice=choice)
+            finally:
+                lib.cudaopt_wgmma_set_splitk_fixup(1)
+            fixed = hgemm(a, b, workspace=ws, choice=choice)
+            fresh = hgemm(a, b, choice=choice)
+            torch.cuda.synchronize()
+            assert torch.equal(reduced, fixed) and torch.equal(fixed, fresh), (m, n, k, choice.label())
 
 
 def test_wgmma_splitk_runs_on_the_callers_stream():
@@ -247,7 +276,7 @@ def test_wgmma_splitk_refuses_bad_splits_and_small_workspaces():
     out = torch.empty(128, 128, device="cuda", dtype=torch.float16)
     gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0)
     stream = torch.cuda.current_stream().cuda_stream
-    ws = torch.empty(_lib.workspace_bytes(128, 128, 4) // 4, device="cuda", dtype=torch.float32)
+    ws = torch.zeros(_lib.workspace_bytes(128, 128, 4) // 4, device="cuda", dtype=torch.float32)
     with pytest.raises(_lib.GemmError):  # 256 of K = 4 k-blocks: 8 splits refused
         _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), 128, 128, 256, gen2.id, 8, ws.data_ptr(),
                          ws.numel() * 4, stream)
@@ -335,7 +364,7 @@ def test_back_to_back_calls_read_their_predecessors_output(graph):
         ref = (ref.float() @ b.float()).half()
     for choice in _chain_choices():
         outs = [torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16) for _ in bs]
-        ws = torch.empty(_lib.workspace_bytes(n, n, choice.splits) // 4 + 1, device="cuda", dtype=torch.float32)
+        ws = torch.zeros(_lib.workspace_bytes(n, n, choice.splits) // 4 + 1, device="cuda", dtype=torch.float32)
 
         def chain():
             x = x0

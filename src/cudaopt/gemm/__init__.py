@@ -37,8 +37,10 @@ def _raw_stream(device_index: int) -> int:
 def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     """C = a @ b (fp16 in and out, fp32 accumulate) on the current stream.
 
-    out: optional (M, N) fp16 contiguous result. workspace: optional fp32 CUDA buffer for split-K
-    partials (M*N*splits floats); without one, split-K shapes take it from torch's caching allocator.
+    out: optional (M, N) fp16 contiguous result. workspace: optional split-K workspace from
+    `cudaopt.gemm._lib.new_workspace(M, N, splits)` (at least `workspace_bytes` long, its counter block
+    zero; every call leaves it zero, so one buffer serves any number of calls on one stream); without
+    one, split-K shapes take one from torch's caching allocator and zero its counters (a memset).
     Shapes our kernels cannot take (K or N not a multiple of 8, non-contiguous) go to torch.matmul.
     """
     import torch
@@ -56,7 +58,7 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
         return torch.matmul(a, b, out=out)
     ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
     if ws_bytes and (workspace is None or workspace.numel() * workspace.element_size() < ws_bytes):
-        workspace = torch.empty(ws_bytes // 4, dtype=torch.float32, device=a.device)
+        workspace = _lib.new_workspace(m, n, choice.splits, a.device)
     stream = _raw_stream(a.device.index)
     _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config, choice.splits,
                      workspace.data_ptr() if ws_bytes else 0, ws_bytes, stream)

@@ -68,6 +68,8 @@ def kernels() -> ctypes.CDLL:
                             f"configs.py {cfg.max_splits}: rebuild")
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
     set_pdl(os.environ.get("CUDAOPT_GEMM_PDL", "1") != "0", lib)
+    # wgmma split-K: the in-kernel fixup (default) or the separate reduce kernel (CUDAOPT_GEMM_SPLITK_FIXUP=0)
+    lib.cudaopt_wgmma_set_splitk_fixup(0 if os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "1") == "0" else 1)
     return lib
 
 
@@ -88,6 +90,8 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_hgemm_wgmma_splitk.restype = _i
     lib.cudaopt_wgmma_workspace_bytes.argtypes = [_i, _i, _i]
     lib.cudaopt_wgmma_workspace_bytes.restype = _sz
+    lib.cudaopt_wgmma_counter_bytes.argtypes = [_i, _i]
+    lib.cudaopt_wgmma_counter_bytes.restype = _sz
     lib.cudaopt_wgmma_max_splits.argtypes = [_i]
     lib.cudaopt_wgmma_max_splits.restype = _i
     lib.cudaopt_wgmma_work_item.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
@@ -100,7 +104,7 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_max_active_clusters.restype = _i
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
     lib.cudaopt_wgmma_cluster_tile.restype = _i
-    for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl"):
+    for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup"):
         getattr(lib, name).argtypes = [_i]
         getattr(lib, name).restype = None
     return lib
@@ -132,10 +136,33 @@ def blas() -> ctypes.CDLL:
     return lib
 
 
+def counter_bytes(m: int, n: int) -> int:
+    """The split-K workspace's first block: the wgmma fixup's tile counters (cudaopt_wgmma_counter_bytes),
+    which must be zero when a call starts and which every completed call leaves zero."""
+    if m <= 0 or n <= 0:
+        return 0
+    count = (-(-m // 64) + 1) * (-(-n // 64) + 1)
+    return -(-count * 4 // 256) * 256
+
+
 def workspace_bytes(m: int, n: int, splits: int) -> int:
-    """fp32 split-K workspace [splits][M][N] (both kinds; cudaopt_hgemm_workspace_bytes and
-    cudaopt_wgmma_workspace_bytes); 0 for one split."""
-    return splits * m * n * 4 if splits > 1 else 0
+    """Split-K workspace (cudaopt_wgmma_workspace_bytes): the counter block, then fp32 partials
+    [splits][M][N] (the mma path uses the partials part only); 0 for one split. Allocate it with
+    `new_workspace` (counters zeroed) and reuse it: calls leave the counters zero."""
+    return counter_bytes(m, n) + splits * m * n * 4 if splits > 1 else 0
+
+
+def new_workspace(m: int, n: int, splits: int, device=None):
+    """A split-K workspace for (m, n, splits) on `device` (default: the current CUDA device) with its
+    counter block zeroed; None where one split needs none."""
+    import torch
+
+    nbytes = workspace_bytes(m, n, splits)
+    if not nbytes:
+        return None
+    ws = torch.empty(nbytes // 4, dtype=torch.float32, device=device or "cuda")
+    ws[: counter_bytes(m, n) // 4].zero_()
+    return ws
 
 
 def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, splits: int,
@@ -154,9 +181,10 @@ def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, conf
         else:
             status = wgmma_kernels().cudaopt_hgemm_wgmma_splitk(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index,
                                                                 splits, ws_ptr or None, ws_bytes, stream or None)
-    else:
+    else:  # the mma path's partials follow the counter block (which only the wgmma fixup uses)
+        skip = counter_bytes(m, n) if ws_ptr and splits > 1 else 0
         status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index, splits,
-                                         ws_ptr or None, ws_bytes, stream or None)
+                                         (ws_ptr + skip) or None, max(ws_bytes - skip, 0), stream or None)
     if status != 0:
         _check(f"cudaopt_hgemm(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
 

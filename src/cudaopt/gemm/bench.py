@@ -70,7 +70,7 @@ def make_inputs(m: int, n: int, k: int, sets: int, ws_bytes: int, with_blas: boo
     b = [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(sets)]
     bt = [x.t().contiguous() for x in b] if with_blas else []
     c = [torch.empty((m, n), device="cuda", dtype=torch.float16) for _ in range(sets)]
-    ws = torch.empty(max(ws_bytes, 4) // 4, device="cuda", dtype=torch.float32)
+    ws = torch.zeros(max(ws_bytes, 4) // 4, device="cuda", dtype=torch.float32)  # split-K counters zero
     lt_ws = torch.empty(LT_WORKSPACE, device="cuda", dtype=torch.uint8) if with_blas else None
     return ShapeInputs(a, b, bt, c, ws, lt_ws)
 

@@ -569,6 +569,18 @@ __device__ __forceinline__ void named_bar_sync(int id, int threads) {
 __device__ __forceinline__ void named_bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// Named barrier that also ORs a predicate over its threads (bar.red.or.pred): every thread learns
+// whether any thread passed true.
+__device__ __forceinline__ bool named_bar_or(int id, int threads, bool pred) {
+  uint32_t r;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n"
+      " selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(r)
+      : "r"((uint32_t)pred), "r"(id), "r"(threads)
+      : "memory");
+  return r != 0;
+}
 // Makes this thread's generic-proxy shared-memory writes visible to the async proxy (TMA store).
 __device__ __forceinline__ void fence_proxy_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -646,10 +658,18 @@ struct WgmmaTile2 {
 // j + 1, and it waited itself for item j's; so every position before the one it waits for has
 // landed (the slot's barrier is at most one phase behind), and the position STAGES further on
 // cannot be filled before this consumer releases the slot (at most one phase ahead).
+//
+// Split-K with an in-kernel fixup (counters != nullptr): after writing its partial, each consumer
+// of an item takes a ticket on its (tile, consumer) counter; the one that draws splits - 1 is the
+// last, sums every split's partial in split order 0, 1, ... (the same order whoever is last, so the
+// result is deterministic), stores C through the fp16 epilogue, and puts the counter back to 0 for
+// the next call. Nobody waits for anybody, so no co-residency is assumed. Counters must be zero
+// when the kernel starts (the caller's workspace contract); without counters the partials are
+// summed by wgmma_splitk_reduce_kernel afterwards.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
-                                            int K, int splits) {
+                                            int K, int splits, int* counters = nullptr) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -764,6 +784,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         }
       }
 
+      bool store_c = !SPLITK;
       if constexpr (SPLITK) {
         // fp32 partial of this split, straight from the accumulator fragment (element 4j+e at row
         // 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2): a warp's float2 store
@@ -786,6 +807,51 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                   make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
           }
         }
+        if (counters != nullptr) {  // in-kernel fixup (see above the function)
+          __threadfence();          // this thread's partial is visible device-wide before the ticket
+          named_bar_sync(kBarEpilogue + consumer, 128);
+          const int ctr = T::kPingPong ? tile : tile * CONSUMERS + consumer;
+          bool last = false;
+          if (wg_thread == 0) {
+            last = atomicAdd(&counters[ctr], 1) == splits - 1;
+            if (last) counters[ctr] = 0;  // every split has arrived: clean for the next call
+          }
+          if (named_bar_or(kBarEpilogue + consumer, 128, last)) {
+            __threadfence();
+#pragma unroll
+            for (int mi = 0; mi < T::kMI; ++mi) {
+              const int r0 = m0 + a_row_off + mi * 64 + warp * 16 + lane / 4;
+#pragma unroll
+              for (int j = 0; j < BN / 8; ++j) {
+                const int col = col_base + j * 8;
+                float2 lo = make_float2(0.f, 0.f), hi = make_float2(0.f, 0.f);
+                if (col < N) {
+                  for (int z = 0; z < splits; ++z) {  // L2 reads (other SMs wrote them): __ldcg
+                    const float* pz = partials + (size_t)z * M * N + col;
+                    if (r0 < M) {
+                      const float2 v = __ldcg(reinterpret_cast<const float2*>(pz + (size_t)r0 * N));
+                      lo.x += v.x;
+                      lo.y += v.y;
+                    }
+                    if (r0 + 8 < M) {
+                      const float2 v = __ldcg(reinterpret_cast<const float2*>(pz + (size_t)(r0 + 8) * N));
+                      hi.x += v.x;
+                      hi.y += v.y;
+                    }
+                  }
+                }
+                acc[mi][4 * j] = lo.x;
+                acc[mi][4 * j + 1] = lo.y;
+                acc[mi][4 * j + 2] = hi.x;
+                acc[mi][4 * j + 3] = hi.y;
+              }
+            }
+            store_c = true;
+          }
+        }
+      }
+      if (!store_c) {
+        // a split-K item whose tile another item (or the reduce kernel) finishes
       } else if constexpr (EPI > 0) {
         // Chunked epilogue (EPI buffers of one 64-column chunk, see WgmmaTile2): per chunk, wait
         // until the store that last read its buffer (EPI groups back) is done reading, stage, store.
@@ -852,9 +918,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         }
       }
     }
-    if constexpr (!SPLITK) {
-      if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
-    }
+    if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
   }
 }
 
@@ -1105,15 +1169,17 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 }
 
 // Split-K: fp32 partials of `splits` K ranges into partials[splits][M][N] (dense, ld = N); C is
-// written by wgmma_splitk_reduce_kernel afterwards. Same shared-memory layout as the plain kernel
-// (the C staging buffer is unused), so one smem size per config.
+// written by the last item of each tile (counters given: the in-kernel fixup, through map_c and the
+// staging buffer) or by wgmma_splitk_reduce_kernel afterwards (counters null). Same shared-memory
+// layout as the plain kernel, so one smem size per config.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
-                               const __grid_constant__ CUtensorMap map_b, float* __restrict__ partials,
-                               int M, int N, int K, int splits) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI>(&map_a, &map_b, nullptr, partials, M, N, K,
-                                                           splits);
+                               const __grid_constant__ CUtensorMap map_b,
+                               const __grid_constant__ CUtensorMap map_c, float* partials,
+                               int* counters, int M, int N, int K, int splits) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI>(&map_a, &map_b, &map_c, partials, M, N, K,
+                                                           splits, counters);
 }
 
 // Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in
@@ -1153,7 +1219,8 @@ __global__ void __launch_bounds__(256)
 
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, half*, int, int, int, int);
 using Kernel2Fn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int);
-using Kernel2SplitFn = void (*)(const CUtensorMap, const CUtensorMap, float*, int, int, int, int);
+using Kernel2SplitFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, float*, int*, int,
+                               int, int, int);
 
 // schedule 0: generation 1 (`kernel`, no split-K); 1 and 2: generation 2 (`kernel2`, C through a
 // tensor map with boxes of 64 columns x c_box_rows rows; `kernel2_splitk` for splits > 1).
@@ -1345,6 +1412,7 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
 }
 
 std::atomic<bool> g_pdl{true};
+std::atomic<bool> g_splitk_fixup{true};  // see cudaopt_wgmma_set_splitk_fixup
 
 // One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
 // (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
@@ -1435,9 +1503,21 @@ int cudaopt_wgmma_cluster_tile(int unit, int rank, int tiles_m, int tiles_n, int
   return 0;
 }
 
-// Bytes of fp32 workspace cudaopt_hgemm_wgmma_splitk needs: splits x M x N floats (0 for one split).
+// Split-K workspace layout: the fixup's tile counters first (ints, zero between calls: every call
+// leaves them as it found them), then the fp32 partials [splits][M][N]. The counter block covers
+// every config's (tile, consumer) pairs (BM, BN >= 64, two consumers only on tiles of 128+ rows),
+// rounded up to 256 bytes so the partials stay aligned.
+size_t cudaopt_wgmma_counter_bytes(int M, int N) {
+  if (M <= 0 || N <= 0) return 0;
+  const size_t n = ((size_t)(M + 63) / 64 + 1) * ((size_t)(N + 63) / 64 + 1);
+  return (n * sizeof(int) + 255) / 256 * 256;
+}
+// Bytes of workspace cudaopt_hgemm_wgmma_splitk needs: the counters and splits x M x N floats (0 for
+// one split).
 size_t cudaopt_wgmma_workspace_bytes(int M, int N, int splits) {
-  return (splits > 1 && M > 0 && N > 0) ? (size_t)splits * M * N * sizeof(float) : 0;
+  return (splits > 1 && M > 0 && N > 0)
+             ? cudaopt_wgmma_counter_bytes(M, N) + (size_t)splits * M * N * sizeof(float)
+             : 0;
 }
 
 // The split-K decomposition the kernels use (work_item, the same function the device code calls):
@@ -1485,6 +1565,9 @@ int cudaopt_wgmma_init() {
 // Whether launches are programmatic (PDL, see pdl_wait_then_release); on unless switched off, for
 // example to measure what it buys (cudaopt_wgmma_set_pdl). Host-only.
 void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
+// Split-K: 1 (default) = the in-kernel fixup (one kernel, tile counters in the workspace); 0 = the
+// session-6 path (partials, then wgmma_splitk_reduce_kernel). Host-only.
+void cudaopt_wgmma_set_splitk_fixup(int on) { g_splitk_fixup.store(on != 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
 // C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
@@ -1540,10 +1623,17 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K};
     return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, 1);
   }
-  float* partials = static_cast<float*>(workspace);
-  void* args[] = {&map_a, &map_b, &partials, &M, &N, &K, &splits};
+  float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
+  const bool fixup = g_splitk_fixup.load();
+  int* counters = fixup ? static_cast<int*>(workspace) : nullptr;
+  CUtensorMap map_c = map_a;  // unused without the fixup (the reduce kernel writes C)
+  if (fixup) {
+    st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
+    if (st != 0) return st;
+  }
+  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits};
   st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1);
-  if (st != 0) return st;
+  if (st != 0 || fixup) return st;
   const size_t octs = (size_t)M * N / 8;
   const size_t want = (octs + 255) / 256, most = (size_t)sms * 8;
   void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
