@@ -201,16 +201,30 @@ def test_wgmma_splitk_matches_torch(shape):
     assert r.ok, (full.label(), r)
 
 
-def test_wgmma_splitk_writes_every_workspace_element_it_reads_and_is_deterministic():
+@pytest.mark.parametrize("fixup", [0, 1])
+def test_wgmma_splitk_writes_every_workspace_element_it_reads_and_is_deterministic(fixup):
     """A NaN-poisoned partials area gives a NaN-free result (every partial the fixup reads was
     written by some work item), the same workspace reused for another split count or shape too; two
     runs are bitwise equal (splits are summed in a fixed order, whichever item finishes a tile); the
     counter block is zero again after every call (the contract that lets a workspace be reused)."""
     import torch
 
-    from cudaopt.gemm import _lib, hgemm
+    from cudaopt.gemm import _lib
 
     ws = torch.zeros(_lib.workspace_bytes(1000, 520, 16) // 4, device="cuda", dtype=torch.float32)
+    lib = _lib.wgmma_kernels()
+    lib.cudaopt_wgmma_set_splitk_fixup(fixup)
+    try:
+        _poisoned_partials_runs(ws)
+    finally:
+        lib.cudaopt_wgmma_set_splitk_fixup(0)
+
+
+def _poisoned_partials_runs(ws):
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+
     for m, n, k in [(1000, 520, 1032), (72, 200, 1000), (512, 64, 2048)]:
         a = torch.randn((m, k), device="cuda", dtype=torch.float16)
         b = torch.randn((k, n), device="cuda", dtype=torch.float16)
@@ -241,14 +255,14 @@ def test_wgmma_splitk_fixup_equals_the_reduce_kernel_bitwise():
         b = torch.randn((k, n), device="cuda", dtype=torch.float16)
         for choice in _gen2_split_choices(k)[::2]:
             ws = _lib.new_workspace(m, n, choice.splits)
+            reduced = hgemm(a, b, workspace=ws, choice=choice)
             try:
-                lib.cudaopt_wgmma_set_splitk_fixup(0)
-                reduced = hgemm(a, b, workspace=ws, choice=choice)
-            finally:
                 lib.cudaopt_wgmma_set_splitk_fixup(1)
-            fixed = hgemm(a, b, workspace=ws, choice=choice)
-            fresh = hgemm(a, b, choice=choice)
-            torch.cuda.synchronize()
+                fixed = hgemm(a, b, workspace=ws, choice=choice)
+                fresh = hgemm(a, b, choice=choice)
+                torch.cuda.synchronize()
+            finally:
+                lib.cudaopt_wgmma_set_splitk_fixup(0)  # the default
             assert torch.equal(reduced, fixed) and torch.equal(fixed, fresh), (m, n, k, choice.label())
 
 

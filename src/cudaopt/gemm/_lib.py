@@ -68,8 +68,9 @@ def kernels() -> ctypes.CDLL:
                             f"configs.py {cfg.max_splits}: rebuild")
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
     set_pdl(os.environ.get("CUDAOPT_GEMM_PDL", "1") != "0", lib)
-    # wgmma split-K: the in-kernel fixup (default) or the separate reduce kernel (CUDAOPT_GEMM_SPLITK_FIXUP=0)
-    lib.cudaopt_wgmma_set_splitk_fixup(0 if os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "1") == "0" else 1)
+    # wgmma split-K: the separate reduce kernel (default: the shipped table was tuned with it) or the
+    # in-kernel fixup (CUDAOPT_GEMM_SPLITK_FIXUP=1; session 11, see docs/gemm.md)
+    lib.cudaopt_wgmma_set_splitk_fixup(1 if os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0") == "1" else 0)
     return lib
 
 

@@ -818,32 +818,34 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           }
           if (named_bar_or(kBarEpilogue + consumer, 128, last)) {
             __threadfence();
+            // Split by split, all of this thread's fragment at once: the loads of one split are
+            // independent, so they are in flight together (session 11's first form looped over the
+            // splits innermost, one L2 round trip after another, and was 2x slower than the reduce
+            // kernel). L2 reads (other SMs wrote them): __ldcg.
 #pragma unroll
-            for (int mi = 0; mi < T::kMI; ++mi) {
-              const int r0 = m0 + a_row_off + mi * 64 + warp * 16 + lane / 4;
+            for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
-              for (int j = 0; j < BN / 8; ++j) {
-                const int col = col_base + j * 8;
-                float2 lo = make_float2(0.f, 0.f), hi = make_float2(0.f, 0.f);
-                if (col < N) {
-                  for (int z = 0; z < splits; ++z) {  // L2 reads (other SMs wrote them): __ldcg
-                    const float* pz = partials + (size_t)z * M * N + col;
-                    if (r0 < M) {
-                      const float2 v = __ldcg(reinterpret_cast<const float2*>(pz + (size_t)r0 * N));
-                      lo.x += v.x;
-                      lo.y += v.y;
-                    }
-                    if (r0 + 8 < M) {
-                      const float2 v = __ldcg(reinterpret_cast<const float2*>(pz + (size_t)(r0 + 8) * N));
-                      hi.x += v.x;
-                      hi.y += v.y;
-                    }
+              for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;
+            for (int z = 0; z < splits; ++z) {
+              const float* pz = partials + (size_t)z * M * N;
+#pragma unroll
+              for (int mi = 0; mi < T::kMI; ++mi) {
+                const int r0 = m0 + a_row_off + mi * 64 + warp * 16 + lane / 4;
+                const bool lo_in = r0 < M, hi_in = r0 + 8 < M;
+                const float* row_lo = pz + (size_t)(lo_in ? r0 : 0) * N;
+                const float* row_hi = pz + (size_t)(hi_in ? r0 + 8 : 0) * N;
+#pragma unroll
+                for (int j = 0; j < BN / 8; ++j) {
+                  const int col = col_base + j * 8;
+                  if (col < N) {
+                    const float2 lo = lo_in ? __ldcg(reinterpret_cast<const float2*>(row_lo + col)) : make_float2(0.f, 0.f);
+                    const float2 hi = hi_in ? __ldcg(reinterpret_cast<const float2*>(row_hi + col)) : make_float2(0.f, 0.f);
+                    acc[mi][4 * j] += lo.x;
+                    acc[mi][4 * j + 1] += lo.y;
+                    acc[mi][4 * j + 2] += hi.x;
+                    acc[mi][4 * j + 3] += hi.y;
                   }
                 }
-                acc[mi][4 * j] = lo.x;
-                acc[mi][4 * j + 1] = lo.y;
-                acc[mi][4 * j + 2] = hi.x;
-                acc[mi][4 * j + 3] = hi.y;
               }
             }
             store_c = true;
@@ -1412,7 +1414,7 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
 }
 
 std::atomic<bool> g_pdl{true};
-std::atomic<bool> g_splitk_fixup{true};  // see cudaopt_wgmma_set_splitk_fixup
+std::atomic<bool> g_splitk_fixup{false};  // see cudaopt_wgmma_set_splitk_fixup
 
 // One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
 // (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
@@ -1565,8 +1567,9 @@ int cudaopt_wgmma_init() {
 // Whether launches are programmatic (PDL, see pdl_wait_then_release); on unless switched off, for
 // example to measure what it buys (cudaopt_wgmma_set_pdl). Host-only.
 void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
-// Split-K: 1 (default) = the in-kernel fixup (one kernel, tile counters in the workspace); 0 = the
-// session-6 path (partials, then wgmma_splitk_reduce_kernel). Host-only.
+// Split-K: 1 = the in-kernel fixup (one kernel, tile counters in the workspace); 0 (default) = the
+// session-6 path (partials, then wgmma_splitk_reduce_kernel), which the shipped table was tuned
+// with; the fixup's first form measured slower (docs/gemm.md). Host-only.
 void cudaopt_wgmma_set_splitk_fixup(int on) { g_splitk_fixup.store(on != 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 

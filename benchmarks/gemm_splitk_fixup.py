@@ -1,0 +1,75 @@
+"""wgmma split-K: the in-kernel fixup against the separate reduce kernel, on the shipped table's
+split-K shapes (GPU).
+
+For each shape whose tuned choice is a wgmma split-K one, the same (config, splits) is captured in
+CUDA graphs twice, once per split-K path (the path is a host setting read at launch, so each graph
+keeps the one it was captured with), and timed interleaved with the benchmark's GPU timing; every
+output of the fixup is checked bitwise against the reduce path's. Prints one row per shape and the
+median ratio last.
+
+    PYTHONPATH=src python benchmarks/gemm_splitk_fixup.py [--limit 40] [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--limit", type=int, default=40, help="most shapes (spread over the split-K shapes)")
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args()
+
+    import torch
+
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+    from cudaopt.gemm.dispatch import load_table
+    from cudaopt.gemm.timing import time_gpu
+
+    lib = _lib.wgmma_kernels()
+    shapes = sorted((s, c) for s, c in load_table().items()
+                    if c.splits > 1 and KERNEL_CONFIGS[c.config].kind == "wgmma")
+    if not shapes:
+        raise SystemExit("the shipped table has no wgmma split-K shape: nothing to compare")
+    step = max(1, len(shapes) // args.limit)
+    picked = shapes[::step][: args.limit]
+    print(f"{len(shapes)} wgmma split-K shapes in the table; timing {len(picked)}")
+    print(f"{'shape':>20} {'choice':>36} {'reduce us':>10} {'fixup us':>9} {'reduce/fixup':>12} equal")
+    ratios = []
+    rng = random.Random(0)
+    for (m, n, k), choice in picked:
+        sets = num_sets(m, n, k)
+        x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, choice.splits), with_blas=False)
+        plain = ours_launch(x, m, n, k, choice)
+
+        def with_fixup(on: int):
+            def run(i: int) -> None:
+                lib.cudaopt_wgmma_set_splitk_fixup(on)
+                try:
+                    plain(i)
+                finally:
+                    lib.cudaopt_wgmma_set_splitk_fixup(0)
+            return run
+
+        with_fixup(0)(0)
+        torch.cuda.synchronize()
+        reduced = x.c[0].clone()
+        with_fixup(1)(0)
+        torch.cuda.synchronize()
+        equal = torch.equal(reduced, x.c[0])
+        t = time_gpu({"reduce": with_fixup(0), "fixup": with_fixup(1)}, sets, rounds=args.rounds, rng=rng)
+        ratio = t["reduce"] / t["fixup"]
+        ratios.append(ratio)
+        print(f"{f'{m}x{n}x{k}':>20} {choice.label():>36} {t['reduce']:10.2f} {t['fixup']:9.2f} {ratio:12.3f} {equal}")
+        del x
+    print(f"== fixup vs reduce kernel over {len(ratios)} shapes: median {statistics.median(ratios):.3f}x, "
+          f"mean {statistics.mean(ratios):.3f}x, min {min(ratios):.3f}, max {max(ratios):.3f} (>1: fixup faster)")
+
+
+if __name__ == "__main__":
+    main()
