@@ -105,9 +105,23 @@ def test_dispatcher_table_lookup_and_fallback(tmp_path):
     assert dispatch.choose(64, 64, 64, table) == Choice("ours", 6, 1)
     assert dispatch.choose(4096, 4096, 4096, table).backend == "torch"
     assert dispatch.choose(96, 64, 64, table) == Choice("ours", 6, 1)  # nearest tuned shape
-    far = dispatch.choose(16384, 64, 16384, table)
+    far = dispatch.choose(16384, 64, 16384, table)  # 64x from 4096 in N: the heuristic
     assert far == dispatch.heuristic_choice(16384, 64, 16384) and far.backend == "ours"
+    assert dispatch.choose(16384, 4096, 1024, table).backend == "torch"  # within 4x per dimension
     assert dispatch.load_table(str(tmp_path / "missing.json")) == {}
+
+
+def test_a_neighbours_split_count_is_refitted_to_the_tile_count():
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0 and c.max_splits > 1)
+    table = {(512, 512, 4096): Choice("ours", gen2.id, 8)}
+    assert dispatch.choose(512, 512, 4096, table) == Choice("ours", gen2.id, 8)  # exact: as tuned
+    near = dispatch.choose(2048, 2048, 4096, table)  # 4x the tiles: 8 splits would time past 4 x SMs
+    assert near.config == gen2.id and near.splits < 8
+    assert gen2.tiles(2048, 2048) * near.splits <= 4 * 132 < gen2.tiles(2048, 2048) * near.splits * 2
+    assert dispatch.choose(1024, 512, 1024, table) == Choice("ours", gen2.id, 8)  # few tiles: kept
+    assert dispatch.choose(512, 512, 65536, table) == dispatch.heuristic_choice(512, 512, 65536)  # 16x K: out of reach
 
 
 def test_heuristic_fills_the_sms_or_splits_k():
@@ -330,7 +344,7 @@ def _fake_tune(calls, kill_at=None, fail=(), tag="x"):
         calls.append((m, n, k))
         if (m, n, k) in fail:
             raise RuntimeError("CUDA error: out of memory")
-        return _entry((m, n, k), tag)
+        return _entry((m, n, k), tag), {"m": m, "n": n, "k": k, "rounds": rounds, "screen_us": {"a": 1.0, "torch": 2.0}}
     return fake
 
 
@@ -347,6 +361,9 @@ def test_run_tune_killed_keeps_its_table_and_resumes(tmp_path, no_gpu):
     assert calls == SHAPES5[2:]  # the tuned shapes are skipped
     assert [e["tag"] for e in data["entries"]] == ["x", "x", "second", "second"]  # the failed shape is left out
     assert json.loads(out.read_text()) == data and data["device"] == "fake"
+    screened = [json.loads(line) for line in tune.screening_log(out).read_text().splitlines()]
+    assert tune.screening_log(out).name == "tuned.screening.jsonl"  # beside the table, every tuned shape
+    assert [(r["m"], r["n"], r["k"]) for r in screened] == [SHAPES5[i] for i in (0, 1, 2, 4)]
     calls.clear()
     no_gpu.setattr(tune, "tune_shape", _fake_tune(calls, tag="third"))
     data = tune.run_tune(SHAPES5, out, shard="0/2", retune=True, log=lambda s: None)

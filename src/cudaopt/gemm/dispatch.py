@@ -1,8 +1,9 @@
 """Per-shape kernel choice: the tuned table shipped with the package, and a heuristic otherwise.
 
 The table (`tuned_h200.json`) maps exact (M, N, K) to a Choice; a shape it lacks gets the choice
-of the nearest tuned shape in log2 space when one lies within a factor of 2 per dimension, and the
-tile-count heuristic beyond that.
+of the nearest tuned shape in log2 space when one lies within a factor of 4 per dimension (its split
+count refitted to this shape's K and tile count), and the tile-count heuristic beyond that. With the
+shipped grid (64..16384 per dimension) that covers every dimension from 16 to 65536.
 """
 
 from __future__ import annotations
@@ -67,6 +68,23 @@ def fit_splits(choice: Choice, k: int) -> Choice:
     return choice if splits == choice.splits else Choice(choice.backend, choice.config, max(splits, 1))
 
 
+NEIGHBOUR_MAX_LOG2 = 2.0  # a tuned shape within a factor of 4 per dimension lends its choice
+
+
+def refit(choice: Choice, m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> Choice:
+    """A neighbour's choice made launchable and sensible for (m, n, k): splits fitted to K's k-blocks
+    (`fit_splits`), then halved while tiles x splits exceed 4 x #SMs, the most the tuner ever times
+    (a neighbour with fewer tiles split K to fill the SMs; a larger shape has the tiles already)."""
+    choice = fit_splits(choice, k)
+    if choice.backend != "ours" or not 0 <= choice.config < len(KERNEL_CONFIGS):
+        return choice
+    tiles = KERNEL_CONFIGS[choice.config].tiles(m, n)
+    splits = choice.splits
+    while splits > 1 and tiles * splits > 4 * num_sms:
+        splits //= 2
+    return choice if splits == choice.splits else Choice(choice.backend, choice.config, splits)
+
+
 def choose(m: int, n: int, k: int, table: dict[Shape, Choice] | None = None) -> Choice:
     """The table's choice for (m, n, k), its nearest tuned neighbour's, or the heuristic's. With the
     shipped table (table=None) answers are memoised per shape: the neighbour search walks all 1,000
@@ -90,6 +108,6 @@ def _choose(m: int, n: int, k: int, table: dict[Shape, Choice]) -> Choice:
         d = max(abs(math.log2(tm / m)), abs(math.log2(tn / n)), abs(math.log2(tk / k)))
         if d < best_d:
             best, best_d = choice, d
-    if best is not None and best_d <= 1.0:
-        return fit_splits(best, k)  # a neighbour's split count may exceed this K's k-blocks
+    if best is not None and best_d <= NEIGHBOUR_MAX_LOG2:
+        return refit(best, m, n, k)  # a neighbour's split count may not suit this K or tile count
     return heuristic_choice(m, n, k)

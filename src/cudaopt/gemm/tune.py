@@ -51,7 +51,9 @@ def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | Non
     def correct(c: Choice) -> bool:
         return check_gemm(lambda a, b, out, c=c: hgemm(a, b, out=out, choice=c), m, n, k).ok
 
-    return {"m": m, "n": n, "k": k, **decide(times, {c.label(): c for c in choices}, correct, confirm)}
+    entry = {"m": m, "n": n, "k": k, **decide(times, {c.label(): c for c in choices}, correct, confirm)}
+    return entry, {"m": m, "n": n, "k": k, "rounds": rounds,
+                   "screen_us": {lbl: round(t, 3) for lbl, t in times.items() if math.isfinite(t)}}
 
 
 def decide(times: dict[str, float], by_label: dict[str, Choice], correct, confirm) -> dict:
@@ -138,12 +140,25 @@ def _device_meta() -> dict:
     return {"device": device, "torch": torch.__version__}
 
 
+def screening_log(table: Path) -> Path:
+    """Where run_tune appends every candidate's screening time per shape (one JSON line a shape, next
+    to the table, not shipped): what a heuristic for untuned shapes can be checked against offline."""
+    return Path(table).with_name(Path(table).stem + ".screening.jsonl")
+
+
+def append_line(path: Path, record: dict) -> None:
+    """One JSON line in one write (O_APPEND): shards appending to one file at once do not interleave."""
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
 def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | None = None,
              merge: bool = True, seed: int = 0, retune: bool = False, shard: str | None = None,
              log=print) -> dict:
     """Tune each shape (of this shard, until the budget is spent) and write/merge the table at `out`.
 
-    The table is rewritten (atomically) after every shape, so a killed run keeps what it tuned. With
+    The table is rewritten (atomically) after every shape, so a killed run keeps what it tuned; every
+    candidate's screening time goes to `screening_log(out)` (appended). With
     merge, shapes already in the table are skipped unless retune; without merge, the table holds this
     run's shapes only. A shape whose tuning raises is logged and left out of the table (tried again
     next run); if the CUDA context is unusable after it, the run stops there."""
@@ -172,7 +187,7 @@ def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | 
             break
         msg = None
         try:
-            e = tune_shape(m, n, k, rounds=rounds, rng=random.Random(seed * 1_000_003 + i))
+            e, screen = tune_shape(m, n, k, rounds=rounds, rng=random.Random(seed * 1_000_003 + i))
         except Exception as err:  # noqa: BLE001 - one shape's failure must not lose the others
             msg = _error_text(err)
         if msg is not None:
@@ -183,6 +198,7 @@ def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | 
                 break
             continue
         tuned[(m, n, k)] = e
+        append_line(screening_log(out), screen)
         meta = meta or _device_meta()
         data = save_table(out, tuned, base, merge, meta)
         log(f"[tune {pos + 1}/{len(todo)}] {m}x{n}x{k}: {e.get('label', e['backend'])} {e['ours_us']}us "
