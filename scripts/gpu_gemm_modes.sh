@@ -16,5 +16,5 @@ for spec in "server gpu" "offline call"; do
   python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='grid', mode='$1', timing='$2', out_dir='$D', table='$W/tuned.json', check=False, budget_s=0)" > /dev/null 2>&1
   cp "$D/summary.md" "$OUT/${1}_$2_summary.md"; cp "$D/shapes.csv" "$OUT/${1}_$2_shapes.csv" 2>/dev/null
   cp "$D/speedup.png" "$OUT/${1}_$2_speedup.png" 2>/dev/null
-  echo "== $1 / $2"; grep -E "^shapes timed|\| (ours|dispatch) vs (torch|cublas_max|lt_auto_max) \| all" "$D/summary.md"
+  echo "== $1 / $2"; grep -E "^shapes timed|\| (ours|dispatch) vs (torch|cublas_max|lt_auto_max)( \(paired\))? \| all" "$D/summary.md"
 done

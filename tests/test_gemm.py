@@ -224,7 +224,7 @@ def _fake_bench(calls, kill_at=None, fail=(), ours=lambda i: 1.0 + i):
         calls.append(index)
         if index in fail:
             raise RuntimeError(f"CUDA error in a candidate on {shape}")
-        return {"ours": ours(index), "torch": 2.0 * ours(index)}, {"correct": True}
+        return {"ours": ours(index), "torch": 2.0 * ours(index)}, {"correct": True}, {}
     return fake
 
 
@@ -512,7 +512,7 @@ def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):
     """With ours_nopdl timed, the report has an "ours vs ours_nopdl" row (> 1: PDL helped) and the CSV
     a column for it."""
     def fake(index, shape, env):
-        return {"ours": 2.0, "ours_nopdl": 3.0, "torch": 2.5}, {"correct": True}
+        return {"ours": 2.0, "ours_nopdl": 3.0, "torch": 2.5}, {"correct": True}, {}
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
@@ -521,3 +521,39 @@ def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):
     bench.write_outputs(res, tmp_path, "t")
     assert "ours_nopdl_us" in (tmp_path / "shapes.csv").read_text().splitlines()[0]
     assert "ours vs ours_nopdl" in (tmp_path / "summary.md").read_text()
+
+
+def test_paired_ratio_cancels_a_drift_shared_within_rounds():
+    """Candidates under a clock that changes from round to round by up to 40%: the median of
+    within-round ratios recovers each candidate's true ratio (1.25, 9/8, and 1 within the 0.1%
+    injected into every other round of the dispatch candidate)."""
+    from cudaopt.gemm.stats import paired_ratio, paired_ratios
+
+    drift = [1.0, 1.3, 0.9, 1.25, 1.0, 0.95, 1.4]
+    per_round = {"torch": [10.0 * d for d in drift], "dispatch": [10.0 * d * (1.0 if r % 2 else 1.001)
+                                                                  for r, d in enumerate(drift)],
+                 "ours": [8.0 * d for d in drift], "lt_auto_nn": [9.0 * d for d in drift],
+                 "lt_auto_tn": [9.5 * d for d in drift]}
+    assert paired_ratio(per_round, ("torch",), "ours") == pytest.approx(1.25)
+    assert paired_ratio(per_round, ("lt_auto_nn", "lt_auto_tn"), "ours") == pytest.approx(9.0 / 8.0)
+    got = paired_ratios(per_round)
+    assert set(got) == {"ours vs torch", "ours vs lt_auto_max", "dispatch vs torch"}
+    assert got["dispatch vs torch"] == pytest.approx(1.0, abs=1e-3)
+    per_round["ours"][2] = float("nan")  # a failed round is left out, not a crash
+    assert paired_ratio(per_round, ("torch",), "ours") == pytest.approx(1.25)
+    assert paired_ratios({"torch": [1.0]}) == {} and paired_ratio({}, ("torch",), "ours") is None
+
+
+def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
+    def fake(index, shape, env):
+        return {"ours": 2.0, "torch": 2.5, "dispatch": 2.0}, {"correct": True}, {"ours vs torch": 1.2,
+                                                                                 "dispatch vs torch": 1.1}
+
+    no_gpu.setattr(bench, "_bench_shape", fake)
+    res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
+    row = next(s for s in res.summaries if s.baseline == "ours vs torch (paired)" and s.group == "all")
+    assert row.n == 3 and row.median_ratio == 1.2
+    again = bench.result_from_records(bench.load_log(tmp_path / bench.SHAPE_LOG))  # from the log alone
+    assert again.paired["dispatch vs torch"] == {s: 1.1 for s in SHAPES5[:3]}
+    bench.write_outputs(res, tmp_path, "t")
+    assert "| dispatch vs torch (paired) | all |" in (tmp_path / "summary.md").read_text()

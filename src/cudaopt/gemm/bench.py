@@ -39,7 +39,7 @@ from cudaopt.gemm import _lib
 from cudaopt.gemm.configs import NUM_SMS_H200, Choice, cluster_offered, split_choices
 from cudaopt.gemm.dispatch import choose, load_table
 from cudaopt.gemm.shapes import Shape
-from cudaopt.gemm.stats import SpeedupSummary, max_of, ratios, summarize_by_class
+from cudaopt.gemm.stats import SpeedupSummary, max_of, paired_ratios, ratios, summarize_by_class
 from cudaopt.gemm.timing import time_call, time_gpu
 
 LT_WORKSPACE = 64 << 20
@@ -152,6 +152,7 @@ def lt_plans(x: ShapeInputs, m: int, n: int, k: int, sets: int, rng: random.Rand
 class BenchResult:
     times: dict[str, dict[Shape, float]] = field(default_factory=dict)  # candidate -> shape -> us
     checks: dict[Shape, dict] = field(default_factory=dict)
+    paired: dict[str, dict[Shape, float]] = field(default_factory=dict)  # comparison -> shape -> ratio
     summaries: list[SpeedupSummary] = field(default_factory=list)
     skipped: list[Shape] = field(default_factory=list)  # not run: time budget, or the CUDA context died
     failed: dict[Shape, str] = field(default_factory=dict)  # the benchmark raised on this shape: the error
@@ -189,8 +190,9 @@ def _num(x: float) -> float | None:
 
 def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[str, float] | None = None,
                  check: dict | None = None, error: str | None = None, fatal: bool = False,
-                 seconds: float = 0.0) -> dict:
-    """One log line: a shape's times (every candidate, null = did not run) and check, or its error."""
+                 seconds: float = 0.0, paired: dict[str, float] | None = None) -> dict:
+    """One log line: a shape's times (every candidate, null = did not run), its within-round paired
+    ratios (gpu timing) and check, or its error."""
     m, n, k = shape
     rec = {"m": m, "n": n, "k": k, "index": index, "mode": mode, "timing": timing,
            "status": "failed" if error is not None else "ok", "seconds": round(seconds, 3)}
@@ -198,6 +200,8 @@ def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[s
         rec.update(error=error, fatal=fatal)
     else:
         rec.update(times={name: _num(us) for name, us in (times or {}).items()}, check=check)
+        if paired:
+            rec["paired"] = {name: _num(r) for name, r in paired.items()}
     return rec
 
 
@@ -259,6 +263,9 @@ def result_from_records(records: dict[Shape, dict]) -> BenchResult:
             res.times.setdefault(name, {})[shape] = math.nan if us is None else float(us)
         if rec.get("check") is not None:
             res.checks[shape] = rec["check"]
+        for name, r in (rec.get("paired") or {}).items():
+            if r is not None:
+                res.paired.setdefault(name, {})[shape] = float(r)
     summarize_result(res)
     return res
 
@@ -277,6 +284,8 @@ def summarize_result(res: BenchResult) -> None:
         for base in BASELINES:
             if base in times and who in times:
                 res.summaries += summarize_by_class(f"{who} vs {base}", ratios(times[base], times[who]))
+    for name, shape_ratios in res.paired.items():  # the same comparisons, ratios taken within rounds
+        res.summaries += summarize_by_class(f"{name} (paired)", shape_ratios)
     if "ours_nopdl" in times:  # > 1: programmatic dependent launch made ours faster
         res.summaries += summarize_by_class("ours vs ours_nopdl", ratios(times["ours_nopdl"], times["ours"]))
 
@@ -294,8 +303,9 @@ class BenchEnv:
     seed: int
 
 
-def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, float], dict | None]:
-    """Time every candidate on one shape and check ours: (candidate -> us, check dict or None)."""
+def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, float], dict | None, dict[str, float]]:
+    """Time every candidate on one shape and check ours: (candidate -> us, check dict or None,
+    paired ratios within rounds (gpu timing; {} for call timing))."""
     import torch
 
     from cudaopt.gemm import hgemm
@@ -318,8 +328,9 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
         if env.with_blas:
             plans = lt_plans(x, m, n, k, sets, rng)
             cands.update(blas_launches(x, m, n, k, plans))
+        per_round: dict[str, list[float]] = {}
         if env.timing == "gpu":
-            t = time_gpu(cands, sets, rounds=env.rounds, server=(env.mode == "server"), rng=rng)
+            t = time_gpu(cands, sets, rounds=env.rounds, server=(env.mode == "server"), rng=rng, per_round=per_round)
         else:
             t = time_call(cands, sets, rng=rng)
     finally:
@@ -333,7 +344,7 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
         chk = {"correct": r.ok, "exact01": r.exact_ok, "normal": r.normal_ok, "nan": r.nan_ok,
                "guard": r.guard_ok, "rel_err": f"{r.rel_err:.3e}", "torch_rel_err": f"{r.ref_rel_err:.3e}",
                "choice": ours_choice.label(), "dispatch": choice.label()}
-    return t, chk
+    return t, chk, paired_ratios(per_round)
 
 
 def _gpu_setup(seed: int, with_blas: bool, log) -> bool:
@@ -423,11 +434,12 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
         t0 = time.perf_counter()
         err = None
         try:
-            t, chk = _bench_shape(idx, shape, env)
+            t, chk, paired = _bench_shape(idx, shape, env)
         except Exception as e:  # noqa: BLE001 - one shape's failure is that shape's result
             err = _error_text(e)
         if err is None:
-            rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0)
+            rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0,
+                               paired=paired)
             log(_shape_line(pos + 1, len(todo), idx, shape, t, chk, env.with_blas))
         else:
             _release()  # the traceback held the shape's inputs

@@ -61,6 +61,38 @@ def summarize_by_class(baseline: str, shape_ratios: dict[Shape, float]) -> list[
     return rows
 
 
+# Paired comparisons: (name, reference candidates (the fastest of them per round), ours candidate).
+PAIRS = (("ours vs torch", ("torch",), "ours"),
+         ("ours vs lt_auto_max", ("lt_auto_nn", "lt_auto_tn"), "ours"),
+         ("dispatch vs torch", ("torch",), "dispatch"))
+
+
+def paired_ratio(per_round: dict[str, list[float]], refs: tuple[str, ...], ours: str) -> float | None:
+    """Median over rounds of t_ref / t_ours taken within each round (t_ref: the fastest of refs in that
+    round). A round's replays run back to back, so clock changes under the power cap, slower than a
+    round, cancel in the ratio where they move both medians apart. None without usable rounds."""
+    series = [per_round.get(name) or [] for name in (*refs, ours)]
+    n = min((len(s) for s in series), default=0)
+    vals = []
+    for r in range(n):
+        ref = min(s[r] for s in series[:-1])
+        t = series[-1][r]
+        if math.isfinite(ref) and math.isfinite(t) and ref > 0 and t > 0:
+            vals.append(ref / t)
+    return statistics.median(vals) if vals else None
+
+
+def paired_ratios(per_round: dict[str, list[float]]) -> dict[str, float]:
+    """Every PAIRS comparison whose candidates all ran: name -> paired ratio."""
+    out = {}
+    for name, refs, ours in PAIRS:
+        if all(c in per_round for c in (*refs, ours)):
+            r = paired_ratio(per_round, refs, ours)
+            if r is not None:
+                out[name] = r
+    return out
+
+
 def max_of(*per_layout: dict[Shape, float]) -> dict[Shape, float]:
     """The seed's "max" baseline: per shape, the faster (smaller time) of several layouts."""
     out: dict[Shape, float] = {}

@@ -55,8 +55,11 @@ def capture(fn: Launch, calls: int, sets: int):
 
 def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: float = 200.0,
              server: bool = False, rng: random.Random | None = None,
-             gap_ms: tuple[float, float] = (0.2, 3.0)) -> dict[str, float]:
-    """Median microseconds per call for each candidate; NaN for one that failed to run or capture."""
+             gap_ms: tuple[float, float] = (0.2, 3.0),
+             per_round: dict[str, list[float]] | None = None) -> dict[str, float]:
+    """Median microseconds per call for each candidate; NaN for one that failed to run or capture.
+    `per_round`, when given, receives every candidate's per-round times in round order (all of one
+    round's replays run back to back, so a ratio taken within a round shares the clock state)."""
     import torch
 
     rng = rng or random.Random(0)
@@ -100,6 +103,8 @@ def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: f
         for name, e0, e1, calls in events:
             samples[name].append(e0.elapsed_time(e1) * 1e3 / calls)
     del graphs
+    if per_round is not None:
+        per_round.update(samples)
     return {n: _median(samples.get(n, [])) for n in cands}
 
 
