@@ -439,7 +439,7 @@ def test_wgmma_compare_times_split_k_and_checks_it(tmp_path, monkeypatch):
     out = bench.run_wgmma_compare([few, many], 1e9, tmp_path, configs=WGMMA_CONFIGS, log=lambda s: None)
     rows = {(r["m"], r["n"], r["k"]): r for r in out["rows"]}
     r = rows[few]
-    assert r["best"] == "wgmma64x128x64_pp_s8_splitk8" and (r["best_splits"], r["correct"]) == (8, True)
+    assert r["best"] == "wgmma64x128x64_pp_s8_splitk12" and (r["best_splits"], r["correct"]) == (12, True)
     assert r["nosplit_best"] == "wgmma64x128x64_pp_s8" and r["splitk_best"] == r["best"]
     assert r["quick_failed"] == ["wgmma64x128x64_pp_s8_splitk16"] and r["splitk_candidates"] > 0
     assert {lbl for s, lbl in full_checks if s == few} == {r["best"], r["nosplit_best"]}
@@ -452,7 +452,7 @@ def test_wgmma_compare_times_split_k_and_checks_it(tmp_path, monkeypatch):
     assert "split-K: offered on 1 shapes" in md and "fastest on 1" in md and "correct (all checks) 1/1" in md
     assert "quick fp32 check: 1: 512x512x4096 wgmma64x128x64_pp_s8_splitk16" in md
     assert "| wgmma_best vs wgmma_nosplit (split-K shapes) | all | 1 |" in md
-    assert "| 512x512x4096 | wgmma64x128x64_pp_s8_splitk8 | 2.50 | wgmma64x128x64_pp_s8 | 20.00 | 10.00 | 4.000 | 0.500 | True / split-K True |" in md
+    assert "| 512x512x4096 | wgmma64x128x64_pp_s8_splitk12 | 1.67 | wgmma64x128x64_pp_s8 | 20.00 | 10.00 | 6.000 | 0.500 | True / split-K True |" in md
     assert len(json.loads((tmp_path / "shapes.json").read_text())) == 2
 
 

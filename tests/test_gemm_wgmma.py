@@ -78,7 +78,7 @@ def test_wgmma_split_k_candidates_only_where_tiles_leave_sms_idle(monkeypatch):
             assert cfg.schedule != 0, c  # generation 1 has no split-K kernel
             assert tiles < NUM_SMS_H200 and tiles * c.splits <= 4 * NUM_SMS_H200, (m, n, k, c)
             assert wgmma_k_blocks(k) // c.splits >= 2, (m, n, k, c)  # every split keeps >= 2 k-blocks
-            assert c.splits in (2, 4, 8, 16) and c.splits <= cfg.max_splits
+            assert c.splits in (2, 3, 4, 6, 8, 12, 16) and c.splits <= cfg.max_splits
     big = [c for c in candidate_choices(4096, 4096, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"]
     assert big and all(c.splits == 1 for c in big)  # >= 132 tiles for every config: no split-K
     assert all(c.splits == 1 for c in candidate_choices(8, 8, 8))  # one k-block: nothing to split
@@ -87,7 +87,7 @@ def test_wgmma_split_k_candidates_only_where_tiles_leave_sms_idle(monkeypatch):
         assert {2, 4, 8} <= set(split_choices(pp, m, n, k)), (m, n, k)
         assert Choice("ours", pp.id, 4) in candidate_choices(m, n, k)
     # 512x512x4096 on 64x128 tiles: 32 tiles, 64 k-blocks -> splits up to 16 (32 x 16 = 512 <= 528)
-    assert split_choices(pp, 512, 512, 4096) == [1, 2, 4, 8, 16]
+    assert split_choices(pp, 512, 512, 4096) == [1, 2, 3, 4, 6, 8, 12, 16]
     assert split_choices(pp, 512, 512, 192) == [1]  # 3 k-blocks: a split of 2 would leave one with 1
 
 

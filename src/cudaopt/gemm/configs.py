@@ -225,6 +225,10 @@ def _build_configs() -> tuple[KernelConfig, ...]:
 
 
 SPLIT_CHOICES = (1, 2, 4, 8, 16)
+# wgmma split-K takes any count (work items of unequal k-block counts are tested on the GPU); counts
+# between the powers of two let tiles x splits land nearer a whole number of SM waves (44 tiles x 3 =
+# 132 items, where 2 leave 44 SMs idle and 4 make 1.33 waves).
+WGMMA_SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
 KERNEL_CONFIGS: tuple[KernelConfig, ...] = _build_configs()
 MMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "mma")
 WGMMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "wgmma")
@@ -281,7 +285,7 @@ def split_choices(cfg: KernelConfig, m: int, n: int, k: int, num_sms: int = NUM_
     if tiles >= num_sms:
         return out
     splitk_ids = enabled_wgmma_splitk_ids() if cfg.kind == "wgmma" else None
-    for s in SPLIT_CHOICES:
+    for s in (WGMMA_SPLIT_CHOICES if cfg.kind == "wgmma" else SPLIT_CHOICES):
         if s == 1 or s > cfg.max_splits or tiles * s > 4 * num_sms:
             continue
         if cfg.kind == "wgmma":
