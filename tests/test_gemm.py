@@ -506,6 +506,13 @@ def test_tuner_keeps_ours_only_where_screening_and_confirmation_agree():
     slow_screen = {a: 10.1, b: 10.5, c: 12.0, "torch": 10.0}
     e = decide(slow_screen, by_label, right, lambda ch: (9.5, 10.0))
     assert e["backend"] == "torch" and e["label"] == a and e["ratio_vs_torch"] == round(10.0 / 9.5, 4)
+    # a confirmation with a within-round (paired) ratio is judged by it, not by its medians' ratio
+    e = decide(screen, by_label, right, lambda ch: (9.5, 10.0, 0.99))
+    assert e["backend"] == "torch" and e["paired_ratio_vs_torch"] == 0.99
+    e = decide(screen, by_label, right, lambda ch: (10.1, 10.0, 1.02))
+    assert e["backend"] == "ours" and e["ratio_vs_torch"] == round(10.0 / 10.1, 4)
+    e = decide(screen, by_label, right, lambda ch: (9.5, 10.0, None))  # no usable rounds: the medians
+    assert e["backend"] == "ours" and "paired_ratio_vs_torch" not in e
 
 
 def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):

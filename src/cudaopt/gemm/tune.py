@@ -33,6 +33,7 @@ def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | Non
     from cudaopt.gemm import _lib, hgemm
     from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch
     from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.stats import paired_ratio
     from cudaopt.gemm.timing import time_gpu
 
     rng = rng or random.Random(0)
@@ -44,9 +45,11 @@ def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | Non
     cands["torch"] = lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])
     times = time_gpu(cands, sets, rounds=rounds, rng=rng)
 
-    def confirm(c: Choice) -> tuple[float, float]:
-        t = time_gpu({"ours": cands[c.label()], "torch": cands["torch"]}, sets, rounds=CONFIRM_ROUNDS, rng=rng)
-        return t["ours"], t["torch"]
+    def confirm(c: Choice) -> tuple[float, float, float | None]:
+        per_round: dict[str, list[float]] = {}
+        t = time_gpu({"ours": cands[c.label()], "torch": cands["torch"]}, sets, rounds=CONFIRM_ROUNDS, rng=rng,
+                     per_round=per_round)
+        return t["ours"], t["torch"], paired_ratio(per_round, ("torch",), "ours")
 
     def correct(c: Choice) -> bool:
         return check_gemm(lambda a, b, out, c=c: hgemm(a, b, out=out, choice=c), m, n, k).ok
@@ -68,14 +71,19 @@ def decide(times: dict[str, float], by_label: dict[str, Choice], correct, confir
     if best is None:
         return {"backend": "torch", "config": 0, "splits": 1, "ours_us": None, "torch_us": times["torch"],
                 "note": "no correct config among the three fastest"}
-    ours_us, torch_us = confirm(best)
+    ours_us, torch_us, *paired = confirm(best)
+    # the confirmation's verdict: its within-round (paired) ratio where it has one, else its medians'
+    confirmed = paired[0] if paired and paired[0] is not None else torch_us / ours_us
     screen_ratio = times["torch"] / times[best.label()]
-    faster = torch_us / ours_us >= FALLBACK_BELOW and screen_ratio >= FALLBACK_BELOW  # NaN: not faster
+    faster = confirmed >= FALLBACK_BELOW and screen_ratio >= FALLBACK_BELOW  # NaN: not faster
     backend = "ours" if faster else "torch"
-    return {"backend": backend, "config": best.config, "splits": best.splits, "label": best.label(),
-            "ours_us": round(ours_us, 3), "torch_us": round(torch_us, 3),
-            "ratio_vs_torch": round(torch_us / ours_us, 4), "screen_ours_us": round(times[best.label()], 3),
-            "screen_torch_us": round(times["torch"], 3)}
+    entry = {"backend": backend, "config": best.config, "splits": best.splits, "label": best.label(),
+             "ours_us": round(ours_us, 3), "torch_us": round(torch_us, 3),
+             "ratio_vs_torch": round(torch_us / ours_us, 4), "screen_ours_us": round(times[best.label()], 3),
+             "screen_torch_us": round(times["torch"], 3)}
+    if paired and paired[0] is not None:
+        entry["paired_ratio_vs_torch"] = round(paired[0], 4)
+    return entry
 
 
 def table_entries(path: Path) -> dict[Shape, dict]:
