@@ -108,21 +108,36 @@ def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: f
     return {n: _median(samples.get(n, [])) for n in cands}
 
 
+def call_count(fastest_us: float, most: int = 20, target_us: float = 2000.0) -> int:
+    """Calls per call-timing sample: enough that the fastest candidate's sample lasts about target_us,
+    at most `most`. A large shape's call is all GPU time (13 ms at 16384^3), where 20 calls x 7 rounds
+    x a dozen candidates took 20 s a shape and left the largest shapes out of session 11's budget; one
+    synchronize in a sample that long costs nothing worth counting."""
+    return max(1, min(most, math.ceil(target_us / max(fastest_us, 1.0))))
+
+
 def time_call(cands: dict[str, Launch], sets: int, rounds: int = 7, calls: int = 20,
-              rng: random.Random | None = None) -> dict[str, float]:
-    """Host microseconds per Python call (calls back to back, then one synchronize), interleaved."""
+              rng: random.Random | None = None, target_us: float = 2000.0) -> dict[str, float]:
+    """Host microseconds per Python call (n calls back to back, then one synchronize), interleaved;
+    n = call_count of the fastest candidate's warm-up call, the same n for every candidate."""
     import torch
 
     rng = rng or random.Random(0)
     samples: dict[str, list[float]] = {n: [] for n in cands}
     ok = {}
+    warm: dict[str, float] = {}
     for name, fn in cands.items():
         try:
             fn(0)
             torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn(0)
+            torch.cuda.synchronize()
+            warm[name] = (time.perf_counter() - t0) * 1e6
             ok[name] = fn
         except Exception:  # noqa: BLE001
             torch.cuda.synchronize()
+    calls = call_count(min(warm.values()), calls, target_us) if warm else calls
     for _ in range(rounds):
         order = list(ok)
         rng.shuffle(order)
