@@ -51,7 +51,7 @@ checkpoint() { tar czf "$OUT/results.tgz.tmp" -C "$WORK" . 2>/dev/null && mv "$O
   # A hung or faulting wgmma kernel must not take the rest of the run with it: each config runs
   # alone, under a timeout, in its own process; the tuner and the comparison get only the configs
   # that passed (CUDAOPT_GEMM_WGMMA_IDS). After two hangs the remaining configs are skipped.
-  # Generation-2 configs then run split-K (splits 2..16, odd ones give items of unequal k-block
+  # Generation-2 configs then run split-K (splits 2..64, odd ones give items of unequal k-block
   # counts, and one k-block per split): only those that pass time split-K candidates
   # (CUDAOPT_GEMM_WGMMA_SPLITK_IDS); a split-K failure or hang keeps the config's plain kernel, and
   # after one split-K hang the remaining configs skip their split-K part. The 2x1 cluster configs
@@ -102,10 +102,11 @@ if not ok:
     sys.exit(1)
 print("PLAIN_OK", flush=True)
 if cfg.max_splits > 1 and sys.argv[2] == "split":
-    # split counts of 2..16: equal and unequal k-block counts per item (5 splits of 5 k-blocks = one
+    # split counts of 2..64: equal and unequal k-block counts per item (5 splits of 5 k-blocks = one
     # each; 3 of 16 = 5, 5, 6), tails, one tile (all SMs on one tile), more items than SMs.
     worst = worst_err([(200, 136, 264, 2), (200, 136, 264, 5), (72, 200, 1000, 3), (4104, 1032, 136, 3),
-                       (64, 64, 2048, 16), (512, 512, 4096, 8), (1000, 520, 1032, 7)])
+                       (64, 64, 2048, 16), (512, 512, 4096, 8), (1000, 520, 1032, 7),
+                       (64, 64, 16384, 64), (200, 136, 8192, 48)])
     ok = worst < 2e-3
     print(f"{cfg.label} split-K: worst rel err {worst:.2e} {'OK' if ok else 'FAIL'}")
     if ok:

@@ -78,7 +78,7 @@ def test_wgmma_split_k_candidates_only_where_tiles_leave_sms_idle(monkeypatch):
             assert cfg.schedule != 0, c  # generation 1 has no split-K kernel
             assert tiles < NUM_SMS_H200 and tiles * c.splits <= 4 * NUM_SMS_H200, (m, n, k, c)
             assert wgmma_k_blocks(k) // c.splits >= 2, (m, n, k, c)  # every split keeps >= 2 k-blocks
-            assert c.splits in (2, 3, 4, 6, 8, 12, 16) and c.splits <= cfg.max_splits
+            assert c.splits in (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) and c.splits <= cfg.max_splits
     big = [c for c in candidate_choices(4096, 4096, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"]
     assert big and all(c.splits == 1 for c in big)  # >= 132 tiles for every config: no split-K
     assert all(c.splits == 1 for c in candidate_choices(8, 8, 8))  # one k-block: nothing to split
@@ -87,7 +87,8 @@ def test_wgmma_split_k_candidates_only_where_tiles_leave_sms_idle(monkeypatch):
         assert {2, 4, 8} <= set(split_choices(pp, m, n, k)), (m, n, k)
         assert Choice("ours", pp.id, 4) in candidate_choices(m, n, k)
     # 512x512x4096 on 64x128 tiles: 32 tiles, 64 k-blocks -> splits up to 16 (32 x 16 = 512 <= 528)
-    assert split_choices(pp, 512, 512, 4096) == [1, 2, 3, 4, 6, 8, 12, 16]
+    assert split_choices(pp, 512, 512, 4096) == [1, 2, 3, 4, 6, 8, 12, 16]  # 32 tiles x 24 > 4 x 132
+    assert split_choices(pp, 64, 128, 16384) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]  # one tile
     assert split_choices(pp, 512, 512, 192) == [1]  # 3 k-blocks: a split of 2 would leave one with 1
 
 
@@ -154,8 +155,8 @@ def test_launch_refuses_split_k_for_wgmma(monkeypatch):
     gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0)
     with pytest.raises(_lib.GemmError, match="k-blocks"):  # 256 of K = 4 k-blocks: at most 4 splits
         _lib.launch_ours(0, 0, 0, 256, 256, 256, gen2.id, 8, 0, 0, 0)
-    with pytest.raises(_lib.GemmError, match="at most 16"):
-        _lib.launch_ours(0, 0, 0, 256, 256, 8192, gen2.id, 32, 0, 0, 0)
+    with pytest.raises(_lib.GemmError, match=f"at most {WGMMA_MAX_SPLITS}"):
+        _lib.launch_ours(0, 0, 0, 256, 256, 8192, gen2.id, 2 * WGMMA_MAX_SPLITS, 0, 0, 0)
     with pytest.raises(_lib.GemmError, match="outside"):
         _lib.launch_ours(0, 0, 0, 256, 256, 8192, gen2.id, 0, 0, 0, 0)
 
@@ -330,8 +331,8 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1)]
     # chunked C epilogue (session 11): one slot more than its whole-slab twin, in the same 227 KB
     assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in CHUNKED] == [
-        (25, "wgmma128x256x64_c2_s4_tma_e2", 230464, 16), (26, "wgmma256x128x64_c2_s4_tma_e1", 230464, 16),
-        (27, "wgmma128x128x64_pp_s6_e1", 230496, 16)]
+        (25, "wgmma128x256x64_c2_s4_tma_e2", 230464, 64), (26, "wgmma256x128x64_c2_s4_tma_e1", 230464, 64),
+        (27, "wgmma128x128x64_pp_s6_e1", 230496, 64)]
     labels = [c.label for c in KERNEL_CONFIGS]
     assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
 
@@ -516,7 +517,7 @@ def test_compiled_work_items_match_the_mirror_and_cover_once(kernel_lib):
     big = wgmma_k_blocks(2**31 - 8)
     for w in range(16):
         assert compiled(w, 1, 16, big) == work_item(w, 1, 16, big)
-    for args in [(0, 1, 0, 4), (0, 1, 5, 4), (0, 1, 17, 64), (0, 0, 1, 4), (-1, 2, 2, 4), (4, 2, 2, 4)]:
+    for args in [(0, 1, 0, 4), (0, 1, 5, 4), (0, 1, 65, 128), (0, 0, 1, 4), (-1, 2, 2, 4), (4, 2, 2, 4)]:
         assert kernel_lib.cudaopt_wgmma_work_item(*args, buf) == -1, args
 
 
@@ -559,7 +560,7 @@ def test_splitk_launcher_refuses_bad_arguments(kernel_lib):
         bad = [
             (a, b, c, m, n, k, k, n, n, i, 0, ws, need),          # splits < 1
             (a, b, c, m, n, k, k, n, n, i, -2, ws, need),
-            (a, b, c, m, n, k, k, n, n, i, 17, ws, 17 * m * n * 4),  # above kWgmmaMaxSplits
+            (a, b, c, m, n, k, k, n, n, i, 65, ws, 65 * m * n * 4),  # above kWgmmaMaxSplits
             (a, b, c, m, n, 128, 128, n, n, i, 4, ws, need),      # 2 k-blocks, 4 splits
             (a, b, c, m, n, 72, 72, n, n, i, 3, ws, need),        # 2 k-blocks (72 = 64 + 8), 3 splits
             (a, b, c, m, n, k, k, n, n, i, 4, 0, need),           # no workspace

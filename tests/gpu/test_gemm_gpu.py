@@ -164,7 +164,7 @@ def _gen2_split_choices(k):
     for cfg in WGMMA_CONFIGS:
         if cfg.schedule == 0 or cfg.max_splits == 1:  # generation 1 and the cluster configs
             continue
-        for splits in (2, 3, 4, 8, 16):
+        for splits in (2, 3, 4, 8, 16, 48, 64):
             if splits <= min(cfg.max_splits, wgmma_k_blocks(k)):
                 out.append(Choice("ours", cfg.id, splits))
     return out

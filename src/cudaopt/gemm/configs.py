@@ -158,7 +158,7 @@ _WGMMA_TABLE = [
     (128, 128, 2, 6, SCHED_PINGPONG, 1, 1),
 ]
 WGMMA_BK = 64
-WGMMA_MAX_SPLITS = 16  # kWgmmaMaxSplits in hgemm_wgmma.cu
+WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
 
 
 def wgmma_k_blocks(k: int) -> int:
@@ -228,7 +228,8 @@ SPLIT_CHOICES = (1, 2, 4, 8, 16)
 # wgmma split-K takes any count (work items of unequal k-block counts are tested on the GPU); counts
 # between the powers of two let tiles x splits land nearer a whole number of SM waves (44 tiles x 3 =
 # 132 items, where 2 leave 44 SMs idle and 4 make 1.33 waves).
-WGMMA_SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
+# Above 16: a matrix of one or two tiles with a long K (64 x 128 x 16384) can then use 32-64 SMs.
+WGMMA_SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 KERNEL_CONFIGS: tuple[KernelConfig, ...] = _build_configs()
 MMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "mma")
 WGMMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "wgmma")

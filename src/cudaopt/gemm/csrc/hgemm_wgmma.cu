@@ -336,7 +336,9 @@ __host__ __device__ __forceinline__ void cluster_tile(int unit, int rank, int ti
 // S <= KT (checked on the host), at least one k-block each. S <= kWgmmaMaxSplits and KT < 2^25
 // (K is an int) keep s * KT below 2^31. Host and device code: the producer, both consumers and the
 // CPU tests (cudaopt_wgmma_work_item) all use this one function, so they agree on every item.
-constexpr int kWgmmaMaxSplits = 16;
+// 64 (was 16 until session 11): a matrix of one or two tiles with a long K (64 x 128 x 16384) runs
+// on at most splits CTAs, so 16 left 116 of 132 SMs idle.
+constexpr int kWgmmaMaxSplits = 64;
 struct WorkItem {
   int tile, split, kb_first, kb_count;
 };
