@@ -241,10 +241,11 @@ def _poisoned_partials_runs(ws):
             assert not ws[:counters].view(torch.int32).any(), (m, n, k, choice.label())
 
 
-def test_wgmma_splitk_fixup_equals_the_reduce_kernel_bitwise():
-    """The in-kernel fixup and the separate reduce kernel sum the same partials in the same order
-    (split 0, 1, ...), so their results are bitwise equal; a fresh hgemm workspace (taken from the
-    caching allocator, counters zeroed by new_workspace) gives the same again."""
+def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel():
+    """The in-kernel fixup sums the partials in split order 0, 1, ...; the reduce kernel in chunks of 8
+    splits (each in order), then the chunk sums in order. Up to 8 splits that is the same order, so
+    the results are bitwise equal; above, equal to fp32 rounding of the sums. A fresh hgemm workspace
+    (taken from the caching allocator, counters zeroed by new_workspace) gives the fixup's result."""
     import torch
 
     from cudaopt.gemm import _lib, hgemm
@@ -263,7 +264,12 @@ def test_wgmma_splitk_fixup_equals_the_reduce_kernel_bitwise():
                 torch.cuda.synchronize()
             finally:
                 lib.cudaopt_wgmma_set_splitk_fixup(0)  # the default
-            assert torch.equal(reduced, fixed) and torch.equal(fixed, fresh), (m, n, k, choice.label())
+            assert torch.equal(fixed, fresh), (m, n, k, choice.label())
+            if choice.splits <= 8:
+                assert torch.equal(reduced, fixed), (m, n, k, choice.label())
+            else:
+                diff = (reduced.float() - fixed.float()).abs().max().item()
+                assert diff <= 2e-3 * fixed.float().abs().max().item(), (m, n, k, choice.label(), diff)
 
 
 def test_wgmma_splitk_runs_on_the_callers_stream():

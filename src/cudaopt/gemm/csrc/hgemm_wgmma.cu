@@ -1195,37 +1195,85 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                            splits, counters);
 }
 
-// Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in
-// order 0, 1, ... (deterministic). 8 columns per thread (N % 8 == 0): two float4 loads per split,
-// one 16-byte store (C and ldc are 16-byte aligned, checked on the host).
+// Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc). A block is
+// lanes x chunks threads (the launcher sizes it; chunks = ceil(splits / kReduceChunk)): lane x walks
+// column octets (8 columns, two float4 per split), chunk y sums splits y*8 .. y*8+7 in order with
+// all of their loads in flight together, and chunk 0's thread adds the other chunks' sums in chunk
+// order through shared memory. The order is fixed, so the result is deterministic. (Until session 11
+// one thread looped over every split, about four loads in flight: a one-tile matrix split 16 ways
+// had its reduction on 4 blocks, each thread 16 dependent rounds of L2 latency.)
+// N % 8 == 0; C and ldc are 16-byte aligned (checked on the host).
+constexpr int kReduceChunk = 8;
 __global__ void __launch_bounds__(256)
     wgmma_splitk_reduce_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
                                int ldc, int splits) {
   pdl_wait_then_release();  // the split-K kernel's partials are complete and visible
+  __shared__ float4 chunk_sums[256][2];
+  const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
+  const int lanes = blockDim.x / chunks;
+  const int x = threadIdx.x % lanes, y = threadIdx.x / lanes;
   const size_t octs = (size_t)M * N / 8;
   const size_t stride = (size_t)M * N;
-  for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < octs;
-       q += (size_t)gridDim.x * blockDim.x) {
-    const float4* p = reinterpret_cast<const float4*>(partials) + 2 * q;
-    float4 lo = p[0], hi = p[1];
-    for (int z = 1; z < splits; ++z) {
-      const float4* pz = reinterpret_cast<const float4*>(partials + z * stride) + 2 * q;
-      const float4 a = pz[0], b = pz[1];
-      lo.x += a.x; lo.y += a.y; lo.z += a.z; lo.w += a.w;
-      hi.x += b.x; hi.y += b.y; hi.z += b.z; hi.w += b.w;
+  const int z0 = y * kReduceChunk;
+  const int zn = min(splits, z0 + kReduceChunk);
+  for (size_t base = (size_t)blockIdx.x * lanes; base < octs; base += (size_t)gridDim.x * lanes) {
+    const size_t q = base + x;
+    float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+    if (q < octs) {
+      float4 a[kReduceChunk], b[kReduceChunk];
+#pragma unroll
+      for (int u = 0; u < kReduceChunk; ++u) {  // unconditional (clamped) loads: no branch between them
+        const int z = min(z0 + u, zn - 1);
+        const float4* p = reinterpret_cast<const float4*>(partials + (size_t)z * stride) + 2 * q;
+        a[u] = p[0];
+        b[u] = p[1];
+      }
+      lo = a[0];  // every chunk has at least one split (chunks = ceil(splits / 8))
+      hi = b[0];
+#pragma unroll
+      for (int u = 1; u < kReduceChunk; ++u) {
+        if (z0 + u < zn) {
+          lo.x += a[u].x; lo.y += a[u].y; lo.z += a[u].z; lo.w += a[u].w;
+          hi.x += b[u].x; hi.y += b[u].y; hi.z += b[u].z; hi.w += b[u].w;
+        }
+      }
     }
-    const size_t e = q * 8;
-    const size_t row = e / N, col = e % N;
-    union {
-      uint4 u;
-      half2 h[4];
-    } out;
-    out.h[0] = __floats2half2_rn(lo.x, lo.y);
-    out.h[1] = __floats2half2_rn(lo.z, lo.w);
-    out.h[2] = __floats2half2_rn(hi.x, hi.y);
-    out.h[3] = __floats2half2_rn(hi.z, hi.w);
-    *reinterpret_cast<uint4*>(C + row * ldc + col) = out.u;
+    if (chunks > 1) {  // uniform over the block: every thread reaches both barriers
+      chunk_sums[threadIdx.x][0] = lo;
+      chunk_sums[threadIdx.x][1] = hi;
+      __syncthreads();
+      if (y == 0) {
+        for (int g = 1; g < chunks; ++g) {
+          const float4 a = chunk_sums[g * lanes + x][0], b = chunk_sums[g * lanes + x][1];
+          lo.x += a.x; lo.y += a.y; lo.z += a.z; lo.w += a.w;
+          hi.x += b.x; hi.y += b.y; hi.z += b.z; hi.w += b.w;
+        }
+      }
+      __syncthreads();  // chunk_sums is written again in the next pass
+    }
+    if (y == 0 && q < octs) {
+      const size_t e = q * 8;
+      const size_t row = e / N, col = e % N;
+      union {
+        uint4 u;
+        half2 h[4];
+      } out;
+      out.h[0] = __floats2half2_rn(lo.x, lo.y);
+      out.h[1] = __floats2half2_rn(lo.z, lo.w);
+      out.h[2] = __floats2half2_rn(hi.x, hi.y);
+      out.h[3] = __floats2half2_rn(hi.z, hi.w);
+      *reinterpret_cast<uint4*>(C + row * ldc + col) = out.u;
+    }
   }
+}
+
+// Threads per block of the reduce kernels: chunks x lanes, lanes a multiple of 32, at most 256.
+inline int reduce_block(int splits, int* lanes_out) {
+  const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
+  int lanes = 256 / chunks / 32 * 32;
+  if (lanes < 32) lanes = 32;
+  *lanes_out = lanes;
+  return lanes * chunks;
 }
 
 // ---- host side ------------------------------------------------------------------------------------
@@ -1649,10 +1697,12 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1);
   if (st != 0 || fixup) return st;
   const size_t octs = (size_t)M * N / 8;
-  const size_t want = (octs + 255) / 256, most = (size_t)sms * 8;
+  int lanes = 0;
+  const int threads = reduce_block(splits, &lanes);
+  const size_t want = (octs + lanes - 1) / lanes, most = (size_t)sms * 8;
   void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
   return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_kernel), (int)(want < most ? want : most),
-                256, 0, s, rargs, 1);
+                threads, 0, s, rargs, 1);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
