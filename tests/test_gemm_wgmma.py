@@ -1228,3 +1228,25 @@ def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
                 assert "pdl_wait_then_release();" in tmpl, (name, calls_body.group(1))
             else:
                 assert "pdl_wait_then_release();" in body, (name, kname)
+
+
+def test_split_k_switches_exist_in_the_library_and_default_off(kernel_lib, monkeypatch):
+    """The host switches the GPU runs flip (chunked reduce, in-kernel fixup) are exported, and
+    set_reduce_chunked reaches both families; the package defaults stay the session-6 paths."""
+    from cudaopt.gemm import _lib
+
+    _lib.declare_wgmma_splitk(kernel_lib)
+    for name in ("cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked",
+                 "cudaopt_wgmma_set_splitk_fixup"):
+        getattr(kernel_lib, name)(1)
+        getattr(kernel_lib, name)(0)
+    calls = []
+
+    class Recorder:
+        def __getattr__(self, name):
+            return lambda on: calls.append((name, on))
+
+    _lib.set_reduce_chunked(True, Recorder())
+    assert calls == [("cudaopt_hgemm_set_reduce_chunked", 1), ("cudaopt_wgmma_set_reduce_chunked", 1)]
+    src = (CSRC / "hgemm_wgmma.cu").read_text() + (CSRC / "hgemm_mma.cu").read_text()
+    assert "g_reduce_chunked{false}" in src and "g_splitk_fixup{false}" in src

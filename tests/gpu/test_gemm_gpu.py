@@ -1,6 +1,8 @@
 """GPU correctness of the HGEMM family: every config, with and without split-K, on awkward shapes;
 the Hopper (wgmma) configs also on large shapes, many tiles per persistent block, and other streams."""
 
+import os
+
 import pytest
 
 pytestmark = pytest.mark.gpu
@@ -242,10 +244,9 @@ def _poisoned_partials_runs(ws):
 
 
 def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel():
-    """The in-kernel fixup sums the partials in split order 0, 1, ...; the reduce kernel in chunks of 8
-    splits (each in order), then the chunk sums in order. Up to 8 splits that is the same order, so
-    the results are bitwise equal; above, equal to fp32 rounding of the sums. A fresh hgemm workspace
-    (taken from the caching allocator, counters zeroed by new_workspace) gives the fixup's result."""
+    """The in-kernel fixup and the serial reduce kernel both sum the partials in split order 0, 1, ...,
+    so their results are bitwise equal; a fresh hgemm workspace (taken from the caching allocator,
+    counters zeroed by new_workspace) gives the same again."""
     import torch
 
     from cudaopt.gemm import _lib, hgemm
@@ -264,12 +265,48 @@ def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel():
                 torch.cuda.synchronize()
             finally:
                 lib.cudaopt_wgmma_set_splitk_fixup(0)  # the default
-            assert torch.equal(fixed, fresh), (m, n, k, choice.label())
+            assert torch.equal(reduced, fixed) and torch.equal(fixed, fresh), (m, n, k, choice.label())
+
+
+@pytest.mark.parametrize("kind", ["wgmma", "mma"])
+def test_chunked_split_k_reduce_agrees_with_the_serial_one(kind):
+    """The chunked reduce (chunks of 8 splits, each in order, then the chunk sums in order) against the
+    serial one (splits in order): bitwise equal up to 8 splits (the same order), equal to fp32 rounding
+    of the sums above; deterministic; and correct against an fp32 reference, tails included."""
+    import torch
+
+    from cudaopt.gemm import Choice, _lib, hgemm
+    from cudaopt.gemm.configs import MMA_CONFIGS
+
+    lib = _lib.kernels()
+    for m, n, k in [(64, 64, 16384), (200, 136, 8192), (1000, 520, 1032)]:
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+        b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+        ref = a.float() @ b.float()
+        if kind == "wgmma":
+            choices = _gen2_split_choices(k)[::3]
+        else:
+            cfg = next(c for c in MMA_CONFIGS if (c.bm, c.bn) == (64, 64))
+            choices = [Choice("ours", cfg.id, s) for s in (2, 5, 8, 9, 16) if k // s >= 64]
+        for choice in choices:
+            ws = _lib.new_workspace(m, n, choice.splits)
+            serial = hgemm(a, b, workspace=ws, choice=choice)
+            try:
+                _lib.set_reduce_chunked(True, lib)
+                chunked = hgemm(a, b, workspace=ws, choice=choice)
+                again = hgemm(a, b, workspace=ws, choice=choice)
+                torch.cuda.synchronize()
+            finally:
+                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "0") == "1", lib)
+            label = (m, n, k, choice.label())
+            assert torch.equal(chunked, again), label
             if choice.splits <= 8:
-                assert torch.equal(reduced, fixed), (m, n, k, choice.label())
+                assert torch.equal(serial, chunked), label
             else:
-                diff = (reduced.float() - fixed.float()).abs().max().item()
-                assert diff <= 2e-3 * fixed.float().abs().max().item(), (m, n, k, choice.label(), diff)
+                diff = (serial.float() - chunked.float()).abs().max().item()
+                assert diff <= 2e-3 * serial.float().abs().max().item(), (*label, diff)
+            err = ((chunked.float() - ref).norm() / ref.norm()).item()
+            assert err < 2e-3, (*label, err)
 
 
 def test_wgmma_splitk_runs_on_the_callers_stream():

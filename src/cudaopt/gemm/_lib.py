@@ -71,6 +71,7 @@ def kernels() -> ctypes.CDLL:
     # wgmma split-K: the separate reduce kernel (default: the shipped table was tuned with it) or the
     # in-kernel fixup (CUDAOPT_GEMM_SPLITK_FIXUP=1; session 11, see docs/gemm.md)
     lib.cudaopt_wgmma_set_splitk_fixup(1 if os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0") == "1" else 0)
+    set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "0") == "1", lib)
     return lib
 
 
@@ -82,6 +83,14 @@ def set_pdl(on: bool, lib: ctypes.CDLL | None = None) -> None:
     lib = lib or kernels()
     lib.cudaopt_hgemm_set_pdl(1 if on else 0)
     lib.cudaopt_wgmma_set_pdl(1 if on else 0)
+
+
+def set_reduce_chunked(on: bool, lib: ctypes.CDLL | None = None) -> None:
+    """Split-K reduce kernels (both families): chunks of 8 splits with their loads in flight together
+    (session 11, CUDAOPT_GEMM_REDUCE_CHUNKED=1; not yet run on a GPU), or the serial loop (default)."""
+    lib = lib or kernels()
+    lib.cudaopt_hgemm_set_reduce_chunked(1 if on else 0)
+    lib.cudaopt_wgmma_set_reduce_chunked(1 if on else 0)
 
 
 def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
@@ -105,7 +114,8 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_max_active_clusters.restype = _i
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
     lib.cudaopt_wgmma_cluster_tile.restype = _i
-    for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup"):
+    for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup",
+                 "cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked"):
         getattr(lib, name).argtypes = [_i]
         getattr(lib, name).restype = None
     return lib

@@ -221,6 +221,31 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
   }
 }
 
+// The session-3 reduce (the default until the chunked one below has run on a GPU): sums `splits` fp32
+// partial products [splits][M][N] into fp16 C; 4 columns per thread, splits in order.
+__global__ void splitk_reduce_serial_kernel(const float* __restrict__ partials, half* __restrict__ C,
+                                     int M, int N, int ldc, int splits) {
+  pdl_wait_then_release();  // the partials are complete and visible
+  const size_t quads = (size_t)M * N / 4;
+  const size_t stride = (size_t)M * N;
+  for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < quads;
+       q += (size_t)gridDim.x * blockDim.x) {
+    float4 s = reinterpret_cast<const float4*>(partials)[q];
+    for (int z = 1; z < splits; ++z) {
+      const float4 p = reinterpret_cast<const float4*>(partials + z * stride)[q];
+      s.x += p.x;
+      s.y += p.y;
+      s.z += p.z;
+      s.w += p.w;
+    }
+    const size_t e = q * 4;
+    const size_t row = e / N, col = e % N;
+    half2* dst = reinterpret_cast<half2*>(C + row * ldc + col);
+    dst[0] = __floats2half2_rn(s.x, s.y);
+    dst[1] = __floats2half2_rn(s.z, s.w);
+  }
+}
+
 // Sums `splits` fp32 partial products [splits][M][N] into fp16 C; 4 columns per thread lane. As the
 // wgmma reduce (hgemm_wgmma.cu): a block is lanes x chunks threads, chunk y sums splits y*8 .. y*8+7
 // in order with their loads in flight together, chunk 0 adds the chunk sums in order (deterministic).
@@ -311,6 +336,7 @@ const ConfigEntry kConfigs[] = {
 constexpr int kNumConfigs = sizeof(kConfigs) / sizeof(kConfigs[0]);
 
 std::atomic<bool> g_pdl{true};
+std::atomic<bool> g_reduce_chunked{false};  // see cudaopt_hgemm_set_reduce_chunked
 
 // One launch on `s`, programmatic (PDL) when g_pdl. Returns 0 or a cudaError_t.
 int launch(const void* fn, dim3 grid, int threads, int smem, cudaStream_t s, void** args) {
@@ -386,18 +412,27 @@ int cudaopt_hgemm(const void* A, const void* B, void* C, int M, int N, int K, in
                        c.smem_bytes, s, args);
   if (e != 0 || splits == 1) return e;
   const size_t quads = (size_t)M * N / 4;
+  const float* parts = partials;
+  void* rargs[] = {&parts, &c_half, &M, &N, &ldc, &splits};
+  if (!g_reduce_chunked.load() || splits > 8 * kReduceChunk) {  // a block holds at most 8 chunks
+    const int threads = 256;
+    const int blocks = (int)((quads + threads - 1) / threads < 4096 ? (quads + threads - 1) / threads : 4096);
+    return launch(reinterpret_cast<const void*>(splitk_reduce_serial_kernel), dim3(blocks, 1, 1), threads, 0,
+                  s, rargs);
+  }
   const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
   const int lanes = 256 / chunks / 32 * 32 < 32 ? 32 : 256 / chunks / 32 * 32;
   const int threads = lanes * chunks;
   const int blocks = (int)((quads + lanes - 1) / lanes < 4096 ? (quads + lanes - 1) / lanes : 4096);
-  const float* parts = partials;
-  void* rargs[] = {&parts, &c_half, &M, &N, &ldc, &splits};
   return launch(reinterpret_cast<const void*>(splitk_reduce_kernel), dim3(blocks, 1, 1), threads, 0, s,
                 rargs);
 }
 
 // Whether launches are programmatic (PDL); on unless switched off. Host-only.
 void cudaopt_hgemm_set_pdl(int on) { g_pdl.store(on != 0); }
+// Split-K reduce: 1 = splitk_reduce_kernel (chunks of 8 splits, loads in flight together; session
+// 11, not yet run on a GPU), 0 (default) = the serial kernel. Host-only.
+void cudaopt_hgemm_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
 int cudaopt_hgemm_pdl() { return g_pdl.load() ? 1 : 0; }
 
 }  // extern "C"

@@ -1195,6 +1195,40 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                            splits, counters);
 }
 
+// The session-6 reduce (the default until the chunked one below has run on a GPU): sums the `splits`
+// fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in order 0, 1, ...
+// (deterministic), one thread looping over every split. 8 columns per thread (N % 8 == 0): two float4 loads per split,
+// one 16-byte store (C and ldc are 16-byte aligned, checked on the host).
+__global__ void __launch_bounds__(256)
+    wgmma_splitk_reduce_serial_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
+                               int ldc, int splits) {
+  pdl_wait_then_release();  // the split-K kernel's partials are complete and visible
+  const size_t octs = (size_t)M * N / 8;
+  const size_t stride = (size_t)M * N;
+  for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < octs;
+       q += (size_t)gridDim.x * blockDim.x) {
+    const float4* p = reinterpret_cast<const float4*>(partials) + 2 * q;
+    float4 lo = p[0], hi = p[1];
+    for (int z = 1; z < splits; ++z) {
+      const float4* pz = reinterpret_cast<const float4*>(partials + z * stride) + 2 * q;
+      const float4 a = pz[0], b = pz[1];
+      lo.x += a.x; lo.y += a.y; lo.z += a.z; lo.w += a.w;
+      hi.x += b.x; hi.y += b.y; hi.z += b.z; hi.w += b.w;
+    }
+    const size_t e = q * 8;
+    const size_t row = e / N, col = e % N;
+    union {
+      uint4 u;
+      half2 h[4];
+    } out;
+    out.h[0] = __floats2half2_rn(lo.x, lo.y);
+    out.h[1] = __floats2half2_rn(lo.z, lo.w);
+    out.h[2] = __floats2half2_rn(hi.x, hi.y);
+    out.h[3] = __floats2half2_rn(hi.z, hi.w);
+    *reinterpret_cast<uint4*>(C + row * ldc + col) = out.u;
+  }
+}
+
 // Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc). A block is
 // lanes x chunks threads (the launcher sizes it; chunks = ceil(splits / kReduceChunk)): lane x walks
 // column octets (8 columns, two float4 per split), chunk y sums splits y*8 .. y*8+7 in order with
@@ -1474,6 +1508,7 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
 
 std::atomic<bool> g_pdl{true};
 std::atomic<bool> g_splitk_fixup{false};  // see cudaopt_wgmma_set_splitk_fixup
+std::atomic<bool> g_reduce_chunked{false};  // see cudaopt_wgmma_set_reduce_chunked
 
 // One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
 // (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
@@ -1629,6 +1664,9 @@ void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
 // Split-K: 1 = the in-kernel fixup (one kernel, tile counters in the workspace); 0 (default) = the
 // session-6 path (partials, then wgmma_splitk_reduce_kernel), which the shipped table was tuned
 // with; the fixup's first form measured slower (docs/gemm.md). Host-only.
+void cudaopt_wgmma_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
+// Split-K reduce: 1 = wgmma_splitk_reduce_kernel (chunks of 8 splits, loads in flight together;
+// written in session 11, not yet run on a GPU), 0 (default) = the session-6 serial kernel. Host-only.
 void cudaopt_wgmma_set_splitk_fixup(int on) { g_splitk_fixup.store(on != 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
@@ -1697,10 +1735,15 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1);
   if (st != 0 || fixup) return st;
   const size_t octs = (size_t)M * N / 8;
+  void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
+  if (!g_reduce_chunked.load() || splits > 8 * kReduceChunk) {  // a block holds at most 8 chunks
+    const size_t want = (octs + 255) / 256, most = (size_t)sms * 8;
+    return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_serial_kernel),
+                  (int)(want < most ? want : most), 256, 0, s, rargs, 1);
+  }
   int lanes = 0;
   const int threads = reduce_block(splits, &lanes);
   const size_t want = (octs + lanes - 1) / lanes, most = (size_t)sms * 8;
-  void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
   return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_kernel), (int)(want < most ? want : most),
                 threads, 0, s, rargs, 1);
 }
