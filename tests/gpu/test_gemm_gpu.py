@@ -257,7 +257,11 @@ def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel():
         b = torch.randn((k, n), device="cuda", dtype=torch.float16)
         for choice in _gen2_split_choices(k)[::2]:
             ws = _lib.new_workspace(m, n, choice.splits)
-            reduced = hgemm(a, b, workspace=ws, choice=choice)
+            try:
+                _lib.set_reduce_chunked(False)  # the serial reduce: splits in order, as the fixup
+                reduced = hgemm(a, b, workspace=ws, choice=choice)
+            finally:
+                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "0") == "1")
             try:
                 lib.cudaopt_wgmma_set_splitk_fixup(1)
                 fixed = hgemm(a, b, workspace=ws, choice=choice)
