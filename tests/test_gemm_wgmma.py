@@ -249,8 +249,8 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
     assert len(wgmma_funcs) == len(WGMMA_CONFIGS), out[-3000:]
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
-    # Split-K: one more kernel per generation-2 config, and the reduce kernel.
-    splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce)_kernel\S*)\n\s*(.*)", out)
+    # Split-K: one more kernel per generation-2 config, and the (default, serial) reduce kernel.
+    splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
     assert len(splitk_funcs) == sum(1 for c in WGMMA_CONFIGS if c.max_splits > 1) + 1, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
@@ -276,7 +276,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     for name, body in split.items():
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMALDG.2D" in body, name
         assert "STG.E.64" in body and "UTMASTG" not in body, name
-    reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_kernel" in name)
+    reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_serial_kernel" in name)
     assert "LDG.E.128" in reduce and "STG.E.128" in reduce
     # 2x1 cluster kernels: B multicast TMA, cluster barriers (init and exit), remote mbarrier arrivals
     # (SYNCS...RED on a shared::cluster address), the same mainloop and TMA-store epilogue.
@@ -1219,6 +1219,9 @@ def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
 
     for name in ("hgemm_mma.cu", "hgemm_wgmma.cu"):
         src = (CSRC_DIR / name).read_text()
+        # the kernels of the local headers it includes (splitk_reduce.cuh) are compiled into it too
+        src += "".join((CSRC_DIR / h).read_text() for h in re.findall(r'#include "(\w+\.cuh)"', src))
+        assert name == "hgemm_mma.cu" or "splitk_reduce_chunked_kernel" in src
         kernels = re.findall(r"__global__ void[^{]*?\b(\w+)\s*\(([^)]*)\)\s*\{(.*?)\n\}", src, re.S)
         assert len(kernels) >= 2, name
         for kname, _, body in kernels:
@@ -1250,3 +1253,29 @@ def test_split_k_switches_exist_in_the_library_and_default_off(kernel_lib, monke
     assert calls == [("cudaopt_hgemm_set_reduce_chunked", 1), ("cudaopt_wgmma_set_reduce_chunked", 1)]
     src = (CSRC / "hgemm_wgmma.cu").read_text() + (CSRC / "hgemm_mma.cu").read_text()
     assert "g_reduce_chunked{false}" in src and "g_splitk_fixup{false}" in src
+
+
+def test_kernel_library_is_rebuilt_when_an_included_header_changes(tmp_path, monkeypatch):
+    """The library is rebuilt when a kernel source or a csrc header (splitk_reduce.cuh) is newer than
+    it, and not otherwise (a copy of csrc with set file times; nvcc itself is not run)."""
+    import os
+
+    from cudaopt.gemm import build
+
+    csrc = tmp_path / "csrc"
+    csrc.mkdir()
+    for name in (*build.KERNEL_SOURCES, "splitk_reduce.cuh"):
+        (csrc / name).write_text((CSRC / name).read_text())
+        os.utime(csrc / name, (1000, 1000))
+    calls = []
+    monkeypatch.setattr(build, "CSRC", csrc)
+    monkeypatch.setattr(build, "find_nvcc", lambda: "nvcc")
+    monkeypatch.setattr(build, "_nvcc", lambda cmd: calls.append(cmd))
+    lib = tmp_path / build.KERNEL_LIB
+    lib.write_bytes(b"")
+    os.utime(lib, (2000, 2000))
+    build.build(out_dir=tmp_path, with_blas=False)
+    assert calls == []  # up to date
+    os.utime(csrc / "splitk_reduce.cuh", (3000, 3000))  # only the header changed
+    build.build(out_dir=tmp_path, with_blas=False)
+    assert len(calls) == 1

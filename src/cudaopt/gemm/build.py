@@ -91,7 +91,7 @@ def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = Fal
     nvcc = find_nvcc()
     kernel_lib = out / KERNEL_LIB
     srcs = [CSRC / name for name in KERNEL_SOURCES]
-    newest = max(s.stat().st_mtime for s in srcs)
+    newest = max(s.stat().st_mtime for s in [*srcs, *CSRC.glob("*.cuh")])  # the headers they include too
     if force or not kernel_lib.exists() or kernel_lib.stat().st_mtime < newest:
         _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, *map(str, srcs), "-o", str(kernel_lib)])
     if not with_blas:

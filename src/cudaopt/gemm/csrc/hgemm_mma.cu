@@ -37,6 +37,9 @@ __device__ __forceinline__ void pdl_wait_then_release() {
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
+
+#include "splitk_reduce.cuh"  // the split-K reduce kernels, shared with hgemm_wgmma.cu
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -221,7 +224,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
   }
 }
 
-// The session-3 reduce (the default until the chunked one below has run on a GPU): sums `splits` fp32
+// The session-3 reduce (the default until splitk_reduce_chunked_kernel has run on a GPU): sums `splits` fp32
 // partial products [splits][M][N] into fp16 C; 4 columns per thread, splits in order.
 __global__ void splitk_reduce_serial_kernel(const float* __restrict__ partials, half* __restrict__ C,
                                      int M, int N, int ldc, int splits) {
@@ -238,70 +241,7 @@ __global__ void splitk_reduce_serial_kernel(const float* __restrict__ partials, 
       s.z += p.z;
       s.w += p.w;
     }
-    const size_t e = q * 4;
-    const size_t row = e / N, col = e % N;
-    half2* dst = reinterpret_cast<half2*>(C + row * ldc + col);
-    dst[0] = __floats2half2_rn(s.x, s.y);
-    dst[1] = __floats2half2_rn(s.z, s.w);
-  }
-}
-
-// Sums `splits` fp32 partial products [splits][M][N] into fp16 C; 4 columns per thread lane. As the
-// wgmma reduce (hgemm_wgmma.cu): a block is lanes x chunks threads, chunk y sums splits y*8 .. y*8+7
-// in order with their loads in flight together, chunk 0 adds the chunk sums in order (deterministic).
-constexpr int kReduceChunk = 8;
-__global__ void __launch_bounds__(256)
-    splitk_reduce_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N, int ldc,
-                         int splits) {
-  pdl_wait_then_release();  // the partials are complete and visible
-  __shared__ float4 chunk_sums[256];
-  const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
-  const int lanes = blockDim.x / chunks;
-  const int x = threadIdx.x % lanes, y = threadIdx.x / lanes;
-  const size_t quads = (size_t)M * N / 4;
-  const size_t stride = (size_t)M * N;
-  const int z0 = y * kReduceChunk;
-  const int zn = min(splits, z0 + kReduceChunk);
-  for (size_t base = (size_t)blockIdx.x * lanes; base < quads; base += (size_t)gridDim.x * lanes) {
-    const size_t q = base + x;
-    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (q < quads) {
-      float4 a[kReduceChunk];
-#pragma unroll
-      for (int u = 0; u < kReduceChunk; ++u)  // unconditional (clamped) loads: no branch between them
-        a[u] = reinterpret_cast<const float4*>(partials + (size_t)min(z0 + u, zn - 1) * stride)[q];
-      s = a[0];  // every chunk has at least one split
-#pragma unroll
-      for (int u = 1; u < kReduceChunk; ++u) {
-        if (z0 + u < zn) {
-          s.x += a[u].x;
-          s.y += a[u].y;
-          s.z += a[u].z;
-          s.w += a[u].w;
-        }
-      }
-    }
-    if (chunks > 1) {  // uniform over the block
-      chunk_sums[threadIdx.x] = s;
-      __syncthreads();
-      if (y == 0) {
-        for (int g = 1; g < chunks; ++g) {
-          const float4 p = chunk_sums[g * lanes + x];
-          s.x += p.x;
-          s.y += p.y;
-          s.z += p.z;
-          s.w += p.w;
-        }
-      }
-      __syncthreads();
-    }
-    if (y == 0 && q < quads) {
-      const size_t e = q * 4;
-      const size_t row = e / N, col = e % N;
-      half2* dst = reinterpret_cast<half2*>(C + row * ldc + col);
-      dst[0] = __floats2half2_rn(s.x, s.y);
-      dst[1] = __floats2half2_rn(s.z, s.w);
-    }
+    store_lane<1>(C, N, ldc, q, &s);
   }
 }
 
@@ -420,17 +360,16 @@ int cudaopt_hgemm(const void* A, const void* B, void* C, int M, int N, int K, in
     return launch(reinterpret_cast<const void*>(splitk_reduce_serial_kernel), dim3(blocks, 1, 1), threads, 0,
                   s, rargs);
   }
-  const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
-  const int lanes = 256 / chunks / 32 * 32 < 32 ? 32 : 256 / chunks / 32 * 32;
-  const int threads = lanes * chunks;
+  int lanes = 0;
+  const int threads = reduce_block(splits, &lanes);
   const int blocks = (int)((quads + lanes - 1) / lanes < 4096 ? (quads + lanes - 1) / lanes : 4096);
-  return launch(reinterpret_cast<const void*>(splitk_reduce_kernel), dim3(blocks, 1, 1), threads, 0, s,
-                rargs);
+  return launch(reinterpret_cast<const void*>(splitk_reduce_chunked_kernel<1>), dim3(blocks, 1, 1), threads,
+                0, s, rargs);
 }
 
 // Whether launches are programmatic (PDL); on unless switched off. Host-only.
 void cudaopt_hgemm_set_pdl(int on) { g_pdl.store(on != 0); }
-// Split-K reduce: 1 = splitk_reduce_kernel (chunks of 8 splits, loads in flight together; session
+// Split-K reduce: 1 = splitk_reduce_chunked_kernel<1> (splitk_reduce.cuh: chunks of 8 splits; session
 // 11, not yet run on a GPU), 0 (default) = the serial kernel. Host-only.
 void cudaopt_hgemm_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
 int cudaopt_hgemm_pdl() { return g_pdl.load() ? 1 : 0; }

@@ -33,7 +33,7 @@
 // Split-K (generation 2 only, splits > 1): the persistent blocks walk work items = tiles x splits
 // instead of tiles; item w covers tile w % tiles and a balanced contiguous range of k-blocks of
 // split w / tiles (work_item). Each item's fp32 accumulators go to a caller-owned workspace
-// [splits][M][N] with plain stores, and wgmma_splitk_reduce_kernel sums the splits into fp16 C on the
+// [splits][M][N] with plain stores, and a reduce kernel sums the splits into fp16 C on the
 // same stream. splits == 1 launches the unchanged plain kernels.
 //
 // Host side: tensor maps are encoded with cuTensorMapEncodeTiled obtained through
@@ -113,6 +113,8 @@ __device__ __forceinline__ void pdl_wait_then_release() {
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
+
+#include "splitk_reduce.cuh"  // the split-K reduce kernels, shared with hgemm_mma.cu
 
 // ---- thread-block clusters (the 2x1 cluster kernels only) -------------------------------------
 // Multicast 2-D tile load: the box lands at the same CTA-relative shared-memory offset `dst` in
@@ -673,7 +675,7 @@ struct WgmmaTile2 {
 // result is deterministic), stores C through the fp16 epilogue, and puts the counter back to 0 for
 // the next call. Nobody waits for anybody, so no co-residency is assumed. Counters must be zero
 // when the kernel starts (the caller's workspace contract); without counters the partials are
-// summed by wgmma_splitk_reduce_kernel afterwards.
+// summed by a reduce kernel afterwards.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
@@ -1183,7 +1185,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 // Split-K: fp32 partials of `splits` K ranges into partials[splits][M][N] (dense, ld = N); C is
 // written by the last item of each tile (counters given: the in-kernel fixup, through map_c and the
-// staging buffer) or by wgmma_splitk_reduce_kernel afterwards (counters null). Same shared-memory
+// staging buffer) or by a reduce kernel afterwards (counters null). Same shared-memory
 // layout as the plain kernel, so one smem size per config.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
@@ -1195,7 +1197,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                            splits, counters);
 }
 
-// The session-6 reduce (the default until the chunked one below has run on a GPU): sums the `splits`
+// The session-6 reduce (the default until splitk_reduce_chunked_kernel has run on a GPU): sums the `splits`
 // fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in order 0, 1, ...
 // (deterministic), one thread looping over every split. 8 columns per thread (N % 8 == 0): two float4 loads per split,
 // one 16-byte store (C and ldc are 16-byte aligned, checked on the host).
@@ -1215,99 +1217,9 @@ __global__ void __launch_bounds__(256)
       lo.x += a.x; lo.y += a.y; lo.z += a.z; lo.w += a.w;
       hi.x += b.x; hi.y += b.y; hi.z += b.z; hi.w += b.w;
     }
-    const size_t e = q * 8;
-    const size_t row = e / N, col = e % N;
-    union {
-      uint4 u;
-      half2 h[4];
-    } out;
-    out.h[0] = __floats2half2_rn(lo.x, lo.y);
-    out.h[1] = __floats2half2_rn(lo.z, lo.w);
-    out.h[2] = __floats2half2_rn(hi.x, hi.y);
-    out.h[3] = __floats2half2_rn(hi.z, hi.w);
-    *reinterpret_cast<uint4*>(C + row * ldc + col) = out.u;
+    const float4 sums[2] = {lo, hi};
+    store_lane<2>(C, N, ldc, q, sums);
   }
-}
-
-// Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc). A block is
-// lanes x chunks threads (the launcher sizes it; chunks = ceil(splits / kReduceChunk)): lane x walks
-// column octets (8 columns, two float4 per split), chunk y sums splits y*8 .. y*8+7 in order with
-// all of their loads in flight together, and chunk 0's thread adds the other chunks' sums in chunk
-// order through shared memory. The order is fixed, so the result is deterministic. (Until session 11
-// one thread looped over every split, about four loads in flight: a one-tile matrix split 16 ways
-// had its reduction on 4 blocks, each thread 16 dependent rounds of L2 latency.)
-// N % 8 == 0; C and ldc are 16-byte aligned (checked on the host).
-constexpr int kReduceChunk = 8;
-__global__ void __launch_bounds__(256)
-    wgmma_splitk_reduce_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
-                               int ldc, int splits) {
-  pdl_wait_then_release();  // the split-K kernel's partials are complete and visible
-  __shared__ float4 chunk_sums[256][2];
-  const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
-  const int lanes = blockDim.x / chunks;
-  const int x = threadIdx.x % lanes, y = threadIdx.x / lanes;
-  const size_t octs = (size_t)M * N / 8;
-  const size_t stride = (size_t)M * N;
-  const int z0 = y * kReduceChunk;
-  const int zn = min(splits, z0 + kReduceChunk);
-  for (size_t base = (size_t)blockIdx.x * lanes; base < octs; base += (size_t)gridDim.x * lanes) {
-    const size_t q = base + x;
-    float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-    if (q < octs) {
-      float4 a[kReduceChunk], b[kReduceChunk];
-#pragma unroll
-      for (int u = 0; u < kReduceChunk; ++u) {  // unconditional (clamped) loads: no branch between them
-        const int z = min(z0 + u, zn - 1);
-        const float4* p = reinterpret_cast<const float4*>(partials + (size_t)z * stride) + 2 * q;
-        a[u] = p[0];
-        b[u] = p[1];
-      }
-      lo = a[0];  // every chunk has at least one split (chunks = ceil(splits / 8))
-      hi = b[0];
-#pragma unroll
-      for (int u = 1; u < kReduceChunk; ++u) {
-        if (z0 + u < zn) {
-          lo.x += a[u].x; lo.y += a[u].y; lo.z += a[u].z; lo.w += a[u].w;
-          hi.x += b[u].x; hi.y += b[u].y; hi.z += b[u].z; hi.w += b[u].w;
-        }
-      }
-    }
-    if (chunks > 1) {  // uniform over the block: every thread reaches both barriers
-      chunk_sums[threadIdx.x][0] = lo;
-      chunk_sums[threadIdx.x][1] = hi;
-      __syncthreads();
-      if (y == 0) {
-        for (int g = 1; g < chunks; ++g) {
-          const float4 a = chunk_sums[g * lanes + x][0], b = chunk_sums[g * lanes + x][1];
-          lo.x += a.x; lo.y += a.y; lo.z += a.z; lo.w += a.w;
-          hi.x += b.x; hi.y += b.y; hi.z += b.z; hi.w += b.w;
-        }
-      }
-      __syncthreads();  // chunk_sums is written again in the next pass
-    }
-    if (y == 0 && q < octs) {
-      const size_t e = q * 8;
-      const size_t row = e / N, col = e % N;
-      union {
-        uint4 u;
-        half2 h[4];
-      } out;
-      out.h[0] = __floats2half2_rn(lo.x, lo.y);
-      out.h[1] = __floats2half2_rn(lo.z, lo.w);
-      out.h[2] = __floats2half2_rn(hi.x, hi.y);
-      out.h[3] = __floats2half2_rn(hi.z, hi.w);
-      *reinterpret_cast<uint4*>(C + row * ldc + col) = out.u;
-    }
-  }
-}
-
-// Threads per block of the reduce kernels: chunks x lanes, lanes a multiple of 32, at most 256.
-inline int reduce_block(int splits, int* lanes_out) {
-  const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
-  int lanes = 256 / chunks / 32 * 32;
-  if (lanes < 32) lanes = 32;
-  *lanes_out = lanes;
-  return lanes * chunks;
 }
 
 // ---- host side ------------------------------------------------------------------------------------
@@ -1662,10 +1574,10 @@ int cudaopt_wgmma_init() {
 // example to measure what it buys (cudaopt_wgmma_set_pdl). Host-only.
 void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
 // Split-K: 1 = the in-kernel fixup (one kernel, tile counters in the workspace); 0 (default) = the
-// session-6 path (partials, then wgmma_splitk_reduce_kernel), which the shipped table was tuned
+// session-6 path (partials, then a reduce kernel), which the shipped table was tuned
 // with; the fixup's first form measured slower (docs/gemm.md). Host-only.
 void cudaopt_wgmma_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
-// Split-K reduce: 1 = wgmma_splitk_reduce_kernel (chunks of 8 splits, loads in flight together;
+// Split-K reduce: 1 = splitk_reduce_chunked_kernel<2> (splitk_reduce.cuh: chunks of 8 splits, loads in flight together;
 // written in session 11, not yet run on a GPU), 0 (default) = the session-6 serial kernel. Host-only.
 void cudaopt_wgmma_set_splitk_fixup(int on) { g_splitk_fixup.store(on != 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
@@ -1744,7 +1656,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   int lanes = 0;
   const int threads = reduce_block(splits, &lanes);
   const size_t want = (octs + lanes - 1) / lanes, most = (size_t)sms * 8;
-  return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_kernel), (int)(want < most ? want : most),
+  return launch(reinterpret_cast<const void*>(splitk_reduce_chunked_kernel<2>), (int)(want < most ? want : most),
                 threads, 0, s, rargs, 1);
 }
 
