@@ -564,28 +564,3 @@ def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     assert again.paired["dispatch vs torch"] == {s: 1.1 for s in SHAPES5[:3]}
     bench.write_outputs(res, tmp_path, "t")
     assert "| dispatch vs torch (paired) | all |" in (tmp_path / "summary.md").read_text()
-
-
-def test_call_timing_takes_one_call_count_per_shape_sized_to_the_fastest(monkeypatch):
-    """A sample of n calls lasts about 2 ms for the fastest candidate (n at most 20), and every
-    candidate of the shape gets the same n: the largest shapes no longer spend 20 x 13 ms a sample."""
-    import time as _time
-
-    import torch
-
-    from cudaopt.gemm import timing
-
-    assert timing.call_count(10.0) == 20 and timing.call_count(13000.0) == 1 and timing.call_count(500.0) == 4
-    assert timing.call_count(0.0) == 20 and timing.call_count(700.0, most=2) == 2
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)  # the CPU test machine has no GPU
-    counts = {"fast": 0, "slow": 0}
-
-    def launch(name, seconds):
-        def run(i):
-            counts[name] += 1
-            _time.sleep(seconds)
-        return run
-
-    t = timing.time_call({"fast": launch("fast", 0.004), "slow": launch("slow", 0.008)}, sets=2, rounds=2)
-    assert counts == {"fast": 4, "slow": 4}  # two warm-up calls, then 2 rounds of one call (4 ms > 2 ms)
-    assert t["slow"] > t["fast"] > 3000
