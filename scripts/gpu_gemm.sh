@@ -25,8 +25,7 @@ export PYTHONPATH=src PYTHONUNBUFFERED=1
 source "$(dirname "$0")/gemm_sharded.sh"
 # The benchmark also times ours without programmatic dependent launch ("ours vs ours_nopdl"); 0 skips it.
 export CUDAOPT_GEMM_PDL_AB=${GEMM_PDL_AB:-1}
-# Split-K reduce kernels: the chunked ones (session 11, not yet run on a GPU when written) unless
-# GEMM_REDUCE_CHUNKED=0; the package default stays the serial ones until a run has checked them.
+# Split-K reduce kernels: the chunked ones (the package default since session 12) unless GEMM_REDUCE_CHUNKED=0.
 export CUDAOPT_GEMM_REDUCE_CHUNKED=${GEMM_REDUCE_CHUNKED:-1}
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
 if [ "$N" = grid ]; then SHAPES=grid; else SHAPES="sample:$N"; fi

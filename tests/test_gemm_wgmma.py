@@ -127,7 +127,8 @@ def test_shipped_table_covers_the_grid_with_launchable_measured_choices():
 
     data = json.loads(dispatch.DEFAULT_TABLE.read_text())
     shipped = dispatch.load_table(None)
-    assert set(shipped) == set(parse_shapes("grid"))  # session 11's H200 tune, all 1,000 shapes
+    assert set(shipped) == set(parse_shapes("grid"))  # session 12's H200 tune, all 1,000 shapes
+    tie = 5e-5  # paired_ratio_vs_torch is stored rounded to 4 decimals: 1.0 may be a hair under
     for e in data["entries"]:
         choice = shipped[(e["m"], e["n"], e["k"])]
         assert choice.backend in ("ours", "torch")
@@ -135,9 +136,9 @@ def test_shipped_table_covers_the_grid_with_launchable_measured_choices():
         confirmed = e.get("paired_ratio_vs_torch") or (e["torch_us"] / e["ours_us"] if e["ours_us"] else None)
         ratios = [confirmed, e["screen_torch_us"] / e["screen_ours_us"]] if e["ours_us"] else []
         if choice.backend == "torch":  # a labelled fallback
-            assert not ratios or min(ratios) < data["fallback_below"]
+            assert not ratios or min(ratios) < data["fallback_below"] + tie
             continue
-        assert choice.label() == e["label"] and min(ratios) >= data["fallback_below"]
+        assert choice.label() == e["label"] and min(ratios) >= data["fallback_below"] - tie
         assert dispatch.fit_splits(choice, e["k"]) == choice  # launchable as tuned
     assert any(KERNEL_CONFIGS[c.config].kind == "wgmma" for c in shipped.values() if c.backend == "ours")
 
@@ -1233,9 +1234,10 @@ def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
                 assert "pdl_wait_then_release();" in body, (name, kname)
 
 
-def test_split_k_switches_exist_in_the_library_and_default_off(kernel_lib, monkeypatch):
+def test_split_k_switches_exist_in_the_library_with_their_defaults(kernel_lib, monkeypatch):
     """The host switches the GPU runs flip (chunked reduce, in-kernel fixup) are exported, and
-    set_reduce_chunked reaches both families; the package defaults stay the session-6 paths."""
+    set_reduce_chunked reaches both families; the chunked reduce is on by default (session 12), the
+    fixup off."""
     from cudaopt.gemm import _lib
 
     _lib.declare_wgmma_splitk(kernel_lib)
@@ -1252,7 +1254,7 @@ def test_split_k_switches_exist_in_the_library_and_default_off(kernel_lib, monke
     _lib.set_reduce_chunked(True, Recorder())
     assert calls == [("cudaopt_hgemm_set_reduce_chunked", 1), ("cudaopt_wgmma_set_reduce_chunked", 1)]
     src = (CSRC / "hgemm_wgmma.cu").read_text() + (CSRC / "hgemm_mma.cu").read_text()
-    assert "g_reduce_chunked{false}" in src and "g_splitk_fixup{false}" in src
+    assert src.count("g_reduce_chunked{true}") == 2 and "g_splitk_fixup{false}" in src
 
 
 def test_kernel_library_is_rebuilt_when_an_included_header_changes(tmp_path, monkeypatch):

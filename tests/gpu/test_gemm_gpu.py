@@ -261,7 +261,7 @@ def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel():
                 _lib.set_reduce_chunked(False)  # the serial reduce: splits in order, as the fixup
                 reduced = hgemm(a, b, workspace=ws, choice=choice)
             finally:
-                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "0") == "1")
+                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0")
             try:
                 lib.cudaopt_wgmma_set_splitk_fixup(1)
                 fixed = hgemm(a, b, workspace=ws, choice=choice)
@@ -294,14 +294,15 @@ def test_chunked_split_k_reduce_agrees_with_the_serial_one(kind):
             choices = [Choice("ours", cfg.id, s) for s in (2, 5, 8, 9, 16) if k // s >= 64]
         for choice in choices:
             ws = _lib.new_workspace(m, n, choice.splits)
-            serial = hgemm(a, b, workspace=ws, choice=choice)
             try:
+                _lib.set_reduce_chunked(False, lib)  # whatever the environment chose
+                serial = hgemm(a, b, workspace=ws, choice=choice)
                 _lib.set_reduce_chunked(True, lib)
                 chunked = hgemm(a, b, workspace=ws, choice=choice)
                 again = hgemm(a, b, workspace=ws, choice=choice)
                 torch.cuda.synchronize()
             finally:
-                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "0") == "1", lib)
+                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
             label = (m, n, k, choice.label())
             assert torch.equal(chunked, again), label
             if choice.splits <= 8:

@@ -71,7 +71,7 @@ def kernels() -> ctypes.CDLL:
     # wgmma split-K: the separate reduce kernel (default: the shipped table was tuned with it) or the
     # in-kernel fixup (CUDAOPT_GEMM_SPLITK_FIXUP=1; session 11, see docs/gemm.md)
     lib.cudaopt_wgmma_set_splitk_fixup(1 if os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0") == "1" else 0)
-    set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "0") == "1", lib)
+    set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
     return lib
 
 
@@ -87,7 +87,8 @@ def set_pdl(on: bool, lib: ctypes.CDLL | None = None) -> None:
 
 def set_reduce_chunked(on: bool, lib: ctypes.CDLL | None = None) -> None:
     """Split-K reduce kernels (both families): chunks of 8 splits with their loads in flight together
-    (session 11, CUDAOPT_GEMM_REDUCE_CHUNKED=1; not yet run on a GPU), or the serial loop (default)."""
+    (the default since session 12, whose grid was tuned and checked with them), or the serial loop of
+    sessions 3-11 (CUDAOPT_GEMM_REDUCE_CHUNKED=0)."""
     lib = lib or kernels()
     lib.cudaopt_hgemm_set_reduce_chunked(1 if on else 0)
     lib.cudaopt_wgmma_set_reduce_chunked(1 if on else 0)

@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
   }
 }
 
-// The session-3 reduce (the default until splitk_reduce_chunked_kernel has run on a GPU): sums `splits` fp32
+// The session-3 reduce (the default until session 12; CUDAOPT_GEMM_REDUCE_CHUNKED=0 selects it): sums `splits` fp32
 // partial products [splits][M][N] into fp16 C; 4 columns per thread, splits in order.
 __global__ void splitk_reduce_serial_kernel(const float* __restrict__ partials, half* __restrict__ C,
                                      int M, int N, int ldc, int splits) {
@@ -276,7 +276,7 @@ const ConfigEntry kConfigs[] = {
 constexpr int kNumConfigs = sizeof(kConfigs) / sizeof(kConfigs[0]);
 
 std::atomic<bool> g_pdl{true};
-std::atomic<bool> g_reduce_chunked{false};  // see cudaopt_hgemm_set_reduce_chunked
+std::atomic<bool> g_reduce_chunked{true};  // see cudaopt_hgemm_set_reduce_chunked
 
 // One launch on `s`, programmatic (PDL) when g_pdl. Returns 0 or a cudaError_t.
 int launch(const void* fn, dim3 grid, int threads, int smem, cudaStream_t s, void** args) {
@@ -369,8 +369,8 @@ int cudaopt_hgemm(const void* A, const void* B, void* C, int M, int N, int K, in
 
 // Whether launches are programmatic (PDL); on unless switched off. Host-only.
 void cudaopt_hgemm_set_pdl(int on) { g_pdl.store(on != 0); }
-// Split-K reduce: 1 = splitk_reduce_chunked_kernel<1> (splitk_reduce.cuh: chunks of 8 splits; session
-// 11, not yet run on a GPU), 0 (default) = the serial kernel. Host-only.
+// Split-K reduce: 1 (default since session 12, when the grid was tuned and checked with it) =
+// splitk_reduce_chunked_kernel<1> (splitk_reduce.cuh: chunks of 8 splits), 0 = the serial kernel. Host-only.
 void cudaopt_hgemm_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
 int cudaopt_hgemm_pdl() { return g_pdl.load() ? 1 : 0; }
 

@@ -1197,7 +1197,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                            splits, counters);
 }
 
-// The session-6 reduce (the default until splitk_reduce_chunked_kernel has run on a GPU): sums the `splits`
+// The session-6 reduce (the default until session 12; CUDAOPT_GEMM_REDUCE_CHUNKED=0 selects it): sums the `splits`
 // fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in order 0, 1, ...
 // (deterministic), one thread looping over every split. 8 columns per thread (N % 8 == 0): two float4 loads per split,
 // one 16-byte store (C and ldc are 16-byte aligned, checked on the host).
@@ -1420,7 +1420,7 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
 
 std::atomic<bool> g_pdl{true};
 std::atomic<bool> g_splitk_fixup{false};  // see cudaopt_wgmma_set_splitk_fixup
-std::atomic<bool> g_reduce_chunked{false};  // see cudaopt_wgmma_set_reduce_chunked
+std::atomic<bool> g_reduce_chunked{true};  // see cudaopt_wgmma_set_reduce_chunked
 
 // One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
 // (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
@@ -1573,12 +1573,13 @@ int cudaopt_wgmma_init() {
 // Whether launches are programmatic (PDL, see pdl_wait_then_release); on unless switched off, for
 // example to measure what it buys (cudaopt_wgmma_set_pdl). Host-only.
 void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
-// Split-K: 1 = the in-kernel fixup (one kernel, tile counters in the workspace); 0 (default) = the
-// session-6 path (partials, then a reduce kernel), which the shipped table was tuned
-// with; the fixup's first form measured slower (docs/gemm.md). Host-only.
+// Split-K reduce: 1 (default since session 12, when the grid was tuned and checked with it) =
+// splitk_reduce_chunked_kernel<2> (splitk_reduce.cuh: chunks of 8 splits, loads in flight together),
+// 0 = the session-6 serial kernel. Host-only.
 void cudaopt_wgmma_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
-// Split-K reduce: 1 = splitk_reduce_chunked_kernel<2> (splitk_reduce.cuh: chunks of 8 splits, loads in flight together;
-// written in session 11, not yet run on a GPU), 0 (default) = the session-6 serial kernel. Host-only.
+// Split-K: 1 = the in-kernel fixup (one kernel, tile counters in the workspace); 0 (default) = the
+// partials, then a reduce kernel, which the shipped table was tuned with; the fixup measured slower
+// (docs/gemm.md). Host-only.
 void cudaopt_wgmma_set_splitk_fixup(int on) { g_splitk_fixup.store(on != 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
