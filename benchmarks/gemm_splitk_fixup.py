@@ -1,5 +1,7 @@
-"""wgmma split-K: the in-kernel fixup against the separate reduce kernel, on the shipped table's
-split-K shapes (GPU).
+"""wgmma split-K: an in-kernel fixup against the separate reduce kernel, on the shipped table's
+split-K shapes (GPU). --mode 1: the ticket fixup (the last split of a tile sums them all); --mode 2:
+the spread fixup (every split sums a slice), timed only on one-wave shapes (tiles x splits <= #SMs),
+the only ones where it runs.
 
 For each shape whose tuned choice is a wgmma split-K one, the same (config, splits) is captured in
 CUDA graphs twice, once per split-K path (the path is a host setting read at launch, so each graph
@@ -8,7 +10,7 @@ output of the fixup is checked bitwise against the serial reduce kernel's (both 
 timed reduce is the default chunked one, whose chunk sums differ in the last bits above 8 splits). Prints one row per shape and the
 median ratio last.
 
-    PYTHONPATH=src python benchmarks/gemm_splitk_fixup.py [--limit 40] [--rounds 15]
+    PYTHONPATH=src python benchmarks/gemm_splitk_fixup.py [--mode 2] [--limit 40] [--rounds 15]
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=40, help="most shapes (spread over the split-K shapes)")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--mode", type=int, choices=(1, 2), default=1, help="1: ticket fixup, 2: spread fixup")
     args = ap.parse_args()
 
     import torch
@@ -33,10 +36,12 @@ def main() -> None:
     from cudaopt.gemm.timing import time_gpu
 
     lib = _lib.wgmma_kernels()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     shapes = sorted((s, c) for s, c in load_table().items()
-                    if c.splits > 1 and KERNEL_CONFIGS[c.config].kind == "wgmma")
+                    if c.splits > 1 and KERNEL_CONFIGS[c.config].kind == "wgmma"
+                    and (args.mode == 1 or KERNEL_CONFIGS[c.config].tiles(s[0], s[1]) * c.splits <= sms))
     if not shapes:
-        raise SystemExit("the shipped table has no wgmma split-K shape: nothing to compare")
+        raise SystemExit(f"the shipped table has no wgmma split-K shape for mode {args.mode}: nothing to compare")
     step = max(1, len(shapes) // args.limit)
     picked = shapes[::step][: args.limit]
     print(f"{len(shapes)} wgmma split-K shapes in the table; timing {len(picked)}")
@@ -50,7 +55,7 @@ def main() -> None:
 
         def with_fixup(on: int):
             def run(i: int) -> None:
-                lib.cudaopt_wgmma_set_splitk_fixup(on)
+                lib.cudaopt_wgmma_set_splitk_fixup(args.mode if on else 0)
                 try:
                     plain(i)
                 finally:
@@ -70,7 +75,7 @@ def main() -> None:
         ratios.append(ratio)
         print(f"{f'{m}x{n}x{k}':>20} {choice.label():>36} {t['reduce']:10.2f} {t['fixup']:9.2f} {ratio:12.3f} {equal}")
         del x
-    print(f"== fixup vs reduce kernel over {len(ratios)} shapes: median {statistics.median(ratios):.3f}x, "
+    print(f"== fixup (mode {args.mode}) vs reduce kernel over {len(ratios)} shapes: median {statistics.median(ratios):.3f}x, "
           f"mean {statistics.mean(ratios):.3f}x, min {min(ratios):.3f}, max {max(ratios):.3f} (>1: fixup faster)")
 
 

@@ -1254,7 +1254,7 @@ def test_split_k_switches_exist_in_the_library_with_their_defaults(kernel_lib, m
     _lib.set_reduce_chunked(True, Recorder())
     assert calls == [("cudaopt_hgemm_set_reduce_chunked", 1), ("cudaopt_wgmma_set_reduce_chunked", 1)]
     src = (CSRC / "hgemm_wgmma.cu").read_text() + (CSRC / "hgemm_mma.cu").read_text()
-    assert src.count("g_reduce_chunked{true}") == 2 and "g_splitk_fixup{false}" in src
+    assert src.count("g_reduce_chunked{true}") == 2 and "g_splitk_fixup{0}" in src
 
 
 def test_kernel_library_is_rebuilt_when_an_included_header_changes(tmp_path, monkeypatch):
@@ -1281,3 +1281,18 @@ def test_kernel_library_is_rebuilt_when_an_included_header_changes(tmp_path, mon
     os.utime(csrc / "splitk_reduce.cuh", (3000, 3000))  # only the header changed
     build.build(out_dir=tmp_path, with_blas=False)
     assert len(calls) == 1
+
+
+def test_splitk_fixup_mode_reads_the_environment_and_refuses_other_values(monkeypatch):
+    from cudaopt.gemm import _lib
+
+    for raw, mode in [(None, 0), ("", 0), ("0", 0), ("1", 1), (" 2 ", 2)]:
+        if raw is None:
+            monkeypatch.delenv("CUDAOPT_GEMM_SPLITK_FIXUP", raising=False)
+        else:
+            monkeypatch.setenv("CUDAOPT_GEMM_SPLITK_FIXUP", raw)
+        assert _lib.splitk_fixup_mode() == mode
+    for bad in ("3", "yes", "-1"):
+        monkeypatch.setenv("CUDAOPT_GEMM_SPLITK_FIXUP", bad)
+        with pytest.raises(_lib.GemmError, match="use 0 .* 1 .* or 2"):
+            _lib.splitk_fixup_mode()

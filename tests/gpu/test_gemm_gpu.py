@@ -203,7 +203,7 @@ def test_wgmma_splitk_matches_torch(shape):
     assert r.ok, (full.label(), r)
 
 
-@pytest.mark.parametrize("fixup", [0, 1])
+@pytest.mark.parametrize("fixup", [0, 1, 2])
 def test_wgmma_splitk_writes_every_workspace_element_it_reads_and_is_deterministic(fixup):
     """A NaN-poisoned partials area gives a NaN-free result (every partial the fixup reads was
     written by some work item), the same workspace reused for another split count or shape too; two
@@ -243,16 +243,20 @@ def _poisoned_partials_runs(ws):
             assert not ws[:counters].view(torch.int32).any(), (m, n, k, choice.label())
 
 
-def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel():
-    """The in-kernel fixup and the serial reduce kernel both sum the partials in split order 0, 1, ...,
-    so their results are bitwise equal; a fresh hgemm workspace (taken from the caching allocator,
-    counters zeroed by new_workspace) gives the same again."""
+@pytest.mark.parametrize("mode", [1, 2])
+def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel(mode):
+    """The in-kernel fixups (1: ticket, 2: spread, on one-wave launches; the reduce kernel elsewhere)
+    and the serial reduce kernel all sum the partials in split order 0, 1, ..., so their results are
+    bitwise equal; a fresh hgemm workspace (taken from the caching allocator, counters zeroed by
+    new_workspace) gives the same again, and the counters are left at zero."""
     import torch
 
     from cudaopt.gemm import _lib, hgemm
 
     lib = _lib.wgmma_kernels()
-    for m, n, k in [(1000, 520, 1032), (256, 128, 4096)]:
+    # (1000, 520, 1032): one wave for 128-row tiles at 3 splits, several at 16; (256, 128, 4096): one
+    # wave up to 32 splits; (64, 64, 8192) one tile, 64 splits spread over 64 blocks.
+    for m, n, k in [(1000, 520, 1032), (256, 128, 4096), (64, 64, 8192)]:
         a = torch.randn((m, k), device="cuda", dtype=torch.float16)
         b = torch.randn((k, n), device="cuda", dtype=torch.float16)
         for choice in _gen2_split_choices(k)[::2]:
@@ -263,13 +267,16 @@ def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel():
             finally:
                 _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0")
             try:
-                lib.cudaopt_wgmma_set_splitk_fixup(1)
+                lib.cudaopt_wgmma_set_splitk_fixup(mode)
                 fixed = hgemm(a, b, workspace=ws, choice=choice)
+                again = hgemm(a, b, workspace=ws, choice=choice)  # the counters were put back
                 fresh = hgemm(a, b, choice=choice)
                 torch.cuda.synchronize()
             finally:
                 lib.cudaopt_wgmma_set_splitk_fixup(0)  # the default
-            assert torch.equal(reduced, fixed) and torch.equal(fixed, fresh), (m, n, k, choice.label())
+            label = (mode, m, n, k, choice.label())
+            assert torch.equal(reduced, fixed) and torch.equal(fixed, again) and torch.equal(fixed, fresh), label
+            assert not ws[: _lib.counter_bytes(m, n) // 4].view(torch.int32).any(), label
 
 
 @pytest.mark.parametrize("kind", ["wgmma", "mma"])

@@ -68,11 +68,20 @@ def kernels() -> ctypes.CDLL:
                             f"configs.py {cfg.max_splits}: rebuild")
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
     set_pdl(os.environ.get("CUDAOPT_GEMM_PDL", "1") != "0", lib)
-    # wgmma split-K: the separate reduce kernel (default: the shipped table was tuned with it) or the
-    # in-kernel fixup (CUDAOPT_GEMM_SPLITK_FIXUP=1; session 11, see docs/gemm.md)
-    lib.cudaopt_wgmma_set_splitk_fixup(1 if os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0") == "1" else 0)
+    # wgmma split-K: the separate reduce kernel (default: the shipped table was tuned with it), the
+    # ticket fixup (CUDAOPT_GEMM_SPLITK_FIXUP=1) or the spread fixup on one-wave launches (=2); docs/gemm.md
+    lib.cudaopt_wgmma_set_splitk_fixup(splitk_fixup_mode())
     set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
     return lib
+
+
+def splitk_fixup_mode() -> int:
+    """$CUDAOPT_GEMM_SPLITK_FIXUP: 0 (default, the reduce kernel), 1 (ticket fixup), 2 (spread fixup);
+    anything else is refused with the values it takes."""
+    raw = os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0").strip() or "0"
+    if raw not in ("0", "1", "2"):
+        raise GemmError(f"CUDAOPT_GEMM_SPLITK_FIXUP={raw!r}: use 0 (reduce kernel), 1 (ticket fixup) or 2 (spread fixup)")
+    return int(raw)
 
 
 def set_pdl(on: bool, lib: ctypes.CDLL | None = None) -> None:

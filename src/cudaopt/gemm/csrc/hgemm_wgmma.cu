@@ -579,6 +579,12 @@ __device__ __forceinline__ int atom_add_acq_rel_gpu(int* p, int v) {
   asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
+// Load at GPU scope with acquire semantics (the spread fixup's wait for every split of a tile).
+__device__ __forceinline__ int ld_acquire_gpu(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 // Named barrier that also ORs a predicate over its threads (bar.red.or.pred): every thread learns
 // whether any thread passed true.
 __device__ __forceinline__ bool named_bar_or(int id, int threads, bool pred) {
@@ -676,10 +682,21 @@ struct WgmmaTile2 {
 // the next call. Nobody waits for anybody, so no co-residency is assumed. Counters must be zero
 // when the kernel starts (the caller's workspace contract); without counters the partials are
 // summed by a reduce kernel afterwards.
+//
+// The spread fixup (spread != 0, session 12; the host sets it only when every work item is its
+// block's only one, grid == items <= #SMs, launched cooperatively so that all blocks are resident):
+// each consumer of an item writes its partial, adds 1 to its (tile, consumer) counter and waits
+// until all `splits` have; then split s sums slice s of the consumer's rows x BN region over every
+// split in order 0, 1, ... (bitwise the serial reduce kernel's sums) and stores it as fp16 straight
+// to C (c_ptr, ldc). The reduction is spread over the tile's splits instead of falling to the last
+// one (the ticket fixup above, 0.37x of the reduce kernel in session 12). The counter's high half
+// counts the items done reading it; the last one puts it back to 0 for the next call (nobody is
+// still waiting on it then).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
-                                            int K, int splits, int* counters = nullptr) {
+                                            int K, int splits, int* counters = nullptr,
+                                            half* c_ptr = nullptr, int ldc = 0, int spread = 0) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -817,7 +834,38 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                   make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
           }
         }
-        if (counters != nullptr) {  // in-kernel fixup (see above the function)
+        if (counters != nullptr && spread) {  // the spread fixup (see above the function)
+          named_bar_sync(kBarEpilogue + consumer, 128);  // the warpgroup's partial stores, then its add
+          const int ctr = T::kPingPong ? tile : tile * CONSUMERS + consumer;
+          if (wg_thread == 0) {
+            atom_add_acq_rel_gpu(&counters[ctr], 1);
+            while ((ld_acquire_gpu(&counters[ctr]) & 0xFFFF) < splits) {
+            }
+          }
+          named_bar_sync(kBarEpilogue + consumer, 128);  // every split's partial is visible
+          const int row0 = m0 + a_row_off;
+          const int rows = min(T::kRowsPerConsumer, M - row0), quads = min(BN, N - n0) / 4;
+          if (rows > 0 && quads > 0) {
+            const int units = rows * quads;
+            const int u_end = (split + 1) * units / splits;
+            for (int u = split * units / splits + wg_thread; u < u_end; u += 128) {
+              const int r = u / quads;
+              const size_t off = (size_t)(row0 + r) * N + n0 + 4 * (u - r * quads);
+              float4 sum = __ldcg(reinterpret_cast<const float4*>(partials + off));
+              for (int z = 1; z < splits; ++z) {
+                const float4 v = __ldcg(reinterpret_cast<const float4*>(partials + (size_t)z * M * N + off));
+                sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+              }
+              const half2 lo = __floats2half2_rn(sum.x, sum.y), hi = __floats2half2_rn(sum.z, sum.w);
+              uint2 packed;
+              packed.x = *reinterpret_cast<const uint32_t*>(&lo);
+              packed.y = *reinterpret_cast<const uint32_t*>(&hi);
+              *reinterpret_cast<uint2*>(c_ptr + (size_t)(row0 + r) * ldc + n0 + 4 * (u - r * quads)) = packed;
+            }
+          }
+          if (wg_thread == 0 && (atomicAdd(&counters[ctr], 1 << 16) >> 16) == splits - 1)
+            counters[ctr] = 0;  // every split has passed its wait: clean for the next call
+        } else if (counters != nullptr) {  // in-kernel fixup (see above the function)
           // One ticket per consumer: the barrier orders the warpgroup's partial stores before thread
           // 0's acq_rel add at GPU scope, whose release side publishes them (cumulativity) and whose
           // acquire side, for the last ticket, makes every other item's partial visible to the reads
@@ -1192,9 +1240,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c, float* partials,
-                               int* counters, int M, int N, int K, int splits) {
+                               int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
+                               int spread) {
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI>(&map_a, &map_b, &map_c, partials, M, N, K,
-                                                           splits, counters);
+                                                           splits, counters, c_ptr, ldc, spread);
 }
 
 // The session-6 reduce (the default until session 12; CUDAOPT_GEMM_REDUCE_CHUNKED=0 selects it): sums the `splits`
@@ -1227,7 +1276,7 @@ __global__ void __launch_bounds__(256)
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, half*, int, int, int, int);
 using Kernel2Fn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int);
 using Kernel2SplitFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, float*, int*, int,
-                               int, int, int);
+                               int, int, int, half*, int, int);
 
 // schedule 0: generation 1 (`kernel`, no split-K); 1 and 2: generation 2 (`kernel2`, C through a
 // tensor map with boxes of 64 columns x c_box_rows rows; `kernel2_splitk` for splits > 1).
@@ -1419,16 +1468,23 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
 }
 
 std::atomic<bool> g_pdl{true};
-std::atomic<bool> g_splitk_fixup{false};  // see cudaopt_wgmma_set_splitk_fixup
+std::atomic<int> g_splitk_fixup{0};  // see cudaopt_wgmma_set_splitk_fixup
 std::atomic<bool> g_reduce_chunked{true};  // see cudaopt_wgmma_set_reduce_chunked
 
 // One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
 // (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
-// dimension along x when cluster > 1. Returns 0 or a cudaError_t.
-int launch(const void* fn, int grid, int threads, int smem, cudaStream_t s, void** args, int cluster) {
+// dimension along x when cluster > 1; cooperative (every block resident at once, or an error) when
+// asked. Returns 0 or a cudaError_t.
+int launch(const void* fn, int grid, int threads, int smem, cudaStream_t s, void** args, int cluster,
+           bool cooperative = false) {
   cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[2];
+  cudaLaunchAttribute attr[3];
   int n = 0;
+  if (cooperative) {
+    attr[n].id = cudaLaunchAttributeCooperative;
+    attr[n].val.cooperative = 1;
+    ++n;
+  }
   if (cluster > 1) {
     attr[n].id = cudaLaunchAttributeClusterDimension;
     attr[n].val.clusterDim.x = cluster;
@@ -1577,10 +1633,11 @@ void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
 // splitk_reduce_chunked_kernel<2> (splitk_reduce.cuh: chunks of 8 splits, loads in flight together),
 // 0 = the session-6 serial kernel. Host-only.
 void cudaopt_wgmma_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
-// Split-K: 1 = the in-kernel fixup (one kernel, tile counters in the workspace); 0 (default) = the
-// partials, then a reduce kernel, which the shipped table was tuned with; the fixup measured slower
-// (docs/gemm.md). Host-only.
-void cudaopt_wgmma_set_splitk_fixup(int on) { g_splitk_fixup.store(on != 0); }
+// Split-K: 0 (default) = the partials, then a reduce kernel, which the shipped table was tuned with;
+// 1 = the ticket fixup (one kernel, tile counters in the workspace; the last split of a tile sums
+// them all: measured slower, docs/gemm.md); 2 = the spread fixup where the launch is one wave
+// (tiles x splits <= #SMs), the reduce kernel elsewhere (see wgmma2_body). Host-only.
+void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode == 1 || mode == 2 ? mode : 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
 // C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
@@ -1637,16 +1694,27 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, 1);
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
-  const bool fixup = g_splitk_fixup.load();
+  const int mode = g_splitk_fixup.load();
+  // The spread fixup needs every item to be its block's only one (grid == items) and all blocks
+  // resident together (a cooperative launch; where that is refused, the reduce kernel path).
+  int spread = mode == 2 && (long long)grid == (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
+  const bool fixup = mode == 1 || spread;
   int* counters = fixup ? static_cast<int*>(workspace) : nullptr;
-  CUtensorMap map_c = map_a;  // unused without the fixup (the reduce kernel writes C)
-  if (fixup) {
+  CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
+  if (mode == 1) {
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
   }
-  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits};
-  st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1);
-  if (st != 0 || fixup) return st;
+  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread};
+  st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1,
+              spread != 0);
+  if (st != 0 && spread) {  // a cooperative launch refused (e.g. fewer SMs in this context): reduce
+    (void)cudaGetLastError();
+    spread = 0;
+    counters = nullptr;
+    st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1);
+  }
+  if (st != 0 || counters != nullptr) return st;
   const size_t octs = (size_t)M * N / 8;
   void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
   if (!g_reduce_chunked.load() || splits > 8 * kReduceChunk) {  // a block holds at most 8 chunks
