@@ -1,7 +1,8 @@
 """wgmma split-K: an in-kernel fixup against the separate reduce kernel, on the shipped table's
 split-K shapes (GPU). --mode 1: the ticket fixup (the last split of a tile sums them all); --mode 2:
 the spread fixup (every split sums a slice), timed only on one-wave shapes (tiles x splits <= #SMs),
-the only ones where it runs.
+the only ones where it runs; --mode 3: the spread fixup launched without the cooperative attribute
+(a measurement of what that attribute costs).
 
 For each shape whose tuned choice is a wgmma split-K one, the same (config, splits) is captured in
 CUDA graphs twice, once per split-K path (the path is a host setting read at launch, so each graph
@@ -24,7 +25,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=40, help="most shapes (spread over the split-K shapes)")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--mode", type=int, choices=(1, 2), default=1, help="1: ticket fixup, 2: spread fixup")
+    ap.add_argument("--mode", type=int, choices=(1, 2, 3), default=1,
+                    help="1: ticket fixup, 2: spread fixup, 3: spread fixup without the cooperative launch")
     args = ap.parse_args()
 
     import torch

@@ -1292,7 +1292,7 @@ def test_splitk_fixup_mode_reads_the_environment_and_refuses_other_values(monkey
         else:
             monkeypatch.setenv("CUDAOPT_GEMM_SPLITK_FIXUP", raw)
         assert _lib.splitk_fixup_mode() == mode
-    for bad in ("3", "yes", "-1"):
+    for bad in ("4", "yes", "-1"):
         monkeypatch.setenv("CUDAOPT_GEMM_SPLITK_FIXUP", bad)
-        with pytest.raises(_lib.GemmError, match="use 0 .* 1 .* or 2"):
+        with pytest.raises(_lib.GemmError, match="use 0 .* 1 .* 2 .* or 3"):
             _lib.splitk_fixup_mode()

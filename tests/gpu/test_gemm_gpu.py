@@ -243,7 +243,7 @@ def _poisoned_partials_runs(ws):
             assert not ws[:counters].view(torch.int32).any(), (m, n, k, choice.label())
 
 
-@pytest.mark.parametrize("mode", [1, 2])
+@pytest.mark.parametrize("mode", [1, 2, 3])
 def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel(mode):
     """The in-kernel fixups (1: ticket, 2: spread, on one-wave launches; the reduce kernel elsewhere)
     and the serial reduce kernel all sum the partials in split order 0, 1, ..., so their results are
@@ -262,18 +262,17 @@ def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel(mode):
         for choice in _gen2_split_choices(k)[::2]:
             ws = _lib.new_workspace(m, n, choice.splits)
             try:
-                _lib.set_reduce_chunked(False)  # the serial reduce: splits in order, as the fixup
+                # the serial reduce: splits in order, as the fixups; also where mode 2 falls back to it
+                _lib.set_reduce_chunked(False)
                 reduced = hgemm(a, b, workspace=ws, choice=choice)
-            finally:
-                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0")
-            try:
                 lib.cudaopt_wgmma_set_splitk_fixup(mode)
                 fixed = hgemm(a, b, workspace=ws, choice=choice)
                 again = hgemm(a, b, workspace=ws, choice=choice)  # the counters were put back
                 fresh = hgemm(a, b, choice=choice)
                 torch.cuda.synchronize()
             finally:
-                lib.cudaopt_wgmma_set_splitk_fixup(0)  # the default
+                lib.cudaopt_wgmma_set_splitk_fixup(0)  # the defaults
+                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0")
             label = (mode, m, n, k, choice.label())
             assert torch.equal(reduced, fixed) and torch.equal(fixed, again) and torch.equal(fixed, fresh), label
             assert not ws[: _lib.counter_bytes(m, n) // 4].view(torch.int32).any(), label

@@ -76,11 +76,11 @@ def kernels() -> ctypes.CDLL:
 
 
 def splitk_fixup_mode() -> int:
-    """$CUDAOPT_GEMM_SPLITK_FIXUP: 0 (default, the reduce kernel), 1 (ticket fixup), 2 (spread fixup);
-    anything else is refused with the values it takes."""
+    """$CUDAOPT_GEMM_SPLITK_FIXUP: 0 (default, the reduce kernel), 1 (ticket fixup), 2 (spread fixup),
+    3 (spread fixup without the cooperative launch, a measurement only); anything else is refused."""
     raw = os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0").strip() or "0"
-    if raw not in ("0", "1", "2"):
-        raise GemmError(f"CUDAOPT_GEMM_SPLITK_FIXUP={raw!r}: use 0 (reduce kernel), 1 (ticket fixup) or 2 (spread fixup)")
+    if raw not in ("0", "1", "2", "3"):
+        raise GemmError(f"CUDAOPT_GEMM_SPLITK_FIXUP={raw!r}: use 0 (reduce kernel), 1 (ticket fixup), 2 (spread fixup) or 3 (2 without the cooperative launch)")
     return int(raw)
 
 

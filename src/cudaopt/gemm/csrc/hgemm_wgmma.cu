@@ -1637,7 +1637,9 @@ void cudaopt_wgmma_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0);
 // 1 = the ticket fixup (one kernel, tile counters in the workspace; the last split of a tile sums
 // them all: measured slower, docs/gemm.md); 2 = the spread fixup where the launch is one wave
 // (tiles x splits <= #SMs), the reduce kernel elsewhere (see wgmma2_body). Host-only.
-void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode == 1 || mode == 2 ? mode : 0); }
+// 3 = the spread fixup launched without the cooperative attribute (a measurement only: co-residency
+// then rests on grid <= #SMs at one block per SM and on no other kernel holding SMs while it waits).
+void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode >= 1 && mode <= 3 ? mode : 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
 // C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
@@ -1697,7 +1699,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   const int mode = g_splitk_fixup.load();
   // The spread fixup needs every item to be its block's only one (grid == items) and all blocks
   // resident together (a cooperative launch; where that is refused, the reduce kernel path).
-  int spread = mode == 2 && (long long)grid == (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
+  int spread = (mode == 2 || mode == 3) && (long long)grid == (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
   const bool fixup = mode == 1 || spread;
   int* counters = fixup ? static_cast<int*>(workspace) : nullptr;
   CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
@@ -1707,7 +1709,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   }
   void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread};
   st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1,
-              spread != 0);
+              spread != 0 && mode == 2);
   if (st != 0 && spread) {  // a cooperative launch refused (e.g. fewer SMs in this context): reduce
     (void)cudaGetLastError();
     spread = 0;
