@@ -2,7 +2,8 @@
 split-K shapes (GPU). --mode 1: the ticket fixup (the last split of a tile sums them all); --mode 2:
 the spread fixup (every split sums a slice), timed only on one-wave shapes (tiles x splits <= #SMs),
 the only ones where it runs; --mode 3: the spread fixup launched without the cooperative attribute
-(a measurement of what that attribute costs).
+(a measurement of what that attribute costs); --mode 4: cluster split-K (the splits of a tile in one
+cluster, summed through distributed shared memory), on the shapes of at most 8 splits.
 
 For each shape whose tuned choice is a wgmma split-K one, the same (config, splits) is captured in
 CUDA graphs twice, once per split-K path (the path is a host setting read at launch, so each graph
@@ -25,8 +26,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=40, help="most shapes (spread over the split-K shapes)")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--mode", type=int, choices=(1, 2, 3), default=1,
-                    help="1: ticket fixup, 2: spread fixup, 3: spread fixup without the cooperative launch")
+    ap.add_argument("--mode", type=int, choices=(1, 2, 3, 4), default=1,
+                    help="1: ticket fixup, 2: spread fixup, 3: spread fixup without the cooperative launch, "
+                         "4: cluster split-K")
     args = ap.parse_args()
 
     import torch
@@ -41,7 +43,8 @@ def main() -> None:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     shapes = sorted((s, c) for s, c in load_table().items()
                     if c.splits > 1 and KERNEL_CONFIGS[c.config].kind == "wgmma"
-                    and (args.mode == 1 or KERNEL_CONFIGS[c.config].tiles(s[0], s[1]) * c.splits <= sms))
+                    and (args.mode == 1 or (args.mode == 4 and c.splits <= 8)
+                         or (args.mode in (2, 3) and KERNEL_CONFIGS[c.config].tiles(s[0], s[1]) * c.splits <= sms)))
     if not shapes:
         raise SystemExit(f"the shipped table has no wgmma split-K shape for mode {args.mode}: nothing to compare")
     step = max(1, len(shapes) // args.limit)

@@ -1286,13 +1286,13 @@ def test_kernel_library_is_rebuilt_when_an_included_header_changes(tmp_path, mon
 def test_splitk_fixup_mode_reads_the_environment_and_refuses_other_values(monkeypatch):
     from cudaopt.gemm import _lib
 
-    for raw, mode in [(None, 0), ("", 0), ("0", 0), ("1", 1), (" 2 ", 2)]:
+    for raw, mode in [(None, 0), ("", 0), ("0", 0), ("1", 1), (" 2 ", 2), ("4", 4)]:
         if raw is None:
             monkeypatch.delenv("CUDAOPT_GEMM_SPLITK_FIXUP", raising=False)
         else:
             monkeypatch.setenv("CUDAOPT_GEMM_SPLITK_FIXUP", raw)
         assert _lib.splitk_fixup_mode() == mode
-    for bad in ("4", "yes", "-1"):
+    for bad in ("5", "yes", "-1"):
         monkeypatch.setenv("CUDAOPT_GEMM_SPLITK_FIXUP", bad)
-        with pytest.raises(_lib.GemmError, match="use 0 .* 1 .* 2 .* or 3"):
+        with pytest.raises(_lib.GemmError, match="use 0 .* 1 .* 2 .* 3 .* or 4"):
             _lib.splitk_fixup_mode()

@@ -166,7 +166,7 @@ def _gen2_split_choices(k):
     for cfg in WGMMA_CONFIGS:
         if cfg.schedule == 0 or cfg.max_splits == 1:  # generation 1 and the cluster configs
             continue
-        for splits in (2, 3, 4, 8, 16, 48, 64):
+        for splits in (2, 3, 4, 6, 8, 16, 48, 64):
             if splits <= min(cfg.max_splits, wgmma_k_blocks(k)):
                 out.append(Choice("ours", cfg.id, splits))
     return out
@@ -203,7 +203,7 @@ def test_wgmma_splitk_matches_torch(shape):
     assert r.ok, (full.label(), r)
 
 
-@pytest.mark.parametrize("fixup", [0, 1, 2])
+@pytest.mark.parametrize("fixup", [0, 1, 2, 4])
 def test_wgmma_splitk_writes_every_workspace_element_it_reads_and_is_deterministic(fixup):
     """A NaN-poisoned partials area gives a NaN-free result (every partial the fixup reads was
     written by some work item), the same workspace reused for another split count or shape too; two
@@ -243,10 +243,11 @@ def _poisoned_partials_runs(ws):
             assert not ws[:counters].view(torch.int32).any(), (m, n, k, choice.label())
 
 
-@pytest.mark.parametrize("mode", [1, 2, 3])
+@pytest.mark.parametrize("mode", [1, 2, 3, 4])
 def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel(mode):
-    """The in-kernel fixups (1: ticket, 2: spread, on one-wave launches; the reduce kernel elsewhere)
-    and the serial reduce kernel all sum the partials in split order 0, 1, ..., so their results are
+    """The in-kernel fixups (1: ticket, 2: spread, on one-wave launches; 4: cluster split-K, up to 8
+    splits; the reduce kernel elsewhere) and the serial reduce kernel all sum the partials in split
+    order 0, 1, ..., so their results are
     bitwise equal; a fresh hgemm workspace (taken from the caching allocator, counters zeroed by
     new_workspace) gives the same again, and the counters are left at zero."""
     import torch
@@ -259,7 +260,7 @@ def test_wgmma_splitk_fixup_agrees_with_the_reduce_kernel(mode):
     for m, n, k in [(1000, 520, 1032), (256, 128, 4096), (64, 64, 8192)]:
         a = torch.randn((m, k), device="cuda", dtype=torch.float16)
         b = torch.randn((k, n), device="cuda", dtype=torch.float16)
-        for choice in _gen2_split_choices(k)[::2]:
+        for choice in _gen2_split_choices(k)[:: 1 if mode == 4 else 2]:  # every config's clusters
             ws = _lib.new_workspace(m, n, choice.splits)
             try:
                 # the serial reduce: splits in order, as the fixups; also where mode 2 falls back to it

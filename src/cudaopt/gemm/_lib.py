@@ -69,7 +69,8 @@ def kernels() -> ctypes.CDLL:
     _check("cudaopt_hgemm_init", lib.cudaopt_hgemm_init())
     set_pdl(os.environ.get("CUDAOPT_GEMM_PDL", "1") != "0", lib)
     # wgmma split-K: the separate reduce kernel (default: the shipped table was tuned with it), the
-    # ticket fixup (CUDAOPT_GEMM_SPLITK_FIXUP=1) or the spread fixup on one-wave launches (=2); docs/gemm.md
+    # ticket fixup (CUDAOPT_GEMM_SPLITK_FIXUP=1), the spread fixup on one-wave launches (=2) or cluster
+    # split-K (=4); docs/gemm.md
     lib.cudaopt_wgmma_set_splitk_fixup(splitk_fixup_mode())
     set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
     return lib
@@ -77,10 +78,13 @@ def kernels() -> ctypes.CDLL:
 
 def splitk_fixup_mode() -> int:
     """$CUDAOPT_GEMM_SPLITK_FIXUP: 0 (default, the reduce kernel), 1 (ticket fixup), 2 (spread fixup),
-    3 (spread fixup without the cooperative launch, a measurement only); anything else is refused."""
+    3 (spread fixup without the cooperative launch, a measurement only), 4 (cluster split-K: the splits
+    of a tile in one cluster, summed through distributed shared memory, up to 8 splits); anything else
+    is refused."""
     raw = os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0").strip() or "0"
-    if raw not in ("0", "1", "2", "3"):
-        raise GemmError(f"CUDAOPT_GEMM_SPLITK_FIXUP={raw!r}: use 0 (reduce kernel), 1 (ticket fixup), 2 (spread fixup) or 3 (2 without the cooperative launch)")
+    if raw not in ("0", "1", "2", "3", "4"):
+        raise GemmError(f"CUDAOPT_GEMM_SPLITK_FIXUP={raw!r}: use 0 (reduce kernel), 1 (ticket fixup), 2 (spread fixup), "
+                        "3 (2 without the cooperative launch) or 4 (cluster split-K)")
     return int(raw)
 
 

@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <climits>
 #include <mutex>
 
 namespace {
@@ -341,6 +342,7 @@ __host__ __device__ __forceinline__ void cluster_tile(int unit, int rank, int ti
 // 64 (was 16 until session 11): a matrix of one or two tiles with a long K (64 x 128 x 16384) runs
 // on at most splits CTAs, so 16 left 116 of 132 SMs idle.
 constexpr int kWgmmaMaxSplits = 64;
+constexpr int kCsplitMaxSplits = 8;  // cluster split-K: a portable cluster holds at most 8 CTAs
 struct WorkItem {
   int tile, split, kb_first, kb_count;
 };
@@ -353,11 +355,30 @@ __host__ __device__ __forceinline__ WorkItem work_item(int w, int num_tiles, int
   return it;
 }
 
+// Cluster split-K (CSPLIT, session 12): a cluster of `splits` CTAs along x computes the splits of one
+// tile, CTA rank s (= blockIdx.x % splits) split s, one item per block (grid = tiles x splits). The
+// item index in work_item's split-major numbering:
+__device__ __forceinline__ int csplit_item(int num_tiles, int splits) {
+  return (int)(blockIdx.x % splits) * num_tiles + (int)(blockIdx.x / splits);
+}
+// 16 bytes of CTA `cta`'s shared memory at the offset `local` has in this CTA's (DSMEM).
+__device__ __forceinline__ float4 ld_dsmem_f4(uint32_t local, uint32_t cta) {
+  float4 v;
+  asm volatile(
+      "{\n.reg .b32 ra;\n"
+      "mapa.shared::cluster.u32 ra, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [ra];\n}\n"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(local), "r"(cta)
+      : "memory");
+  return v;
+}
+
 // The producer warpgroup's one thread (both generations): the block's work items in order (items =
 // tiles without split-K), each item's k-blocks in order, one TMA load of A and BN/64 of B into each
 // ring slot once its consumers freed it. The ring position simply advances by one per k-block
 // loaded, whatever each item's k-block count.
-template <class T, int BM, int BN, int STAGES, bool SPLITK = false>
+template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false>
 __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
@@ -367,7 +388,10 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
   int slot = 0;
   uint32_t phase = 0;
   const int num_items = SPLITK ? num_tiles * splits : num_tiles;
-  for (int item = blockIdx.x; item < num_items; item += gridDim.x) {
+  // CSPLIT: one item per block, the cluster's splits of one tile (csplit_item)
+  const int first = CSPLIT ? csplit_item(num_tiles, splits) : (int)blockIdx.x;
+  const int step = CSPLIT ? num_items : (int)gridDim.x;
+  for (int item = first; item < num_items; item += step) {
     int tile = item, kb_first = 0, kb_count = k_tiles;
     if constexpr (SPLITK) {
       const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
@@ -566,6 +590,7 @@ constexpr int kSchedCoopTma = 1;
 constexpr int kSchedPingPong = 2;
 constexpr int kBarOrder = 1;     // named barriers 1, 2: ping-pong turn of consumer 0, 1
 constexpr int kBarEpilogue = 3;  // named barriers 3, 4: epilogue of consumer 0, 1
+constexpr int kBarCsplit = 5;    // named barrier 5: every consumer past its mainloop (cluster split-K)
 
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -692,7 +717,15 @@ struct WgmmaTile2 {
 // one (the ticket fixup above, 0.37x of the reduce kernel in session 12). The counter's high half
 // counts the items done reading it; the last one puts it back to 0 for the next call (nobody is
 // still waiting on it then).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0>
+//
+// CSPLIT (cluster split-K, session 12; split-K kernels launched with a cluster of `splits` CTAs, see
+// csplit_item): no fp32 partials in global memory. Each CTA keeps its split's accumulators, writes
+// them to its own shared memory (the ring, free once every consumer is past its mainloop) as an fp32
+// BM x (BN + 8) tile, and after a cluster barrier CTA s sums slice s of the tile over the cluster's
+// CTAs in rank order 0, 1, ... (bitwise the serial reduce kernel's sums) through distributed shared
+// memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
+// memory alive until its peers have read it.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -729,8 +762,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
     if (wg_thread == 0)
-      produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
-                                               tiles_n, num_tiles, k_tiles, splits);
+      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
+                                                       tiles_n, num_tiles, k_tiles, splits);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
     const int consumer = warpgroup - 1;
@@ -752,8 +785,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       pos = (T::kPingPong && consumer == 1) ? work_item(blockIdx.x, num_tiles, splits, k_tiles).kb_count
                                              : 0;
     }
-    const int first = T::kPingPong ? blockIdx.x + consumer * gridDim.x : blockIdx.x;
-    const int step = T::kPingPong ? 2 * gridDim.x : gridDim.x;
+    int first = T::kPingPong ? blockIdx.x + consumer * gridDim.x : blockIdx.x;
+    int step = T::kPingPong ? 2 * gridDim.x : gridDim.x;
+    if constexpr (CSPLIT) {  // the block's one item: both cooperative consumers, or ping-pong consumer 0
+      first = (T::kPingPong && consumer == 1) ? num_items : csplit_item(num_tiles, splits);
+      step = num_items;
+    }
     for (int item = first; item < num_items; item += step) {
       int tile = item, split = 0, kb_count = k_tiles;
       if constexpr (SPLITK) {
@@ -765,7 +802,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       int tm, tn;
       tile_coords(tile, tiles_m, tiles_n, tm, tn);
       const int m0 = tm * BM, n0 = tn * BN;
-      if (T::kPingPong && item != (int)blockIdx.x) named_bar_sync(kBarOrder + consumer, 256);
+      // (the block's first item goes without; a cluster split-K block's one item likewise)
+      if (T::kPingPong && item != (CSPLIT ? first : (int)blockIdx.x)) named_bar_sync(kBarOrder + consumer, 256);
       uint32_t prev_slot = 0;
       for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
@@ -812,7 +850,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       }
 
       bool store_c = !SPLITK;
-      if constexpr (SPLITK) {
+      if constexpr (SPLITK && !CSPLIT) {
         // fp32 partial of this split, straight from the accumulator fragment (element 4j+e at row
         // 16*warp + lane/4 (+8 for e >= 2), column 8j + 2*(lane%4) + e%2): a warp's float2 store
         // writes 8 rows x 32 contiguous bytes, whole sectors. Rows >= M and columns >= N are
@@ -982,6 +1020,55 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       }
     }
     if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
+    if constexpr (CSPLIT) {
+      // Every consumer is past its mainloop (so no wgmma reads the ring any more, and every TMA load
+      // into it has landed) before the ring is overwritten with this split's fp32 tile.
+      named_bar_sync(kBarCsplit, CONSUMERS * 128);
+      if (first < num_items) {
+        float* red = reinterpret_cast<float*>(smem);
+#pragma unroll
+        for (int mi = 0; mi < T::kMI; ++mi) {
+          const int r = a_row_off + mi * 64 + warp * 16 + lane / 4;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const int col = j * 8 + (lane % 4) * 2;
+            *reinterpret_cast<float2*>(red + r * (BN + 8) + col) = make_float2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            *reinterpret_cast<float2*>(red + (r + 8) * (BN + 8) + col) =
+                make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+          }
+        }
+      }
+    }
+  }
+  if constexpr (CSPLIT) {
+    static_assert(BM * (BN + 8) * 4 <= STAGES * T::kSlotBytes, "the fp32 tile must fit in the ring");
+    cluster_sync_all();  // every CTA's tile is written and visible to the cluster
+    if (warpgroup > 0) {
+      const int split = blockIdx.x % splits;
+      int tm, tn;
+      tile_coords(blockIdx.x / splits, tiles_m, tiles_n, tm, tn);
+      const int m0 = tm * BM, n0 = tn * BN;
+      constexpr int kQuads = BN / 4;
+      const int units = BM * kQuads;
+      const int u_end = (split + 1) * units / splits;
+      const uint32_t red = smem_u32(smem);
+      for (int u = split * units / splits + (threadIdx.x - 128); u < u_end; u += CONSUMERS * 128) {
+        const int r = u / kQuads, c = (u % kQuads) * 4;
+        if (m0 + r >= M || n0 + c >= N) continue;
+        const uint32_t at = red + (uint32_t)(r * (BN + 8) + c) * 4;
+        float4 sum = ld_dsmem_f4(at, 0);
+        for (int z = 1; z < splits; ++z) {
+          const float4 v = ld_dsmem_f4(at, z);
+          sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+        }
+        const half2 lo = __floats2half2_rn(sum.x, sum.y), hi = __floats2half2_rn(sum.z, sum.w);
+        uint2 packed;
+        packed.x = *reinterpret_cast<const uint32_t*>(&lo);
+        packed.y = *reinterpret_cast<const uint32_t*>(&hi);
+        *reinterpret_cast<uint2*>(c_ptr + (size_t)(m0 + r) * ldc + n0 + c) = packed;
+      }
+    }
+    cluster_sync_all();  // no CTA's shared memory goes away while a peer may still read it
   }
 }
 
@@ -1246,6 +1333,19 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                            splits, counters, c_ptr, ldc, spread);
 }
 
+// Cluster split-K (CSPLIT in wgmma2_body): launched with a cluster of `splits` (2..8) CTAs along x,
+// grid = tiles x splits; the same arguments as the split-K kernel (partials, counters, map_c unused).
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_csplit_kernel(const __grid_constant__ CUtensorMap map_a,
+                               const __grid_constant__ CUtensorMap map_b,
+                               const __grid_constant__ CUtensorMap map_c, float* partials,
+                               int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
+                               int spread) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, true>(&map_a, &map_b, &map_c, partials, M, N, K,
+                                                                 splits, nullptr, c_ptr, ldc, 0);
+}
+
 // The session-6 reduce (the default until session 12; CUDAOPT_GEMM_REDUCE_CHUNKED=0 selects it): sums the `splits`
 // fp32 partials [splits][M][N] into fp16 C (leading dimension ldc), splits in order 0, 1, ...
 // (deterministic), one thread looping over every split. 8 columns per thread (N % 8 == 0): two float4 loads per split,
@@ -1288,6 +1388,7 @@ struct WgmmaEntry {
   Kernel2Fn kernel2;
   Kernel2SplitFn kernel2_splitk;
   int cluster;
+  Kernel2SplitFn kernel2_csplit;  // cluster split-K (generation 2 without clusters; null elsewhere)
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
@@ -1302,7 +1403,8 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kThreads, SCHED,                                     \
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>,                                             \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>, 1                                    \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>, 1,                                   \
+        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED>                                       \
   }
 // Generation 2 with a chunked C epilogue (EPI staging buffers of 64 columns, see WgmmaTile2).
 #define CUDAOPT_WGMMA_CFG2E(BM, BN, CONS, ST, SCHED, EPI)                                         \
@@ -1311,7 +1413,8 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1                               \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
+        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>                                  \
   }
 // 2x1 cluster variant of a generation-2 config (same tile, stages, smem; CM = 2 along M).
 #define CUDAOPT_WGMMA_CLUSTER(BM, BN, CONS, ST, SCHED, CM)                                        \
@@ -1621,6 +1724,9 @@ int cudaopt_wgmma_init() {
     if (e == cudaSuccess && c.kernel2_splitk)
       e = cudaFuncSetAttribute(c.kernel2_splitk, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                c.smem_bytes);
+    if (e == cudaSuccess && c.kernel2_csplit)
+      e = cudaFuncSetAttribute(c.kernel2_csplit, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
@@ -1639,7 +1745,10 @@ void cudaopt_wgmma_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0);
 // (tiles x splits <= #SMs), the reduce kernel elsewhere (see wgmma2_body). Host-only.
 // 3 = the spread fixup launched without the cooperative attribute (a measurement only: co-residency
 // then rests on grid <= #SMs at one block per SM and on no other kernel holding SMs while it waits).
-void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode >= 1 && mode <= 3 ? mode : 0); }
+// 4 = cluster split-K (hgemm_wgmma2_csplit_kernel: the splits of a tile in one cluster, summed through
+// distributed shared memory, no fp32 partials in global memory) for 2..kCsplitMaxSplits splits; more
+// splits take the reduce kernel.
+void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode >= 1 && mode <= 4 ? mode : 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
 // C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
@@ -1697,6 +1806,18 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
   const int mode = g_splitk_fixup.load();
+  if (mode == 4 && splits <= kCsplitMaxSplits && c.kernel2_csplit) {
+    // one block per item, a cluster per tile; where the launch is refused, the paths below
+    int* no_counters = nullptr;
+    int no_spread = 0;
+    const long long items = (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
+    void* cargs[] = {&map_a, &map_b, &map_a, &partials, &no_counters, &M, &N, &K, &splits, &c_half, &ldc, &no_spread};
+    if (items <= (long long)INT_MAX &&
+        launch(reinterpret_cast<const void*>(c.kernel2_csplit), (int)items, c.threads, c.smem_bytes, s, cargs,
+               splits) == 0)
+      return 0;
+    (void)cudaGetLastError();
+  }
   // The spread fixup needs every item to be its block's only one (grid == items) and all blocks
   // resident together (a cooperative launch; where that is refused, the reduce kernel path).
   int spread = (mode == 2 || mode == 3) && (long long)grid == (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
