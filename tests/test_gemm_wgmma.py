@@ -42,7 +42,7 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
     assert [c.index for c in WGMMA_CONFIGS] == list(range(len(WGMMA_CONFIGS)))
     for c in WGMMA_CONFIGS:
         assert c.bk == 64 and c.consumers in (1, 2) and c.threads == 128 * (c.consumers + 1)
-        assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 256) and c.bm <= 256
+        assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 192, 256) and c.bm <= 256
         assert (c.rows_per_consumer // 64) * c.bn // 2 <= 128  # accumulators per consumer thread
         assert c.smem_bytes <= 227 * 1024
         # generation 1 and the cluster configs never split K
@@ -309,7 +309,8 @@ def _sass_functions(sass: str) -> dict[str, str]:
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
 
 GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
-CHUNKED = [c for c in WGMMA_CONFIGS if c.epi_chunks > 0]
+CHUNKED = [c for c in WGMMA_CONFIGS if c.epi_chunks > 0 and c.bn != 192]  # each with a whole-slab twin
+N192 = [c for c in WGMMA_CONFIGS if c.bn == 192]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
 
@@ -334,6 +335,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in CHUNKED] == [
         (25, "wgmma128x256x64_c2_s4_tma_e2", 230464, 64), (26, "wgmma256x128x64_c2_s4_tma_e1", 230464, 64),
         (27, "wgmma128x128x64_pp_s6_e1", 230496, 64)]
+    # N = 192 tiles (session 12), chunked epilogue, split-K
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in N192] == [
+        (28, "wgmma128x192x64_c2_s5_tma_e1", 222288, 64), (29, "wgmma64x192x64_pp_s6_e1", 214112, 64)]
     labels = [c.label for c in KERNEL_CONFIGS]
     assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
 
@@ -372,6 +376,10 @@ def test_generation_2_grid_and_tiles_per_consumer(shape):
         assert c.epilogue_bytes == c.consumers * c.rows_per_consumer * 64 * 2 * c.epi_chunks < twin.epilogue_bytes
         assert (c.bn // 64) % c.epi_chunks == 0  # chunk i of every tile reuses buffer i % epi_chunks
         assert c.stages == twin.stages + 1 and c.smem_bytes <= 227 * 1024
+    if shape == (16384, 12288, 1024):  # 192-wide tiles divide 12288: 64 tile columns
+        assert [c.tiles(m, n) for c in N192] == [128 * 64, 256 * 64]
+    assert [c.tiles(256, 12288) for c in N192] == [128, 256]  # one wave of 132 SMs for 128 x 192
+    assert [c.tiles(128, 12288) for c in N192] == [64, 128]  # and for 64 x 192
     pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 256))
     if shape == (16384, 2048, 256):  # 2048 tiles on 132 blocks: 16 per block, 8 per consumer
         assert (pp.tiles(m, n), pp.grid(m, n), pp.tiles_per_consumer(m, n)) == (2048, 132, 8)

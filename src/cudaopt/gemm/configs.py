@@ -156,6 +156,10 @@ _WGMMA_TABLE = [
     (128, 256, 2, 4, SCHED_COOP_TMA, 1, 2),
     (256, 128, 2, 4, SCHED_COOP_TMA, 1, 1),
     (128, 128, 2, 6, SCHED_PINGPONG, 1, 1),
+    # N = 192 tiles (session 12): 128 tiles on a 256 x 12288 (cooperative) or 128 x 12288 (ping-pong)
+    # C, where 256- or 128-wide tiles make 96 and leave 36 of 132 SMs idle (0.75-0.88x cuBLASLt there).
+    (128, 192, 2, 5, SCHED_COOP_TMA, 1, 1),
+    (64, 192, 2, 6, SCHED_PINGPONG, 1, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)

@@ -277,6 +277,37 @@ __device__ __forceinline__ void wgmma_m64k16<256>(float (&d)[128], uint64_t desc
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
+// N = 192 (session 12): 128 x 192 and 64 x 192 tiles give 128 tiles on a 256 x 12288 or 128 x 12288 C,
+// where 128 x 256 tiles leave 36 of 132 SMs idle (96 tiles).
+template <>
+__device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+      "%96, %97, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
 template <int BM, int BN, int CONSUMERS, int STAGES>
 struct WgmmaTile {
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -669,7 +700,7 @@ struct WgmmaTile2 {
   static_assert(SCHED == kSchedCoopTma || SCHED == kSchedPingPong, "unknown schedule");
   static_assert(kPingPong ? CONSUMERS == 2 : BM % (64 * CONSUMERS) == 0, "consumers own whole m64 blocks");
   static_assert(kRowsPerConsumer % 64 == 0 && kMI * kAcc <= 128, "at most 128 accumulators per thread");
-  static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma wrappers exist for N = 64, 128, 256");
+  static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma wrappers exist for N = 64, 128, 192, 256");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   static_assert(CONSUMERS >= 1 && CONSUMERS <= 2, "register split assumes at most 3 warpgroups");
   // Chunk c of every tile uses buffer c % kEpiChunks, so the buffer a store last read is always the
@@ -1445,6 +1476,9 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2E(128, 256, 2, 4, 1, 2),  // 11: as 4 with 4 slots, C in 2 x 8 KB per consumer
     CUDAOPT_WGMMA_CFG2E(256, 128, 2, 4, 1, 1),  // 12: as 5 with 4 slots, C in 1 x 16 KB per consumer
     CUDAOPT_WGMMA_CFG2E(128, 128, 2, 6, 2, 1),  // 13: as 7 with 6 slots, C in 1 x 16 KB per consumer
+    // N = 192 tiles (session 12): 128 tiles where 256-wide ones make 96 (M = 256 or 128, N = 12288).
+    CUDAOPT_WGMMA_CFG2E(128, 192, 2, 5, 1, 1),  // 14: cooperative, 2 consumers of m64n192, 5 slots
+    CUDAOPT_WGMMA_CFG2E(64, 192, 2, 6, 2, 1),   // 15: ping-pong, each consumer one m64n192 tile, 6 slots
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
