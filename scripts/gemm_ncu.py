@@ -1,11 +1,14 @@
 """Nsight Compute, side by side: our HGEMM configs on one shape (issue 6: why the 2x1 cluster configs run
-1.7-2.6x slower than their non-cluster twins although a full wave of clusters fits).
+1.7-2.6x slower than their non-cluster twins; why a 128 x 256 split-K item runs below tensor-core rate).
 
     python scripts/gemm_ncu.py --shape 16384x12288x1024 [--configs 18 23 21 24] [--top 8]
+    python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 25:4 21:2
 
-For each config, `ncu` profiles one launch (after two warm-ups) of a child of this script with the
-SpeedOfLight, Occupancy, LaunchStats and WarpStateStats sections, and the table prints duration,
-throughputs, occupancy and the largest stall reasons (warps stalled per issued instruction).
+A config is an id, or id:splits for split-K (the call's reduce kernel is profiled and printed too).
+For each, `ncu` profiles the last of three calls of a child of this script (our kernels only, by name)
+with the SpeedOfLight, Occupancy, LaunchStats and WarpStateStats sections, and the table prints
+duration, SM / memory / L2 / DRAM throughput, occupancy and the largest stall reasons (warps stalled
+per issued instruction).
 """
 
 from __future__ import annotations
@@ -21,26 +24,45 @@ SHOWN = {  # raw metric -> column
     "gpu__time_duration.sum": "time us",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "mem %",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed": "L2 %",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "DRAM %",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",
     "launch__grid_size": "grid",
     "launch__cluster_dim_x": "cluster",
     "smsp__average_warp_latency_per_inst_issued.ratio": "cycles/issue",
 }
 STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
+# Our GEMM and split-K reduce kernels by function name (not torch's fills or copies).
+OUR_KERNELS = "regex:^(hgemm_|splitk_reduce|wgmma_splitk_reduce)"
+CALLS = 3  # calls of the child; the last one is profiled
 
 
-def child(shape: tuple[int, int, int], config: int, launches: int) -> None:
+def parse_config(text: str) -> tuple[int, int]:
+    """"ID" or "ID:SPLITS" -> (config id, splits)."""
+    cfg, _, splits = text.partition(":")
+    try:
+        out = int(cfg), int(splits or 1)
+    except ValueError:
+        raise SystemExit(f"--configs wants ID or ID:SPLITS, got {text!r}") from None
+    if out[1] < 1:
+        raise SystemExit(f"--configs {text!r}: splits must be at least 1")
+    return out
+
+
+def child(shape: tuple[int, int, int], config: int, splits: int, launches: int) -> None:
     import torch
 
-    from cudaopt.gemm._lib import launch_ours
+    from cudaopt.gemm import _lib
 
     m, n, k = shape
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    ws = _lib.new_workspace(m, n, splits)
+    ws_ptr, ws_bytes = (ws.data_ptr(), ws.numel() * ws.element_size()) if ws is not None else (0, 0)
     stream = torch.cuda.current_stream().cuda_stream
     for _ in range(launches):
-        launch_ours(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, config, 1, 0, 0, stream)
+        _lib.launch_ours(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, config, splits, ws_ptr, ws_bytes, stream)
     torch.cuda.synchronize()
 
 
@@ -71,7 +93,7 @@ def summary(row: dict, top: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", default="16384x12288x1024")
-    ap.add_argument("--configs", type=int, nargs="+", default=[18, 23, 21, 24])
+    ap.add_argument("--configs", nargs="+", default=["18", "23", "21", "24"], help="ID or ID:SPLITS")
     ap.add_argument("--top", type=int, default=8)
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
@@ -80,26 +102,31 @@ def main() -> None:
     if len(shape) != 3:
         sys.exit(f"--shape wants MxNxK, got {args.shape!r}")
     if args.child is not None:
-        child(shape, args.child, 3)
+        child(shape, *parse_config(args.child), CALLS)
         return
     from cudaopt.gemm import build
     from cudaopt.gemm.configs import KERNEL_CONFIGS
 
     build.build(with_blas=False)  # here, not in the child under ncu
-    for config in args.configs:
-        cmd = [args.ncu, "--launch-skip", "2", "--launch-count", "1", "--csv", "--page", "raw",
+    for text in args.configs:
+        config, splits = parse_config(text)
+        per_call = 2 if splits > 1 else 1  # split-K: the GEMM kernel, then the reduce kernel
+        cmd = [args.ncu, "--kernel-name", OUR_KERNELS, "--launch-skip", str(per_call * (CALLS - 1)),
+               "--launch-count", str(per_call), "--csv", "--page", "raw",
                *[x for s in SECTIONS for x in ("--section", s)],
-               sys.executable, __file__, "--shape", args.shape, "--child", str(config)]
+               sys.executable, __file__, "--shape", args.shape, "--child", text]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         rows = rows_of(r.stdout)
-        label = KERNEL_CONFIGS[config].label
+        label = KERNEL_CONFIGS[config].label + (f"_splitk{splits}" if splits > 1 else "")
         if r.returncode != 0 or not rows:
             tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
             print(f"{label}: ncu exit {r.returncode}, {len(rows)} kernel rows: {' | '.join(tail)}")
             continue
-        s = summary(rows[-1], args.top)
-        print(f"{label} @ {args.shape}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "stalls"))
-        print(f"   stalls (warps per issue): {s['stalls']}")
+        for i, row in enumerate(rows[-per_call:]):
+            s = summary(row, args.top)
+            what = label if i == 0 else f"{label} (reduce)"
+            print(f"{what} @ {args.shape}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "stalls"))
+            print(f"   stalls (warps per issue): {s['stalls']}")
 
 
 if __name__ == "__main__":

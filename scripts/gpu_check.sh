@@ -19,7 +19,7 @@
 #   bash scripts/gpu_check.sh verify9  # session 9: poisoning, Dynamo frame reads, Ray (carry .whl, .whl-ray)
 #   bash scripts/gpu_check.sh verify9b # session 9: red team, poisoning, small-output guard share after batching the reads
 #   bash scripts/gpu_check.sh ray      # issue 5: the service on Ray, one GPU actor (carry .whl and .whl-ray)
-#   bash scripts/gpu_check.sh gemm_ncu # issue 6: cluster configs vs their twins under ncu (scripts/gemm_ncu.py)
+#   bash scripts/gpu_check.sh gemm_ncu # issue 6: configs side by side under ncu (scripts/gemm_ncu.py; GEMM_NCU_SHAPE, GEMM_NCU_CONFIGS)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -399,7 +399,9 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     ;;
   gemm_ncu)
     # Issue 6: the 2x1 cluster configs next to their non-cluster twins under Nsight Compute (stall reasons).
-    timeout "${GEMM_NCU_LIMIT:-400}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x1024}" 2>&1 | tail -12
+    # GEMM_NCU_SHAPE / GEMM_NCU_CONFIGS (ids or id:splits), e.g. 1024x1024x8192 and "22 25:4 21:2".
+    timeout "${GEMM_NCU_LIMIT:-400}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x1024}" \
+      --configs ${GEMM_NCU_CONFIGS:-18 23 21 24} 2>&1 | tail -24
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

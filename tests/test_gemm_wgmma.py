@@ -1190,6 +1190,13 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
     s = mod.summary(rows[0], top=1)
     assert s["time us"] == "1053.8" and s["cluster"] == "2"
     assert s["stalls"] == "long_scoreboard 2.25"  # the largest only, the unreadable one skipped
+    assert mod.parse_config("22") == (22, 1) and mod.parse_config("25:4") == (25, 4)
+    for bad in ("x", "25:", "25:0", "25:two"):
+        if bad == "25:":
+            assert mod.parse_config(bad) == (25, 1)  # an empty split count is one split
+            continue
+        with pytest.raises(SystemExit, match="--configs"):
+            mod.parse_config(bad)
 
 
 def test_tuner_times_mma_configs_only_below_1e9_flop(monkeypatch):
