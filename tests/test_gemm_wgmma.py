@@ -41,7 +41,8 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
     assert all(c.kind == "mma" for c in KERNEL_CONFIGS[:14])  # ids in the shipped table keep their meaning
     assert [c.index for c in WGMMA_CONFIGS] == list(range(len(WGMMA_CONFIGS)))
     for c in WGMMA_CONFIGS:
-        assert c.bk == 64 and c.consumers in (1, 2) and c.threads == 128 * (c.consumers + 1)
+        assert c.bk == 64 and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
+        assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 192, 256) and c.bm <= 256
         assert (c.rows_per_consumer // 64) * c.bn // 2 <= 128  # accumulators per consumer thread
         assert c.smem_bytes <= 227 * 1024
@@ -309,8 +310,9 @@ def _sass_functions(sass: str) -> dict[str, str]:
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
 
 GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
-CHUNKED = [c for c in WGMMA_CONFIGS if c.epi_chunks > 0 and c.bn != 192]  # each with a whole-slab twin
+CHUNKED = [c for c in WGMMA_CONFIGS if c.epi_chunks > 0 and 192 not in (c.bm, c.bn)]  # each with a whole-slab twin
 N192 = [c for c in WGMMA_CONFIGS if c.bn == 192]
+M192 = [c for c in WGMMA_CONFIGS if c.bm == 192]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
 
@@ -338,6 +340,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # N = 192 tiles (session 12), chunked epilogue, split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in N192] == [
         (28, "wgmma128x192x64_c2_s5_tma_e1", 222288, 64), (29, "wgmma64x192x64_pp_s6_e1", 214112, 64)]
+    # M = 192 tiles with three cooperative consumers (session 12, written before a GPU run)
+    assert [(c.id, c.label, c.smem_bytes, c.threads, c.rows_per_consumer) for c in M192] == [
+        (30, "wgmma192x128x64_c3_s5_tma_e1", 230480, 512, 64), (31, "wgmma192x64x64_c3_s6_tma_e1", 222304, 512, 64)]
     labels = [c.label for c in KERNEL_CONFIGS]
     assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
 
@@ -380,6 +385,7 @@ def test_generation_2_grid_and_tiles_per_consumer(shape):
         assert [c.tiles(m, n) for c in N192] == [128 * 64, 256 * 64]
     assert [c.tiles(256, 12288) for c in N192] == [128, 256]  # one wave of 132 SMs for 128 x 192
     assert [c.tiles(128, 12288) for c in N192] == [64, 128]  # and for 64 x 192
+    assert [c.tiles(12288, 256) for c in M192] == [128, 256] and [c.tiles(12288, 128) for c in M192] == [64, 128]
     pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 256))
     if shape == (16384, 2048, 256):  # 2048 tiles on 132 blocks: 16 per block, 8 per consumer
         assert (pp.tiles(m, n), pp.grid(m, n), pp.tiles_per_consumer(m, n)) == (2048, 132, 8)
@@ -390,7 +396,12 @@ def test_wgmma_id_filter_limits_the_tuners_candidates(monkeypatch):
 
     monkeypatch.delenv("CUDAOPT_GEMM_WGMMA_IDS", raising=False)
     all_wg = {c.config for c in candidate_choices(8192, 8192, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"}
-    assert {c.id for c in GEN2} <= all_wg and enabled_wgmma_configs() == WGMMA_CONFIGS
+    from cudaopt.gemm.configs import UNMEASURED_WGMMA_IDS
+
+    assert {c.id for c in GEN2} <= all_wg and not all_wg & UNMEASURED_WGMMA_IDS  # unset: no unrun kernel
+    assert enabled_wgmma_configs() == tuple(c for c in WGMMA_CONFIGS if c.id not in UNMEASURED_WGMMA_IDS)
+    monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_IDS", ",".join(str(c.id) for c in WGMMA_CONFIGS))  # a smoke test passed all
+    assert enabled_wgmma_configs() == WGMMA_CONFIGS
     keep = f"{WGMMA_CONFIGS[0].id},{GEN2[-1].id}"
     monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_IDS", keep)
     got = {c.config for c in candidate_choices(8192, 8192, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"}
@@ -541,9 +552,9 @@ def test_compiled_workspace_bytes_match_the_python_side(kernel_lib):
         partials = splits * m * n * 4 if splits > 1 else 0
         counters = kernel_lib.cudaopt_wgmma_counter_bytes(m, n)
         assert counters == _lib.counter_bytes(m, n) and counters % 256 == 0
-        # one counter per (tile, consumer) of any config: tiles of 64+ rows and columns, 2 consumers
-        # only on 128+ rows
-        assert counters >= 4 * max(-(-m // 64) * -(-n // 64), 2 * -(-m // 128) * -(-n // 64))
+        # one counter per (tile, consumer) of any config: tiles of 64+ rows and columns, c consumers
+        # only on 64c+ rows
+        assert counters >= 4 * max(c * -(-m // (64 * c)) * -(-n // 64) for c in (1, 2, 3))
         want = counters + partials if partials else 0
         assert kernel_lib.cudaopt_wgmma_workspace_bytes(m, n, splits) == want == _lib.workspace_bytes(m, n, splits)
         kernel_lib.cudaopt_hgemm_workspace_bytes.argtypes = [ctypes.c_int] * 3

@@ -166,7 +166,7 @@ def counter_bytes(m: int, n: int) -> int:
     which must be zero when a call starts and which every completed call leaves zero."""
     if m <= 0 or n <= 0:
         return 0
-    count = (-(-m // 64) + 1) * (-(-n // 64) + 1)
+    count = (-(-m // 64) + 2) * (-(-n // 64) + 1)
     return -(-count * 4 // 256) * 256
 
 

@@ -160,6 +160,10 @@ _WGMMA_TABLE = [
     # C, where 256- or 128-wide tiles make 96 and leave 36 of 132 SMs idle (0.75-0.88x cuBLASLt there).
     (128, 192, 2, 5, SCHED_COOP_TMA, 1, 1),
     (64, 192, 2, 6, SCHED_PINGPONG, 1, 1),
+    # M = 192 tiles with three cooperative consumers (session 12, not yet run on a GPU): the mirror for
+    # M = 12288: 128 tiles on N = 256 (192 x 128) and N = 128 (192 x 64), where 128-row tiles make 96.
+    (192, 128, 3, 5, SCHED_COOP_TMA, 1, 1),
+    (192, 64, 3, 6, SCHED_COOP_TMA, 1, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -260,13 +264,22 @@ def enabled_kinds() -> frozenset[str]:
     return frozenset(k.strip() for k in raw.split(",") if k.strip())
 
 
+# Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
+# names them (the GPU script's smoke test sets it to every config that passed, these included), so a
+# user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
+UNMEASURED_WGMMA_IDS = frozenset({30, 31})  # the 192-row, three-consumer tiles (session 12)
+
+
 def enabled_wgmma_ids() -> frozenset[int] | None:
-    """wgmma config ids the tuner may time: $CUDAOPT_GEMM_WGMMA_IDS (comma-separated ids), None
-    (all) when unset. The GPU script sets it to the configs that passed its smoke test, so one broken
-    config does not take the working ones out of the run."""
+    """wgmma config ids the tuner may time: $CUDAOPT_GEMM_WGMMA_IDS (comma-separated ids); when unset,
+    every config but UNMEASURED_WGMMA_IDS (None where none is left out). The GPU script sets it to the
+    configs that passed its smoke test, so one broken config does not take the working ones out of the
+    run."""
     raw = os.environ.get("CUDAOPT_GEMM_WGMMA_IDS")
     if raw is None:
-        return None
+        if not UNMEASURED_WGMMA_IDS:
+            return None
+        return frozenset(c.id for c in KERNEL_CONFIGS if c.kind == "wgmma") - UNMEASURED_WGMMA_IDS
     return frozenset(int(v) for v in raw.split(",") if v.strip())
 
 

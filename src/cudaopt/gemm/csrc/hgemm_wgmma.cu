@@ -620,8 +620,8 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 constexpr int kSchedCoopTma = 1;
 constexpr int kSchedPingPong = 2;
 constexpr int kBarOrder = 1;     // named barriers 1, 2: ping-pong turn of consumer 0, 1
-constexpr int kBarEpilogue = 3;  // named barriers 3, 4: epilogue of consumer 0, 1
-constexpr int kBarCsplit = 5;    // named barrier 5: every consumer past its mainloop (cluster split-K)
+constexpr int kBarEpilogue = 3;  // named barriers 3, 4 (, 5): epilogue of consumer 0, 1 (, 2)
+constexpr int kBarCsplit = 6;    // named barrier 6: every consumer past its mainloop (cluster split-K)
 
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -702,7 +702,14 @@ struct WgmmaTile2 {
   static_assert(kRowsPerConsumer % 64 == 0 && kMI * kAcc <= 128, "at most 128 accumulators per thread");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma wrappers exist for N = 64, 128, 192, 256");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
-  static_assert(CONSUMERS >= 1 && CONSUMERS <= 2, "register split assumes at most 3 warpgroups");
+  // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
+  // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
+  // 63,488 <= 65,536). Two consumers keep the measured split (kProducerRegs, kConsumerRegs).
+  static_assert(kPingPong ? CONSUMERS == 2 : (CONSUMERS >= 1 && CONSUMERS <= 3), "at most 3 consumer warpgroups");
+  static constexpr int kProducerRegsT = kProducerRegs;
+  static constexpr int kConsumerRegsT = CONSUMERS == 3 ? 152 : kConsumerRegs;
+  static_assert((CONSUMERS == 3 ? 128 * kProducerRegsT + 384 * kConsumerRegsT : 65536) <= 65536,
+                "the register file holds the 3-consumer split");
   // Chunk c of every tile uses buffer c % kEpiChunks, so the buffer a store last read is always the
   // one committed kEpiChunks groups earlier, across tiles too.
   static_assert(EPI >= 0 && (BN / 64) % kEpiChunks == 0, "staging buffers must divide the tile's chunks");
@@ -791,12 +798,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   const int num_items = SPLITK ? num_tiles * splits : num_tiles;
 
   if (warpgroup == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
     if (wg_thread == 0)
       produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
                                                        tiles_n, num_tiles, k_tiles, splits);
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
     const int warp = wg_thread / 32, lane = wg_thread % 32;
     if constexpr (!SPLITK) {
@@ -1479,6 +1486,10 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // N = 192 tiles (session 12): 128 tiles where 256-wide ones make 96 (M = 256 or 128, N = 12288).
     CUDAOPT_WGMMA_CFG2E(128, 192, 2, 5, 1, 1),  // 14: cooperative, 2 consumers of m64n192, 5 slots
     CUDAOPT_WGMMA_CFG2E(64, 192, 2, 6, 2, 1),   // 15: ping-pong, each consumer one m64n192 tile, 6 slots
+    // M = 192 tiles, three cooperative consumers (session 12, not yet run on a GPU): the mirror of 14-15
+    // for M = 12288 (64 tile rows): 128 tiles on N = 256 (192 x 128) and on N = 128 (192 x 64).
+    CUDAOPT_WGMMA_CFG2E(192, 128, 3, 5, 1, 1),  // 16: 3 consumers of m64n128, 5 slots
+    CUDAOPT_WGMMA_CFG2E(192, 64, 3, 6, 1, 1),   // 17: 3 consumers of m64n64, 6 slots
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -1706,11 +1717,11 @@ int cudaopt_wgmma_cluster_tile(int unit, int rank, int tiles_m, int tiles_n, int
 
 // Split-K workspace layout: the fixup's tile counters first (ints, zero between calls: every call
 // leaves them as it found them), then the fp32 partials [splits][M][N]. The counter block covers
-// every config's (tile, consumer) pairs (BM, BN >= 64, two consumers only on tiles of 128+ rows),
-// rounded up to 256 bytes so the partials stay aligned.
+// every config's (tile, consumer) pairs (BM, BN >= 64, c consumers only on tiles of 64c+ rows, so
+// c x ceil(M / BM) <= ceil(M / 64) + 2), rounded up to 256 bytes so the partials stay aligned.
 size_t cudaopt_wgmma_counter_bytes(int M, int N) {
   if (M <= 0 || N <= 0) return 0;
-  const size_t n = ((size_t)(M + 63) / 64 + 1) * ((size_t)(N + 63) / 64 + 1);
+  const size_t n = ((size_t)(M + 63) / 64 + 2) * ((size_t)(N + 63) / 64 + 1);
   return (n * sizeof(int) + 255) / 256 * 256;
 }
 // Bytes of workspace cudaopt_hgemm_wgmma_splitk needs: the counters and splits x M x N floats (0 for
