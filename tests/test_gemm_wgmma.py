@@ -46,18 +46,20 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 192, 256) and c.bm <= 256
         assert (c.rows_per_consumer // 64) * c.bn // 2 <= 128  # accumulators per consumer thread
         assert c.smem_bytes <= 227 * 1024
-        # generation 1 and the cluster configs never split K
-        assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 else WGMMA_MAX_SPLITS)
+        # generation 1 and the cluster configs never split K; cluster split-K twins take 2-8
+        assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 else 8 if c.csplit else WGMMA_MAX_SPLITS)
         assert c.label.startswith("wgmma") and Choice("ours", c.id, 1).label() == c.label
 
 
 def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
-    # the sixth macro argument is the cluster size for CLUSTER, the staging-buffer count for CFG2E
+    # the sixth macro argument is the cluster size for CLUSTER, the staging-buffer count for CFG2E and
+    # CFG2CS (the cluster split-K twins)
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind == "CLUSTER" else 1,
-             int(f) if f and kind == "CFG2E" else 0) for kind, a, b, c, d, e, f in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2E|CFG2|CFG|CLUSTER)\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks) for c in WGMMA_CONFIGS]
+             int(f) if f and kind in ("CFG2E", "CFG2CS") else 0, kind == "CFG2CS") for kind, a, b, c, d, e, f in
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2|CFG|CLUSTER)\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?(?:, (\d+))?\)", src)]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit)
+                    for c in WGMMA_CONFIGS]
 
 
 # The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
@@ -249,11 +251,12 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
-    assert len(wgmma_funcs) == len(WGMMA_CONFIGS), out[-3000:]
+    own = [c for c in WGMMA_CONFIGS if not c.csplit]  # a cluster split-K twin shares its twin's kernels
+    assert len(wgmma_funcs) == len(own), out[-3000:]
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
     # Split-K: one more kernel per generation-2 config, and the (default, serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
-    assert len(splitk_funcs) == sum(1 for c in WGMMA_CONFIGS if c.max_splits > 1) + 1, out[-3000:]
+    assert len(splitk_funcs) == sum(1 for c in own if c.max_splits > 1) + 1, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
@@ -309,10 +312,12 @@ def _sass_functions(sass: str) -> dict[str, str]:
 
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
 
-GEN2 = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
-CHUNKED = [c for c in WGMMA_CONFIGS if c.epi_chunks > 0 and 192 not in (c.bm, c.bn)]  # each with a whole-slab twin
-N192 = [c for c in WGMMA_CONFIGS if c.bn == 192]
-M192 = [c for c in WGMMA_CONFIGS if c.bm == 192]
+CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
+_OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
+GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
+CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn)]  # each with a whole-slab twin
+N192 = [c for c in _OWN if c.bn == 192]
+M192 = [c for c in _OWN if c.bm == 192]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
 
@@ -343,6 +348,15 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # M = 192 tiles with three cooperative consumers (session 12, written before a GPU run)
     assert [(c.id, c.label, c.smem_bytes, c.threads, c.rows_per_consumer) for c in M192] == [
         (30, "wgmma192x128x64_c3_s5_tma_e1", 230480, 512, 64), (31, "wgmma192x64x64_c3_s6_tma_e1", 222304, 512, 64)]
+    # cluster split-K twins of 25, 28, 27 and 22 (session 12): same tiles and memory, at most 8 splits
+    assert [(c.id, c.label, c.max_splits) for c in CSPLIT] == [
+        (32, "wgmma128x256x64_c2_s4_tma_e2_cs", 8), (33, "wgmma128x192x64_c2_s5_tma_e1_cs", 8),
+        (34, "wgmma128x128x64_pp_s6_e1_cs", 8), (35, "wgmma64x128x64_pp_s8_cs", 8)]
+    for c, twin in zip(CSPLIT, (25, 28, 27, 22)):
+        t = KERNEL_CONFIGS[twin]
+        assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
+            t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
+        assert 1 not in split_choices(c, 1024, 1024, 8192) and split_choices(c, 1024, 1024, 8192)  # splits only
     labels = [c.label for c in KERNEL_CONFIGS]
     assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
 

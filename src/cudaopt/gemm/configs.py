@@ -39,6 +39,7 @@ class KernelConfig:
     schedule: int = 0  # wgmma: SCHED_* below
     cluster_m: int = 1  # wgmma generation 2: CTAs per thread-block cluster along M (2: B multicast)
     epi_chunks: int = 0  # wgmma generation 2: C staging buffers of 64 columns per consumer (0: whole slab)
+    csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -74,6 +75,8 @@ class KernelConfig:
         """Most K splits the launcher accepts (cudaopt_wgmma_max_splits for wgmma): generation-1
         wgmma has no split-K kernel; a wgmma config also never takes more splits than k-blocks."""
         if self.kind == "wgmma":
+            if self.csplit:
+                return CSPLIT_MAX_SPLITS
             return 1 if self.schedule == SCHED_GEN1 or self.cluster_m > 1 else WGMMA_MAX_SPLITS
         return max(SPLIT_CHOICES)
 
@@ -105,7 +108,8 @@ class KernelConfig:
 
     @property
     def _cluster_tag(self) -> str:
-        return (f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
+        return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
+                + ("_cs" if self.csplit else ""))
 
     @property
     def label(self) -> str:
@@ -164,9 +168,18 @@ _WGMMA_TABLE = [
     # M = 12288: 128 tiles on N = 256 (192 x 128) and N = 128 (192 x 64), where 128-row tiles make 96.
     (192, 128, 3, 5, SCHED_COOP_TMA, 1, 1),
     (192, 64, 3, 6, SCHED_COOP_TMA, 1, 1),
+    # Cluster split-K twins (an eighth field; session 12, not yet run on a GPU as configs): splits 2-8
+    # as one thread-block cluster per tile, summed through distributed shared memory, no fp32 partials
+    # in global memory. For bigger tiles on the long-K shapes of about a million outputs, where 64 x 128
+    # tiles are bound by L2 operand traffic and split-K's partials cost more than they save.
+    (128, 256, 2, 4, SCHED_COOP_TMA, 1, 2, True),
+    (128, 192, 2, 5, SCHED_COOP_TMA, 1, 1, True),
+    (128, 128, 2, 6, SCHED_PINGPONG, 1, 1, True),
+    (64, 128, 2, 8, SCHED_PINGPONG, 1, 0, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
+CSPLIT_MAX_SPLITS = 8  # kCsplitMaxSplits: a portable cluster holds at most 8 CTAs
 
 
 def wgmma_k_blocks(k: int) -> int:
@@ -226,9 +239,10 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks = [*rest, *(1, 0)[len(rest):]]  # optional sixth and seventh fields
+        cluster_m, epi_chunks, csplit = [*rest, *(1, 0, False)[len(rest):]]  # optional sixth to eighth fields
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
-                                consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks))
+                                consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
+                                csplit=csplit))
     return tuple(out)
 
 
@@ -267,7 +281,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS = frozenset({30, 31})  # the 192-row, three-consumer tiles (session 12)
+UNMEASURED_WGMMA_IDS = frozenset({30, 31, 32, 33, 34, 35})  # 192-row tiles; cluster split-K twins (session 12)
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:
@@ -298,7 +312,7 @@ def split_choices(cfg: KernelConfig, m: int, n: int, k: int, num_sms: int = NUM_
     idle (tiles < #SMs) without piling up (tiles x splits <= 4 x #SMs). mma.sync: each split keeps at
     least 128 of K. wgmma (generation 2): each split keeps at least 2 k-blocks of 64, the smallest
     with one k-block in flight under the next (wait_group 1), so splits <= k-blocks // 2."""
-    out = [1]
+    out = [] if cfg.csplit else [1]  # a cluster split-K twin's one split is its twin's kernel
     tiles = cfg.tiles(m, n)
     if tiles >= num_sms:
         return out

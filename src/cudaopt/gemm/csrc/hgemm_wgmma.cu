@@ -1427,6 +1427,7 @@ struct WgmmaEntry {
   Kernel2SplitFn kernel2_splitk;
   int cluster;
   Kernel2SplitFn kernel2_csplit;  // cluster split-K (generation 2 without clusters; null elsewhere)
+  int csplit_only;  // 1: splits > 1 always take kernel2_csplit (at most kCsplitMaxSplits), see below
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
@@ -1453,6 +1454,19 @@ struct WgmmaEntry {
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
         hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
         hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>                                  \
+  }
+// Cluster split-K variant of a generation-2 config (session 12): the same kernels, but its splits (2..8)
+// always run as hgemm_wgmma2_csplit_kernel, a cluster of `splits` CTAs per tile summing through
+// distributed shared memory, whatever CUDAOPT_GEMM_SPLITK_FIXUP says; a refused cluster launch is an
+// error, not a fallback (the tuner must time what the label says).
+#define CUDAOPT_WGMMA_CFG2CS(BM, BN, CONS, ST, SCHED, EPI)                                        \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
+        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1                               \
   }
 // 2x1 cluster variant of a generation-2 config (same tile, stages, smem; CM = 2 along M).
 #define CUDAOPT_WGMMA_CLUSTER(BM, BN, CONS, ST, SCHED, CM)                                        \
@@ -1490,6 +1504,13 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // for M = 12288 (64 tile rows): 128 tiles on N = 256 (192 x 128) and on N = 128 (192 x 64).
     CUDAOPT_WGMMA_CFG2E(192, 128, 3, 5, 1, 1),  // 16: 3 consumers of m64n128, 5 slots
     CUDAOPT_WGMMA_CFG2E(192, 64, 3, 6, 1, 1),   // 17: 3 consumers of m64n64, 6 slots
+    // Cluster split-K twins (session 12, not yet run on a GPU as configs; the kernels ran as mode 4):
+    // bigger tiles with split-K but no fp32 partials in global memory, for the long-K shapes of about
+    // a million outputs whose 64 x 128 tiles are bound by L2 operand traffic (docs/gemm.md).
+    CUDAOPT_WGMMA_CFG2CS(128, 256, 2, 4, 1, 2),  // 18: as 11
+    CUDAOPT_WGMMA_CFG2CS(128, 192, 2, 5, 1, 1),  // 19: as 14
+    CUDAOPT_WGMMA_CFG2CS(128, 128, 2, 6, 2, 1),  // 20: as 13
+    CUDAOPT_WGMMA_CFG2CS(64, 128, 2, 8, 2, 0),   // 21: as 8
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -1677,9 +1698,10 @@ int cudaopt_wgmma_config_info(int config, int* out) {
 }
 
 // Most K splits config `config` accepts: 1 for generation 1 (no split-K kernel), kWgmmaMaxSplits
-// for generation 2; 0 for a bad id. Host-only.
+// for generation 2, kCsplitMaxSplits for its cluster split-K twins; 0 for a bad id. Host-only.
 int cudaopt_wgmma_max_splits(int config) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 0;
+  if (kWgmmaConfigs[config].csplit_only) return kCsplitMaxSplits;
   return kWgmmaConfigs[config].kernel2_splitk ? kWgmmaMaxSplits : 1;
 }
 
@@ -1851,16 +1873,18 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
   const int mode = g_splitk_fixup.load();
-  if (mode == 4 && splits <= kCsplitMaxSplits && c.kernel2_csplit) {
-    // one block per item, a cluster per tile; where the launch is refused, the paths below
+  if ((mode == 4 || c.csplit_only) && splits <= kCsplitMaxSplits && c.kernel2_csplit) {
+    // one block per item, a cluster per tile; where the launch is refused, the paths below (mode 4)
+    // or the error (a cluster split-K config: the tuner times what its label says)
     int* no_counters = nullptr;
     int no_spread = 0;
     const long long items = (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
     void* cargs[] = {&map_a, &map_b, &map_a, &partials, &no_counters, &M, &N, &K, &splits, &c_half, &ldc, &no_spread};
-    if (items <= (long long)INT_MAX &&
-        launch(reinterpret_cast<const void*>(c.kernel2_csplit), (int)items, c.threads, c.smem_bytes, s, cargs,
-               splits) == 0)
-      return 0;
+    const int e = items <= (long long)INT_MAX
+                      ? launch(reinterpret_cast<const void*>(c.kernel2_csplit), (int)items, c.threads,
+                               c.smem_bytes, s, cargs, splits)
+                      : (int)cudaErrorInvalidConfiguration;
+    if (e == 0 || c.csplit_only) return e;
     (void)cudaGetLastError();
   }
   // The spread fixup needs every item to be its block's only one (grid == items) and all blocks
