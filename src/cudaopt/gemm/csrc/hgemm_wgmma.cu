@@ -928,15 +928,9 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
               const int r = u / quads;
               const size_t off = (size_t)(row0 + r) * N + n0 + 4 * (u - r * quads);
               float4 sum = __ldcg(reinterpret_cast<const float4*>(partials + off));
-              for (int z = 1; z < splits; ++z) {
-                const float4 v = __ldcg(reinterpret_cast<const float4*>(partials + (size_t)z * M * N + off));
-                sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
-              }
-              const half2 lo = __floats2half2_rn(sum.x, sum.y), hi = __floats2half2_rn(sum.z, sum.w);
-              uint2 packed;
-              packed.x = *reinterpret_cast<const uint32_t*>(&lo);
-              packed.y = *reinterpret_cast<const uint32_t*>(&hi);
-              *reinterpret_cast<uint2*>(c_ptr + (size_t)(row0 + r) * ldc + n0 + 4 * (u - r * quads)) = packed;
+              for (int z = 1; z < splits; ++z)
+                add4(sum, __ldcg(reinterpret_cast<const float4*>(partials + (size_t)z * M * N + off)));
+              store_half4(c_ptr + (size_t)(row0 + r) * ldc + n0 + 4 * (u - r * quads), sum);
             }
           }
           if (wg_thread == 0 && (atomicAdd(&counters[ctr], 1 << 16) >> 16) == splits - 1)
@@ -1095,15 +1089,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         if (m0 + r >= M || n0 + c >= N) continue;
         const uint32_t at = red + (uint32_t)(r * (BN + 8) + c) * 4;
         float4 sum = ld_dsmem_f4(at, 0);
-        for (int z = 1; z < splits; ++z) {
-          const float4 v = ld_dsmem_f4(at, z);
-          sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
-        }
-        const half2 lo = __floats2half2_rn(sum.x, sum.y), hi = __floats2half2_rn(sum.z, sum.w);
-        uint2 packed;
-        packed.x = *reinterpret_cast<const uint32_t*>(&lo);
-        packed.y = *reinterpret_cast<const uint32_t*>(&hi);
-        *reinterpret_cast<uint2*>(c_ptr + (size_t)(m0 + r) * ldc + n0 + c) = packed;
+        for (int z = 1; z < splits; ++z) add4(sum, ld_dsmem_f4(at, z));
+        store_half4(c_ptr + (size_t)(m0 + r) * ldc + n0 + c, sum);
       }
     }
     cluster_sync_all();  // no CTA's shared memory goes away while a peer may still read it
@@ -1873,31 +1860,31 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
   const int mode = g_splitk_fixup.load();
+  const long long items = (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
+  // One argument list for the split-K and cluster split-K kernels; a launch reads the values these
+  // variables hold when it is made.
+  int spread = 0;
+  int* counters = nullptr;
+  CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
+  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread};
   if ((mode == 4 || c.csplit_only) && splits <= kCsplitMaxSplits && c.kernel2_csplit) {
     // one block per item, a cluster per tile; where the launch is refused, the paths below (mode 4)
     // or the error (a cluster split-K config: the tuner times what its label says)
-    int* no_counters = nullptr;
-    int no_spread = 0;
-    const long long items = (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
-    void* cargs[] = {&map_a, &map_b, &map_a, &partials, &no_counters, &M, &N, &K, &splits, &c_half, &ldc, &no_spread};
     const int e = items <= (long long)INT_MAX
                       ? launch(reinterpret_cast<const void*>(c.kernel2_csplit), (int)items, c.threads,
-                               c.smem_bytes, s, cargs, splits)
+                               c.smem_bytes, s, args, splits)
                       : (int)cudaErrorInvalidConfiguration;
     if (e == 0 || c.csplit_only) return e;
     (void)cudaGetLastError();
   }
   // The spread fixup needs every item to be its block's only one (grid == items) and all blocks
   // resident together (a cooperative launch; where that is refused, the reduce kernel path).
-  int spread = (mode == 2 || mode == 3) && (long long)grid == (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
-  const bool fixup = mode == 1 || spread;
-  int* counters = fixup ? static_cast<int*>(workspace) : nullptr;
-  CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
+  spread = (mode == 2 || mode == 3) && (long long)grid == items;
+  if (mode == 1 || spread) counters = static_cast<int*>(workspace);
   if (mode == 1) {
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
   }
-  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread};
   st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1,
               spread != 0 && mode == 2);
   if (st != 0 && spread) {  // a cooperative launch refused (e.g. fewer SMs in this context): reduce

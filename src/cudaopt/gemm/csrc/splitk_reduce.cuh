@@ -36,6 +36,18 @@ __device__ __forceinline__ void store_lane(half* C, int N, int ldc, size_t q, co
   }
 }
 
+// Four fp32 sums as fp16 at dst (8-byte aligned): one 8-byte store. The in-kernel split-K
+// reductions of hgemm_wgmma.cu (spread fixup, cluster split-K) store their slices with it.
+__device__ __forceinline__ void store_half4(half* dst, const float4& s) {
+  union {
+    uint2 u;
+    half2 h[2];
+  } out;
+  out.h[0] = __floats2half2_rn(s.x, s.y);
+  out.h[1] = __floats2half2_rn(s.z, s.w);
+  *reinterpret_cast<uint2*>(dst) = out.u;
+}
+
 // Sums the `splits` fp32 partials [splits][M][N] into fp16 C (leading dimension ldc). A block is
 // lanes x chunks threads (reduce_block sizes it; chunks = ceil(splits / kReduceChunk)): lane x walks
 // the lanes of 4V columns (V float4 per split), chunk y sums splits y*8 .. y*8+7 in order with all of
