@@ -154,12 +154,6 @@ def screening_log(table: Path) -> Path:
     return Path(table).with_name(Path(table).stem + ".screening.jsonl")
 
 
-def append_line(path: Path, record: dict) -> None:
-    """One JSON line in one write (O_APPEND): shards appending to one file at once do not interleave."""
-    with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
-
-
 def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | None = None,
              merge: bool = True, seed: int = 0, retune: bool = False, shard: str | None = None,
              log=print) -> dict:
@@ -173,6 +167,7 @@ def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | 
     from cudaopt.gemm.bench import (
         _error_text,
         _release,
+        append_record,
         cuda_usable,
         parse_shard,
         shard_indices,
@@ -206,7 +201,7 @@ def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | 
                 break
             continue
         tuned[(m, n, k)] = e
-        append_line(screening_log(out), screen)
+        append_record(screening_log(out), screen)  # one O_APPEND write a line: shards do not interleave
         meta = meta or _device_meta()
         data = save_table(out, tuned, base, merge, meta)
         log(f"[tune {pos + 1}/{len(todo)}] {m}x{n}x{k}: {e.get('label', e['backend'])} {e['ours_us']}us "
