@@ -96,7 +96,7 @@ def main() -> None:
     ap.add_argument("--configs", nargs="+", default=["18", "23", "21", "24"], help="ID or ID:SPLITS")
     ap.add_argument("--top", type=int, default=8)
     ap.add_argument("--ncu", default="ncu")
-    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)  # "id" or "id:splits"
     args = ap.parse_args()
     shape = tuple(int(x) for x in args.shape.lower().split("x"))
     if len(shape) != 3:
@@ -110,7 +110,8 @@ def main() -> None:
     build.build(with_blas=False)  # here, not in the child under ncu
     for text in args.configs:
         config, splits = parse_config(text)
-        per_call = 2 if splits > 1 else 1  # split-K: the GEMM kernel, then the reduce kernel
+        # split-K: the GEMM kernel, then the reduce kernel; cluster split-K sums in the cluster, one kernel
+        per_call = 2 if splits > 1 and not KERNEL_CONFIGS[config].csplit else 1
         cmd = [args.ncu, "--kernel-name", OUR_KERNELS, "--launch-skip", str(per_call * (CALLS - 1)),
                "--launch-count", str(per_call), "--csv", "--page", "raw",
                *[x for s in SECTIONS for x in ("--section", s)],

@@ -281,7 +281,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS = frozenset({30, 31, 32, 33, 34, 35})  # 192-row tiles; cluster split-K twins (session 12)
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 30-35 first ran (and passed) in session 13's grid call
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:
