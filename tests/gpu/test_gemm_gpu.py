@@ -321,6 +321,56 @@ def test_chunked_split_k_reduce_agrees_with_the_serial_one(kind):
             assert err < 2e-3, (*label, err)
 
 
+def test_fixed_split_reduce_agrees_bitwise_with_the_chunked_one():
+    """The fixed-split reduce (CUDAOPT_GEMM_REDUCE_FIXED, 2..8 splits, 1, 2 or 4 lanes a thread) sums in
+    split order like the chunked kernel's one chunk: bitwise equal for every split count it takes, on
+    shapes whose output is not a whole number of its threads' lanes (tails), and above 8 splits it
+    leaves the chunked kernel in charge."""
+    import torch
+
+    from cudaopt.gemm import Choice, _lib, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    lib = _lib.wgmma_kernels()
+    cfg = next(c for c in WGMMA_CONFIGS if c.schedule == 2 and (c.bm, c.bn) == (64, 128) and not c.csplit)
+    for m, n, k in [(1000, 520, 1032), (64, 64, 8192), (200, 136, 8192)]:
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+        b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+        for splits in (2, 3, 4, 5, 6, 7, 8, 16):
+            choice = Choice("ours", cfg.id, splits)
+            ws = _lib.new_workspace(m, n, splits)
+            try:
+                _lib.set_reduce_chunked(True, lib)
+                _lib.set_reduce_fixed(0, lib)
+                chunked = hgemm(a, b, workspace=ws, choice=choice)
+                outs = []
+                for lanes in (1, 2, 4):
+                    _lib.set_reduce_fixed(lanes, lib)
+                    outs.append(hgemm(a, b, workspace=ws, choice=choice))
+                torch.cuda.synchronize()
+            finally:
+                _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
+                _lib.set_reduce_fixed(_lib.reduce_fixed_lanes(), lib)
+            assert not chunked.isnan().any(), (m, n, k, splits)
+            for lanes, out in zip((1, 2, 4), outs):
+                assert torch.equal(chunked, out), (m, n, k, splits, lanes)
+    # and the switch does pick the kernel (an equal result alone would not tell): by name, from CUPTI
+    a = torch.randn((256, 4096), device="cuda", dtype=torch.float16)
+    b = torch.randn((4096, 256), device="cuda", dtype=torch.float16)
+    for splits, want in ((3, True), (16, False)):
+        ws = _lib.new_workspace(256, 256, splits)
+        try:
+            _lib.set_reduce_fixed(2, lib)
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                hgemm(a, b, workspace=ws, choice=Choice("ours", cfg.id, splits))
+                torch.cuda.synchronize()
+        finally:
+            _lib.set_reduce_fixed(_lib.reduce_fixed_lanes(), lib)
+        names = [e.name for e in prof.events()]
+        assert any("splitk_reduce_fixed_kernel" in x for x in names) == want, (splits, names)
+        assert any("splitk_reduce" in x for x in names), (splits, names)
+
+
 def test_wgmma_splitk_runs_on_the_callers_stream():
     """The split-K kernel and its reduce both run on the caller's (non-blocking) stream, after work
     queued there: A is filled on the side stream after a GPU sleep."""

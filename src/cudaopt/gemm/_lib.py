@@ -73,7 +73,19 @@ def kernels() -> ctypes.CDLL:
     # split-K (=4); docs/gemm.md
     lib.cudaopt_wgmma_set_splitk_fixup(splitk_fixup_mode())
     set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
+    set_reduce_fixed(reduce_fixed_lanes(), lib)
     return lib
+
+
+def reduce_fixed_lanes() -> int:
+    """$CUDAOPT_GEMM_REDUCE_FIXED: 0 (default: the chunked reduce), or 1, 2, 4: the wgmma split-K reduce
+    for 2..8 splits with the split count compiled in and that many 8-column lanes a thread (session 13,
+    docs/gemm.md); anything else is refused."""
+    raw = os.environ.get("CUDAOPT_GEMM_REDUCE_FIXED", "0").strip() or "0"
+    if raw not in ("0", "1", "2", "4"):
+        raise GemmError(f"CUDAOPT_GEMM_REDUCE_FIXED={raw!r}: use 0 (chunked reduce) or 1, 2, 4 (lanes a thread "
+                        "of the fixed-split reduce)")
+    return int(raw)
 
 
 def splitk_fixup_mode() -> int:
@@ -107,6 +119,15 @@ def set_reduce_chunked(on: bool, lib: ctypes.CDLL | None = None) -> None:
     lib.cudaopt_wgmma_set_reduce_chunked(1 if on else 0)
 
 
+def set_reduce_fixed(lanes: int, lib: ctypes.CDLL | None = None) -> None:
+    """The wgmma split-K reduce for 2..8 splits: 0 = the chunked (or serial) kernel as set by
+    set_reduce_chunked; 1, 2 or 4 = the fixed-split kernel with that many lanes a thread (bitwise the
+    chunked kernel's sums). A CUDA graph keeps the kernel its launches were captured with."""
+    if lanes not in (0, 1, 2, 4):
+        raise GemmError(f"reduce lanes a thread {lanes}: use 0, 1, 2 or 4")
+    (lib or kernels()).cudaopt_wgmma_set_reduce_fixed(lanes)
+
+
 def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     """ctypes signatures of the wgmma split-K and cluster entry points (host-only helpers included,
     which the CPU tests call on a library loaded without a GPU)."""
@@ -129,7 +150,8 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
     lib.cudaopt_wgmma_cluster_tile.restype = _i
     for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup",
-                 "cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked"):
+                 "cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked",
+                 "cudaopt_wgmma_set_reduce_fixed"):
         getattr(lib, name).argtypes = [_i]
         getattr(lib, name).restype = None
     return lib

@@ -103,6 +103,85 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// Sums S fp32 partials (S = splits, 2..8, a template argument) into fp16 C, U lanes of 4V columns a
+// thread: every load of the thread's U lanes is issued before the first add, then each lane sums in
+// split order 0, 1, ... (the chunked kernel's one-chunk order, so the two agree bitwise for S <= 8).
+// Session 13: the chunked kernel issues 8 loads a lane whatever the split count (clamped repeats of the
+// last split) and gives a thread one lane; at 2-4 splits that is 2-4x the loads and little in flight
+// per thread. `splits` is unused (the launcher's argument list is shared with the chunked kernel).
+template <int S, int V, int U>
+__global__ void __launch_bounds__(256)
+    splitk_reduce_fixed_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
+                               int ldc, int splits) {
+  pdl_wait_then_release();  // the split-K kernel's partials are complete and visible
+  const size_t count = (size_t)M * N / (4 * V);
+  const size_t stride = (size_t)M * N / 4;  // one split's partial, in float4
+  const size_t threads = (size_t)gridDim.x * blockDim.x;
+  const float4* p = reinterpret_cast<const float4*>(partials);
+  for (size_t q0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x; q0 < count; q0 += threads * U) {
+    float4 a[U][S][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const size_t q = q0 + u * threads;
+      if (q < count)
+#pragma unroll
+        for (int z = 0; z < S; ++z)
+#pragma unroll
+          for (int v = 0; v < V; ++v) a[u][z][v] = p[z * stride + V * q + v];
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const size_t q = q0 + u * threads;
+      if (q < count) {
+        float4 sum[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          sum[v] = a[u][0][v];
+#pragma unroll
+          for (int z = 1; z < S; ++z) add4(sum[v], a[u][z][v]);
+        }
+        store_lane<V>(C, N, ldc, q, sum);
+      }
+    }
+  }
+}
+
+// The fixed-split reduce for `splits` (2..8) and U lanes a thread (1, 2 or 4); null otherwise, and null
+// where splits x U > 16 (not instantiated: 8 splits x 4 lanes spilled; see reduce_fixed_lanes).
+template <int S, int V, int U>
+inline const void* reduce_fixed_fn() {
+  if constexpr (S * U <= 16) return reinterpret_cast<const void*>(splitk_reduce_fixed_kernel<S, V, U>);
+  return nullptr;
+}
+template <int V, int U>
+inline const void* reduce_fixed_for(int splits) {
+  switch (splits) {
+    case 2: return reduce_fixed_fn<2, V, U>();
+    case 3: return reduce_fixed_fn<3, V, U>();
+    case 4: return reduce_fixed_fn<4, V, U>();
+    case 5: return reduce_fixed_fn<5, V, U>();
+    case 6: return reduce_fixed_fn<6, V, U>();
+    case 7: return reduce_fixed_fn<7, V, U>();
+    case 8: return reduce_fixed_fn<8, V, U>();
+    default: return nullptr;
+  }
+}
+// Lanes a thread for `splits`: at most the asked 1, 2 or 4, and splits x lanes <= 16 (V = 2: 32 float4
+// held at once; 8 splits x 4 lanes spilled).
+inline int reduce_fixed_lanes(int splits, int lanes) {
+  while (lanes > 1 && splits * lanes > 16) lanes /= 2;
+  return lanes;
+}
+template <int V>
+inline const void* reduce_fixed_kernel(int splits, int lanes_per_thread) {
+  switch (lanes_per_thread) {
+    case 1: return reduce_fixed_for<V, 1>(splits);
+    case 2: return reduce_fixed_for<V, 2>(splits);
+    case 4: return reduce_fixed_for<V, 4>(splits);
+    default: return nullptr;
+  }
+}
+
 // Threads per block of the chunked reduce for `splits`: chunks x lanes, lanes a multiple of 32, at
 // most 256 threads while splits <= 8 x kReduceChunk (the launchers run the serial kernel above that).
 inline int reduce_block(int splits, int* lanes_out) {
