@@ -27,6 +27,8 @@ source "$(dirname "$0")/gemm_sharded.sh"
 export CUDAOPT_GEMM_PDL_AB=${GEMM_PDL_AB:-1}
 # Split-K reduce kernels: the chunked ones (the package default since session 12) unless GEMM_REDUCE_CHUNKED=0.
 export CUDAOPT_GEMM_REDUCE_CHUNKED=${GEMM_REDUCE_CHUNKED:-1}
+# ... and for 2..8 splits the fixed-split one, one lane a thread (the default since session 13; 0 = chunked).
+export CUDAOPT_GEMM_REDUCE_FIXED=${GEMM_REDUCE_FIXED:-1}
 N=${1:-40}; TUNE_S=${2:-70}; BENCH_S=${3:-100}; WG_S=${4:-110}
 if [ "$N" = grid ]; then SHAPES=grid; else SHAPES="sample:$N"; fi
 OUT=${OUT:-runs/gemm_gpu}

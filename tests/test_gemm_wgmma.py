@@ -1295,11 +1295,11 @@ def test_split_k_switches_exist_in_the_library_with_their_defaults(kernel_lib, m
     assert calls == [("cudaopt_hgemm_set_reduce_chunked", 1), ("cudaopt_wgmma_set_reduce_chunked", 1)]
     src = (CSRC / "hgemm_wgmma.cu").read_text() + (CSRC / "hgemm_mma.cu").read_text()
     assert src.count("g_reduce_chunked{true}") == 2 and "g_splitk_fixup{0}" in src
-    assert "g_reduce_fixed{0}" in src  # the fixed-split reduce is off until a grid is tuned with it
+    assert "g_reduce_fixed{1}" in src  # the fixed-split reduce, one lane a thread (session 13's grid)
 
 
 def test_fixed_split_reduce_switch_takes_1_2_4_lanes_and_refuses_the_rest(kernel_lib, monkeypatch):
-    """CUDAOPT_GEMM_REDUCE_FIXED picks the wgmma fixed-split reduce (0 = off); other values are one clear
+    """CUDAOPT_GEMM_REDUCE_FIXED picks the wgmma fixed-split reduce (1 by default, 0 = off); other values are one clear
     error, and set_reduce_fixed passes the lane count through to the library's switch."""
     from cudaopt.gemm import _lib
     from cudaopt.gemm._lib import GemmError
@@ -1312,7 +1312,7 @@ def test_fixed_split_reduce_switch_takes_1_2_4_lanes_and_refuses_the_rest(kernel
     kernel_lib.cudaopt_wgmma_set_reduce_fixed(3)  # the library turns unknown values off, never crashes
     kernel_lib.cudaopt_wgmma_set_reduce_fixed(0)
     monkeypatch.delenv("CUDAOPT_GEMM_REDUCE_FIXED")
-    assert _lib.reduce_fixed_lanes() == 0
+    assert _lib.reduce_fixed_lanes() == 1
     for bad in ("3", "8", "two"):
         monkeypatch.setenv("CUDAOPT_GEMM_REDUCE_FIXED", bad)
         with pytest.raises(GemmError, match="CUDAOPT_GEMM_REDUCE_FIXED"):

@@ -305,11 +305,15 @@ def test_chunked_split_k_reduce_agrees_with_the_serial_one(kind):
                 _lib.set_reduce_chunked(False, lib)  # whatever the environment chose
                 serial = hgemm(a, b, workspace=ws, choice=choice)
                 _lib.set_reduce_chunked(True, lib)
+                if kind == "wgmma":
+                    _lib.set_reduce_fixed(0, lib)  # the chunked kernel itself for 2..8 splits too
                 chunked = hgemm(a, b, workspace=ws, choice=choice)
                 again = hgemm(a, b, workspace=ws, choice=choice)
                 torch.cuda.synchronize()
             finally:
                 _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
+                if kind == "wgmma":
+                    _lib.set_reduce_fixed(_lib.reduce_fixed_lanes(), lib)
             label = (m, n, k, choice.label())
             assert torch.equal(chunked, again), label
             if choice.splits <= 8:
@@ -360,11 +364,13 @@ def test_fixed_split_reduce_agrees_bitwise_with_the_chunked_one():
     for splits, want in ((3, True), (16, False)):
         ws = _lib.new_workspace(256, 256, splits)
         try:
+            _lib.set_reduce_chunked(True, lib)
             _lib.set_reduce_fixed(2, lib)
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
                 hgemm(a, b, workspace=ws, choice=Choice("ours", cfg.id, splits))
                 torch.cuda.synchronize()
         finally:
+            _lib.set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
             _lib.set_reduce_fixed(_lib.reduce_fixed_lanes(), lib)
         names = [e.name for e in prof.events()]
         assert any("splitk_reduce_fixed_kernel" in x for x in names) == want, (splits, names)

@@ -78,10 +78,10 @@ def kernels() -> ctypes.CDLL:
 
 
 def reduce_fixed_lanes() -> int:
-    """$CUDAOPT_GEMM_REDUCE_FIXED: 0 (default: the chunked reduce), or 1, 2, 4: the wgmma split-K reduce
-    for 2..8 splits with the split count compiled in and that many 8-column lanes a thread (session 13,
-    docs/gemm.md); anything else is refused."""
-    raw = os.environ.get("CUDAOPT_GEMM_REDUCE_FIXED", "0").strip() or "0"
+    """$CUDAOPT_GEMM_REDUCE_FIXED: 1 (default since session 13, whose grid was tuned with it), 2 or 4: the
+    wgmma split-K reduce for 2..8 splits with the split count compiled in and that many 8-column lanes a
+    thread (docs/gemm.md); 0: the chunked reduce for those too; anything else is refused."""
+    raw = os.environ.get("CUDAOPT_GEMM_REDUCE_FIXED", "1").strip() or "1"
     if raw not in ("0", "1", "2", "4"):
         raise GemmError(f"CUDAOPT_GEMM_REDUCE_FIXED={raw!r}: use 0 (chunked reduce) or 1, 2, 4 (lanes a thread "
                         "of the fixed-split reduce)")
@@ -120,9 +120,10 @@ def set_reduce_chunked(on: bool, lib: ctypes.CDLL | None = None) -> None:
 
 
 def set_reduce_fixed(lanes: int, lib: ctypes.CDLL | None = None) -> None:
-    """The wgmma split-K reduce for 2..8 splits: 0 = the chunked (or serial) kernel as set by
-    set_reduce_chunked; 1, 2 or 4 = the fixed-split kernel with that many lanes a thread (bitwise the
-    chunked kernel's sums). A CUDA graph keeps the kernel its launches were captured with."""
+    """The wgmma split-K reduce for 2..8 splits while the chunked reduce is on: 1, 2 or 4 = the
+    fixed-split kernel with that many lanes a thread (bitwise the chunked kernel's sums), 0 = the chunked
+    kernel; set_reduce_chunked(False) runs the serial kernel whatever this says. A CUDA graph keeps the
+    kernel its launches were captured with."""
     if lanes not in (0, 1, 2, 4):
         raise GemmError(f"reduce lanes a thread {lanes}: use 0, 1, 2 or 4")
     (lib or kernels()).cudaopt_wgmma_set_reduce_fixed(lanes)

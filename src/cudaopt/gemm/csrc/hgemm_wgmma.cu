@@ -1626,7 +1626,7 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
 std::atomic<bool> g_pdl{true};
 std::atomic<int> g_splitk_fixup{0};  // see cudaopt_wgmma_set_splitk_fixup
 std::atomic<bool> g_reduce_chunked{true};  // see cudaopt_wgmma_set_reduce_chunked
-std::atomic<int> g_reduce_fixed{0};       // see cudaopt_wgmma_set_reduce_fixed
+std::atomic<int> g_reduce_fixed{1};       // see cudaopt_wgmma_set_reduce_fixed
 
 // One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
 // (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
@@ -1794,9 +1794,10 @@ void cudaopt_wgmma_set_pdl(int on) { g_pdl.store(on != 0); }
 // splitk_reduce_chunked_kernel<2> (splitk_reduce.cuh: chunks of 8 splits, loads in flight together),
 // 0 = the session-6 serial kernel. Host-only.
 void cudaopt_wgmma_set_reduce_chunked(int on) { g_reduce_chunked.store(on != 0); }
-// Split-K reduce for 2..8 splits: 0 (default) = as set above; 1, 2 or 4 = splitk_reduce_fixed_kernel
-// (splitk_reduce.cuh: the split count a template argument, that many lanes a thread), bitwise the
-// chunked kernel's sums. Anything else is 0. Host-only.
+// Split-K reduce for 2..8 splits while the chunked reduce is on: 1 (default since session 13, whose grid
+// was tuned with it), 2 or 4 = splitk_reduce_fixed_kernel (splitk_reduce.cuh: the split count a template
+// argument, that many lanes a thread), bitwise the chunked kernel's sums; 0 = the chunked kernel.
+// Anything else is 0. With the chunked reduce off, the serial kernel runs whatever this says. Host-only.
 void cudaopt_wgmma_set_reduce_fixed(int lanes) { g_reduce_fixed.store(lanes == 1 || lanes == 2 || lanes == 4 ? lanes : 0); }
 // Split-K: 0 (default) = the partials, then a reduce kernel, which the shipped table was tuned with;
 // 1 = the ticket fixup (one kernel, tile counters in the workspace; the last split of a tile sums
@@ -1901,7 +1902,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   if (st != 0 || counters != nullptr) return st;
   const size_t octs = (size_t)M * N / 8;
   void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
-  const int fixed = reduce_fixed_lanes(splits, g_reduce_fixed.load());
+  const int fixed = g_reduce_chunked.load() ? reduce_fixed_lanes(splits, g_reduce_fixed.load()) : 0;
   if (const void* fn = fixed ? reduce_fixed_kernel<2>(splits, fixed) : nullptr) {
     const size_t want = (octs + 256 * fixed - 1) / (256 * fixed), most = (size_t)sms * 8;
     return launch(fn, (int)(want < most ? want : most), 256, 0, s, rargs, 1);
