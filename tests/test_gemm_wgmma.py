@@ -315,7 +315,8 @@ def _sass_functions(sass: str) -> dict[str, str]:
 CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
-CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn)]  # each with a whole-slab twin
+N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
+CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64]  # each with a twin
 N192 = [c for c in _OWN if c.bn == 192]
 M192 = [c for c in _OWN if c.bm == 192]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
@@ -352,6 +353,12 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     assert [(c.id, c.label, c.max_splits) for c in CSPLIT] == [
         (32, "wgmma128x256x64_c2_s4_tma_e2_cs", 8), (33, "wgmma128x192x64_c2_s5_tma_e1_cs", 8),
         (34, "wgmma128x128x64_pp_s6_e1_cs", 8), (35, "wgmma64x128x64_pp_s8_cs", 8)]
+    # N = 64 in generation 2 (session 13, written before a GPU run): one 64-column chunk each, split-K
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.schedule) for c in N64] == [
+        (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2)]
+    for c in N64:  # ring, one 64-column staging chunk per consumer, barriers, alignment slack
+        assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * c.rows_per_consumer * 128 \
+            + 16 * c.stages <= 227 * 1024
     for c, twin in zip(CSPLIT, (25, 28, 27, 22)):
         t = KERNEL_CONFIGS[twin]
         assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (

@@ -164,11 +164,11 @@ _WGMMA_TABLE = [
     # C, where 256- or 128-wide tiles make 96 and leave 36 of 132 SMs idle (0.75-0.88x cuBLASLt there).
     (128, 192, 2, 5, SCHED_COOP_TMA, 1, 1),
     (64, 192, 2, 6, SCHED_PINGPONG, 1, 1),
-    # M = 192 tiles with three cooperative consumers (session 12, not yet run on a GPU): the mirror for
+    # M = 192 tiles with three cooperative consumers (session 12, first run in session 13): the mirror for
     # M = 12288: 128 tiles on N = 256 (192 x 128) and N = 128 (192 x 64), where 128-row tiles make 96.
     (192, 128, 3, 5, SCHED_COOP_TMA, 1, 1),
     (192, 64, 3, 6, SCHED_COOP_TMA, 1, 1),
-    # Cluster split-K twins (an eighth field; session 12, not yet run on a GPU as configs): splits 2-8
+    # Cluster split-K twins (an eighth field; session 12, first run as configs in session 13): splits 2-8
     # as one thread-block cluster per tile, summed through distributed shared memory, no fp32 partials
     # in global memory. For bigger tiles on the long-K shapes of about a million outputs, where 64 x 128
     # tiles are bound by L2 operand traffic and split-K's partials cost more than they save.
@@ -176,6 +176,11 @@ _WGMMA_TABLE = [
     (128, 192, 2, 5, SCHED_COOP_TMA, 1, 1, True),
     (128, 128, 2, 6, SCHED_PINGPONG, 1, 1, True),
     (64, 128, 2, 8, SCHED_PINGPONG, 1, 0, True),
+    # N = 64 in generation 2 (session 13, not yet run on a GPU): the grid's 8192 / 4096 / 2048 x 64 x K
+    # shapes read 0.87-0.92x cuBLASLt on generation 1's 128 x 64 (64 tiles on 8192 x 64, no split-K)
+    # or 192 x 64 (43 tiles); a cooperative 128 x 64 with split-K, and a 64 x 64 ping-pong (128 tiles).
+    (128, 64, 2, 8, SCHED_COOP_TMA, 1, 1),
+    (64, 64, 2, 8, SCHED_PINGPONG, 1, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -281,7 +286,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 30-35 first ran (and passed) in session 13's grid call
+UNMEASURED_WGMMA_IDS = frozenset({36, 37})  # N = 64 generation 2 (30-35 first ran, and passed, in session 13)
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -1487,17 +1487,21 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // N = 192 tiles (session 12): 128 tiles where 256-wide ones make 96 (M = 256 or 128, N = 12288).
     CUDAOPT_WGMMA_CFG2E(128, 192, 2, 5, 1, 1),  // 14: cooperative, 2 consumers of m64n192, 5 slots
     CUDAOPT_WGMMA_CFG2E(64, 192, 2, 6, 2, 1),   // 15: ping-pong, each consumer one m64n192 tile, 6 slots
-    // M = 192 tiles, three cooperative consumers (session 12, not yet run on a GPU): the mirror of 14-15
+    // M = 192 tiles, three cooperative consumers (session 12, first run in session 13): the mirror of 14-15
     // for M = 12288 (64 tile rows): 128 tiles on N = 256 (192 x 128) and on N = 128 (192 x 64).
     CUDAOPT_WGMMA_CFG2E(192, 128, 3, 5, 1, 1),  // 16: 3 consumers of m64n128, 5 slots
     CUDAOPT_WGMMA_CFG2E(192, 64, 3, 6, 1, 1),   // 17: 3 consumers of m64n64, 6 slots
-    // Cluster split-K twins (session 12, not yet run on a GPU as configs; the kernels ran as mode 4):
+    // Cluster split-K twins (session 12, first run as configs in session 13; before, as mode 4):
     // bigger tiles with split-K but no fp32 partials in global memory, for the long-K shapes of about
     // a million outputs whose 64 x 128 tiles are bound by L2 operand traffic (docs/gemm.md).
     CUDAOPT_WGMMA_CFG2CS(128, 256, 2, 4, 1, 2),  // 18: as 11
     CUDAOPT_WGMMA_CFG2CS(128, 192, 2, 5, 1, 1),  // 19: as 14
     CUDAOPT_WGMMA_CFG2CS(128, 128, 2, 6, 2, 1),  // 20: as 13
     CUDAOPT_WGMMA_CFG2CS(64, 128, 2, 8, 2, 0),   // 21: as 8
+    // N = 64 in generation 2 (session 13, not yet run on a GPU): split-K for the M x 64 x K shapes that
+    // generation 1's 128 x 64 (3) runs on half the SMs.
+    CUDAOPT_WGMMA_CFG2E(128, 64, 2, 8, 1, 1),  // 22: 2 consumers of m64n64, 8 slots, C in 1 x 8 KB each
+    CUDAOPT_WGMMA_CFG2E(64, 64, 2, 8, 2, 1),   // 23: ping-pong, each consumer one m64n64 tile, 8 slots
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
