@@ -1231,6 +1231,34 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
             mod.parse_config(bad)
 
 
+def test_reduce_benchmark_picks_each_shapes_best_reduce_split_candidate(tmp_path):
+    """benchmarks/gemm_reduce_kernels.py's shape list from a screening log: per shape the fastest
+    wgmma split-K candidate of 2..8 splits that runs a reduce kernel (not a cluster split-K twin, not
+    more splits, not mma, not torch), kept only within `within` of the shape's screened best."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "gemm_reduce_kernels.py"
+    spec = importlib.util.spec_from_file_location("gemm_reduce_kernels_bench", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 128)).label
+    cs = next(c for c in CSPLIT if (c.bm, c.bn) == (64, 128)).label
+    mma = MMA_CONFIGS[0].label
+    log = tmp_path / "tuned.screening.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"m": 512, "n": 512, "k": 8192, "rounds": 5, "screen_us": {
+            pp: 10.0, f"{pp}_splitk2": 9.0, f"{pp}_splitk4": 8.5, f"{pp}_splitk16": 7.0,
+            f"{cs}_splitk2": 6.0, f"{mma}_splitk2": 5.0, "torch": 8.0}},
+        {"m": 64, "n": 64, "k": 64, "rounds": 5, "screen_us": {pp: 2.0, "torch": 2.1}},  # no split-K
+        {"m": 1024, "n": 64, "k": 4096, "rounds": 5, "screen_us": {f"{pp}_splitk3": 10.0, "torch": 5.0}},
+    ]) + "\n")
+    assert mod.split_shapes(log, within=0.5) == [((512, 512, 8192), f"{pp}_splitk4", 5.0 / 8.5),
+                                                 ((1024, 64, 4096), f"{pp}_splitk3", 0.5)]
+    assert mod.split_shapes(log, within=0.1) == []  # 5.0 / 8.5 and 0.5 are both too far off
+
+
 def test_tuner_times_mma_configs_only_below_1e9_flop(monkeypatch):
     for var in ("CUDAOPT_GEMM_KINDS", "CUDAOPT_GEMM_WGMMA_IDS", "CUDAOPT_GEMM_WGMMA_SPLITK_IDS"):
         monkeypatch.delenv(var, raising=False)
