@@ -515,6 +515,71 @@ def test_tuner_keeps_ours_only_where_screening_and_confirmation_agree():
     assert e["backend"] == "ours" and "paired_ratio_vs_torch" not in e
 
 
+def test_tuner_runoff_reorders_only_the_close_contenders():
+    """The runoff: the screening's candidates within 3% of the fastest (at most 4) are timed again and
+    ranked by that; the rest keep the screening's order; one close candidate, or no runoff, changes
+    nothing; a contender the runoff could not time goes after the timed ones."""
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.tune import RUNOFF_MAX, decide, runoff_order
+
+    screen = {"a": 10.0, "b": 10.1, "c": 10.25, "d": 10.5, "e": 12.0, "torch": 11.0}
+    asked = []
+
+    def runoff(labels):
+        asked.append(list(labels))
+        return {"a": 10.3, "b": 10.2, "c": 9.9}
+
+    assert runoff_order(screen) == ["a", "b", "c", "d", "e"]
+    assert runoff_order(screen, runoff) == ["c", "b", "a", "d", "e"] and asked == [["a", "b", "c"]]
+    assert runoff_order({"a": 10.0, "b": 10.5, "torch": 9.0}, runoff) == ["a", "b"] and len(asked) == 1
+    nan = runoff_order(screen, lambda labels: {"a": float("nan"), "b": 10.2})  # c untimed, a failed
+    assert nan == ["b", "a", "c", "d", "e"]
+    wide = {f"x{i}": 10.0 + i * 0.01 for i in range(6)}
+    assert len(runoff_order(wide, lambda labels: (asked.append(labels), {})[1])) == 6 and len(asked[-1]) == RUNOFF_MAX
+    # decide takes the runoff's winner (and its screening time for the screening verdict)
+    by_label = {c.label(): c for c in (Choice("ours", 18, 1), Choice("ours", 21, 1), Choice("ours", 6, 1))}
+    a, b, c = by_label
+    e = decide({a: 9.0, b: 9.1, c: 12.0, "torch": 10.0}, by_label, lambda ch: True, lambda ch: (9.0, 10.0),
+               lambda labels: {a: 9.4, b: 8.9})
+    assert e["label"] == b and e["backend"] == "ours" and e["screen_ours_us"] == 9.1
+
+
+def test_tune_shape_runs_the_runoff_and_logs_it(monkeypatch):
+    """tune_shape's wiring, GPU parts replaced: the screening times every candidate, the runoff times the
+    close ones again (RUNOFF_ROUNDS) and its winner is confirmed against torch; the screening record
+    carries the runoff's times."""
+    import types
+
+    from cudaopt.gemm import _lib, bench, correctness, timing, tune
+    from cudaopt.gemm.configs import candidate_choices
+
+    m, n, k = 4096, 4096, 4096
+    labels = [c.label() for c in candidate_choices(m, n, k)]
+    first, second = labels[0], labels[1]
+    calls = []
+
+    def fake_time_gpu(cands, sets, rounds=15, rng=None, per_round=None, **kw):
+        calls.append((sorted(cands), rounds))
+        if rounds == tune.RUNOFF_ROUNDS:
+            return {first: 10.4, second: 10.0}
+        if per_round is not None:  # the confirmation: ours against torch
+            per_round.update({"ours": [10.0, 10.1], "torch": [11.0, 11.0]})
+            return {"ours": 10.05, "torch": 11.0}
+        return {lbl: (10.0 if lbl == first else 10.1 if lbl == second else 20.0) for lbl in cands} | {"torch": 11.0}
+
+    monkeypatch.setattr(timing, "time_gpu", fake_time_gpu)
+    monkeypatch.setattr(bench, "make_inputs", lambda *a, **kw: types.SimpleNamespace(a=[None] * 2, b=[None] * 2, c=[None] * 2))
+    monkeypatch.setattr(bench, "num_sets", lambda *a: 2)
+    monkeypatch.setattr(bench, "ours_launch", lambda *a, **kw: (lambda i: None))
+    monkeypatch.setattr(_lib, "workspace_bytes", lambda *a: 0)
+    monkeypatch.setattr(correctness, "check_gemm", lambda *a, **kw: types.SimpleNamespace(ok=True))
+    entry, screen = tune.tune_shape(m, n, k)
+    assert [r for _, r in calls] == [5, tune.RUNOFF_ROUNDS, tune.CONFIRM_ROUNDS]
+    assert calls[1][0] == sorted([first, second])  # only the two within 3%
+    assert entry["label"] == second and entry["backend"] == "ours" and entry["screen_ours_us"] == 10.1
+    assert screen["runoff_us"] == {first: 10.4, second: 10.0} and screen["screen_us"][first] == 10.0
+
+
 def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):
     """With ours_nopdl timed, the report has an "ours vs ours_nopdl" row (> 1: PDL helped) and the CSV
     a column for it."""
