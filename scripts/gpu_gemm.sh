@@ -163,6 +163,7 @@ PY
   cat "$WORK"/tune_step_*.txt > "$WORK/tune_step.txt"; rm -f "$WORK"/tune_step_*.txt
   grep -E "FAILED|budget reached|stopping|already tuned" "$WORK/tune_step.txt"
   echo "tuned this call: $(grep -c '^\[tune' "$WORK/tune_step.txt") shapes over $SHARDS GPU(s) in $((SECONDS - T0)) s; table: $(python3 -c "import json; print(len(json.load(open('$WORK/tuned.json'))['entries']))" 2>/dev/null) shapes"
+  python3 -c "from cudaopt.gemm.tune import runoff_summary; print(runoff_summary('$WORK/tuned.screening.jsonl'))"
   checkpoint
   RUN_BENCH=1; B_S=$BENCH_S
   if [ "$N" = grid ]; then

@@ -580,6 +580,23 @@ def test_tune_shape_runs_the_runoff_and_logs_it(monkeypatch):
     assert screen["runoff_us"] == {first: 10.4, second: 10.0} and screen["screen_us"][first] == 10.0
 
 
+def test_runoff_summary_counts_changed_winners(tmp_path):
+    import json
+
+    from cudaopt.gemm.tune import runoff_summary
+
+    log = tmp_path / "tuned.screening.jsonl"
+    assert runoff_summary(log) == "runoff: no shape ran it"  # no log yet
+    log.write_text("\n".join([
+        json.dumps({"screen_us": {"a": 10.0, "b": 10.1}, "runoff_us": {"a": 10.5, "b": 10.0}}),  # b wins
+        json.dumps({"screen_us": {"a": 10.0, "b": 10.2}, "runoff_us": {"a": 10.0, "b": 10.3}}),  # a again
+        json.dumps({"screen_us": {"a": 10.0}}),  # no runoff
+        '{"screen_us": {"a": 1',  # a torn line
+    ]))
+    assert runoff_summary(log) == ("runoff: 2 shapes ran it; it changed the winner on 1, by geomean 1.0500x "
+                                   "(max 1.0500x) in its own timing")
+
+
 def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):
     """With ours_nopdl timed, the report has an "ours vs ours_nopdl" row (> 1: PDL helped) and the CSV
     a column for it."""

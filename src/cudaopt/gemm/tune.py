@@ -120,6 +120,36 @@ def decide(times: dict[str, float], by_label: dict[str, Choice], correct, confir
     return entry
 
 
+def runoff_summary(screening: Path) -> str:
+    """One line on what the runoff did over a screening log: how many shapes ran it, on how many its
+    winner differs from the screening's fastest contender, and by how much the runoff's own times say
+    that changed things (screening winner / runoff winner, > 1: the runoff's pick is faster)."""
+    ran, changed, gains = 0, 0, []
+    path = Path(screening)
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a torn last line of a killed run
+        again, screen = rec.get("runoff_us") or {}, rec.get("screen_us") or {}
+        timed = [lbl for lbl in again if lbl in screen]
+        if len(timed) < 2:
+            continue
+        ran += 1
+        by_screen = min(timed, key=lambda lbl: screen[lbl])
+        by_runoff = min(timed, key=lambda lbl: again[lbl])
+        if by_runoff != by_screen:
+            changed += 1
+            gains.append(again[by_screen] / again[by_runoff])
+    if not ran:
+        return "runoff: no shape ran it"
+    text = f"runoff: {ran} shapes ran it; it changed the winner on {changed}"
+    if gains:
+        geo = math.exp(sum(math.log(g) for g in gains) / len(gains))
+        text += f", by geomean {geo:.4f}x (max {max(gains):.4f}x) in its own timing"
+    return text
+
+
 def table_entries(path: Path) -> dict[Shape, dict]:
     """(m, n, k) -> entry of the table at path; {} if there is none (an unreadable one is an error)."""
     path = Path(path)
