@@ -38,6 +38,20 @@ def test_sample_is_stratified_and_reproducible():
     assert all(v in GRID_SIZES for x in s for v in x)
 
 
+def test_offgrid_shapes_are_off_the_grid_stratified_and_reproducible():
+    from cudaopt.gemm.shapes import offgrid_shapes
+
+    s = offgrid_shapes(30, seed=2)
+    assert s == parse_shapes("offgrid:30:2") and len(s) == len(set(s)) == 30
+    assert s != offgrid_shapes(30, seed=3)
+    assert all(not all(v in GRID_SIZES for v in x) for x in s)  # at least one size off the grid
+    assert all(v % 8 == 0 and 64 <= v <= 16384 for x in s for v in x)  # what the wgmma kernels take
+    assert [work_class(x) for x in s].count("<1e8") == 5 and {work_class(x) for x in s} == set(WORK_CLASS_NAMES)
+    for bad in ("offgrid:", "offgrid:x", "sample:3:y"):
+        with pytest.raises(ValueError, match="with integers"):
+            parse_shapes(bad)
+
+
 def test_parse_shapes(tmp_path):
     assert parse_shapes("64x128x256,8x8x8") == [(64, 128, 256), (8, 8, 8)]
     f = tmp_path / "s.txt"

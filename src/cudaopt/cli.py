@@ -239,7 +239,7 @@ def optimize_cmd(
 
 @app.command("bench-gemm")
 def bench_gemm_cmd(
-    shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | FILE of 'M N K' lines | MxNxK,..."),
+    shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | offgrid:N[:seed] | FILE of 'M N K' lines | MxNxK,..."),
     mode: str = typer.Option("offline", help="offline (back to back) | server (random idle gaps, not timed)."),
     timing: str = typer.Option("gpu", help="gpu (events/graph replay) | call (host time of one Python call)."),
     out: Path = typer.Option(Path("runs/gemm"), help="Folder for CSV, Markdown and PNG, and the per-shape log shapes.jsonl."),
@@ -264,7 +264,7 @@ def bench_gemm_cmd(
 
 @app.command("tune-gemm")
 def tune_gemm_cmd(
-    shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | FILE | MxNxK,..."),
+    shapes: str = typer.Option("grid", help="grid | sample:N[:seed] | offgrid:N[:seed] | FILE | MxNxK,..."),
     out: Path = typer.Option(Path("runs/gemm/tuned.json"), help="Tuned table to write or merge into (rewritten after every shape)."),
     rounds: int = typer.Option(5),
     budget_s: Optional[float] = typer.Option(None, "--budget-s", help="Start no new shape after this many seconds; the rest waits for the next run."),

@@ -1,7 +1,8 @@
 """Entry points for the `cudaopt bench-gemm` and `cudaopt tune-gemm` commands (wired by the CLI).
 
 Plain functions with keyword arguments; each returns what it wrote. Shapes are given as a spec
-string: 'grid' (the 1,000 shapes), 'sample:N[:seed]', a file of 'M N K' lines, or 'MxNxK,...'.
+string: 'grid' (the 1,000 shapes), 'sample:N[:seed]', 'offgrid:N[:seed]' (shapes off the grid), a file of
+'M N K' lines, or 'MxNxK,...'.
 Both continue where an earlier (killed or budget-limited) run into the same place stopped:
 bench_gemm through out_dir/shapes.jsonl (resume=True), tune_gemm through the table (merge=True).
 shard='i/n' takes only the shapes whose index in the list % n == i.

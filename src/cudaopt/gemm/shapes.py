@@ -55,20 +55,50 @@ def sample_shapes(count: int, seed: int = 0, sizes: tuple[int, ...] = GRID_SIZES
     return sorted(out, key=flops)
 
 
+def offgrid_shapes(count: int, seed: int = 0, lo: int = GRID_SIZES[0], hi: int = GRID_SIZES[-1]) -> list[Shape]:
+    """A reproducible set of shapes off the grid (at least one size not a grid size), each size
+    log-uniform in [lo, hi] and a multiple of 8 (the wgmma kernels need N and K so), stratified over
+    the work classes like sample_shapes: how the shipped table's neighbour choices do on the shapes
+    users bring, which the grid does not hold."""
+    rng = random.Random(seed)
+    on_grid = set(GRID_SIZES)
+    by_class: dict[str, list[Shape]] = {name: [] for name in WORK_CLASS_NAMES}
+    seen: set[Shape] = set()
+    for _ in range(40 * count):
+        s = tuple(min(hi, max(lo, 8 * round(2 ** rng.uniform(math.log2(lo), math.log2(hi)) / 8)))
+                  for _ in range(3))
+        if s in seen or all(v in on_grid for v in s):
+            continue
+        seen.add(s)
+        by_class[work_class(s)].append(s)
+    out: list[Shape] = []
+    while len(out) < count and any(by_class.values()):
+        for name in WORK_CLASS_NAMES:
+            if by_class[name] and len(out) < count:
+                out.append(by_class[name].pop())
+    return sorted(out, key=flops)
+
+
 def parse_shapes(spec: str) -> list[Shape]:
-    """'grid', 'sample:N[:seed]', a file of 'M N K' lines (',' or 'x' also separate), or 'MxNxK,...'."""
+    """'grid', 'sample:N[:seed]', 'offgrid:N[:seed]', a file of 'M N K' lines (',' or 'x' also
+    separate), or 'MxNxK,...'."""
     if spec == "grid":
         return grid_shapes()
-    if spec.startswith("sample:"):
+    if spec.startswith(("sample:", "offgrid:")):
         parts = spec.split(":")
-        return sample_shapes(int(parts[1]), int(parts[2]) if len(parts) > 2 else 0)
+        try:
+            count, seed = int(parts[1]), int(parts[2]) if len(parts) > 2 else 0
+        except (IndexError, ValueError):
+            raise ValueError(f"shapes {spec!r}: use {parts[0]}:N or {parts[0]}:N:SEED with integers") from None
+        return (sample_shapes if parts[0] == "sample" else offgrid_shapes)(count, seed)
     path = Path(spec)
     if path.exists():
         text = path.read_text()
     elif "x" in spec:
         text = spec.replace(",", "\n").replace(";", "\n")
     else:
-        raise ValueError(f"shapes {spec!r}: use 'grid', 'sample:N', a file of 'M N K' lines, or '64x64x64,128x128x128'")
+        raise ValueError(f"shapes {spec!r}: use 'grid', 'sample:N', 'offgrid:N', a file of 'M N K' lines, or "
+                         "'64x64x64,128x128x128'")
     shapes = []
     for line in text.splitlines():
         line = line.split("#")[0].replace(",", " ").replace("x", " ").strip()
