@@ -316,7 +316,8 @@ CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
-CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64]  # each with a twin
+COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
+CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128]
 N192 = [c for c in _OWN if c.bn == 192]
 M192 = [c for c in _OWN if c.bm == 192]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
@@ -356,7 +357,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # N = 64 in generation 2 (session 13, written before a GPU run): one 64-column chunk each, split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.schedule) for c in N64] == [
         (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2)]
-    for c in N64:  # ring, one 64-column staging chunk per consumer, barriers, alignment slack
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.consumers) for c in COOP128] == [
+        (38, "wgmma128x128x64_c2_s6_tma_e1", 214112, 64, 2)]
+    for c in N64 + COOP128:  # ring, one 64-column staging chunk per consumer, barriers, alignment slack
         assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * c.rows_per_consumer * 128 \
             + 16 * c.stages <= 227 * 1024
     for c, twin in zip(CSPLIT, (25, 28, 27, 22)):

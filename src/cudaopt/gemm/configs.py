@@ -181,6 +181,11 @@ _WGMMA_TABLE = [
     # or 192 x 64 (43 tiles); a cooperative 128 x 64 with split-K, and a 64 x 64 ping-pong (128 tiles).
     (128, 64, 2, 8, SCHED_COOP_TMA, 1, 1),
     (64, 64, 2, 8, SCHED_PINGPONG, 1, 1),
+    # A cooperative 128 x 128 in generation 2 (session 13, not yet run on a GPU): split-K items are mostly
+    # one per block, where a ping-pong 128 x 128 (27) leaves its second consumer idle and one warpgroup
+    # issues every wgmma of the tile; here both consumers take 64 rows each. For the long-K shapes of
+    # about a million outputs (1024 x 1024 x 8192: 64 x 128 tiles are bound by L2 at ~13 TB/s).
+    (128, 128, 2, 6, SCHED_COOP_TMA, 1, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -286,7 +291,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS = frozenset({36, 37})  # N = 64 generation 2 (30-35 first ran, and passed, in session 13)
+UNMEASURED_WGMMA_IDS = frozenset({36, 37, 38})  # session 13's N = 64 and cooperative 128 x 128 (30-35 ran then)
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -1502,6 +1502,8 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // generation 1's 128 x 64 (3) runs on half the SMs.
     CUDAOPT_WGMMA_CFG2E(128, 64, 2, 8, 1, 1),  // 22: 2 consumers of m64n64, 8 slots, C in 1 x 8 KB each
     CUDAOPT_WGMMA_CFG2E(64, 64, 2, 8, 2, 1),   // 23: ping-pong, each consumer one m64n64 tile, 8 slots
+    // Cooperative 128 x 128 (session 13, not yet run on a GPU): both consumers on a split-K block's one item.
+    CUDAOPT_WGMMA_CFG2E(128, 128, 2, 6, 1, 1),  // 24: 2 consumers of m64n128, 6 slots, C in 1 x 8 KB each
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
