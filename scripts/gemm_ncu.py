@@ -6,9 +6,10 @@
 
 A config is an id, or id:splits for split-K (the call's reduce kernel is profiled and printed too).
 For each, `ncu` profiles the last of three calls of a child of this script (our kernels only, by name)
-with the SpeedOfLight, Occupancy, LaunchStats and WarpStateStats sections, and the table prints
-duration, SM / memory / L2 / DRAM throughput, occupancy and the largest stall reasons (warps stalled
-per issued instruction).
+with the SpeedOfLight, Occupancy, LaunchStats, WarpStateStats, ComputeWorkloadAnalysis and
+MemoryWorkloadAnalysis sections, and the table prints duration, SM / memory / L2 / DRAM throughput, the
+tensor pipe's busiest utilisation, the L2 hit rate, occupancy and the largest stall reasons (warps
+stalled per issued instruction). A metric this ncu does not report prints empty.
 """
 
 from __future__ import annotations
@@ -19,19 +20,24 @@ import io
 import subprocess
 import sys
 
-SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats")
+SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "ComputeWorkloadAnalysis",
+            "MemoryWorkloadAnalysis")
 SHOWN = {  # raw metric -> column
     "gpu__time_duration.sum": "time us",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "mem %",
     "lts__throughput.avg.pct_of_peak_sustained_elapsed": "L2 %",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "DRAM %",
+    "lts__t_sector_hit_rate.pct": "L2 hit %",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",
     "launch__grid_size": "grid",
     "launch__cluster_dim_x": "cluster",
     "smsp__average_warp_latency_per_inst_issued.ratio": "cycles/issue",
 }
 STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
+# The tensor pipe's utilisation: the metric's name differs between ncu versions and pipe families
+# (hmma, gmma, ...), so the busiest column of this form is shown.
+TENSOR = ("sm__pipe_tensor", "pct_of_peak_sustained_active")
 # Our GEMM and split-K reduce kernels by function name (not torch's fills or copies).
 OUR_KERNELS = "regex:(hgemm_|splitk_reduce)"  # unanchored: the kernels sit in an anonymous namespace
 CALLS = 3  # calls of the child; the last one is profiled
@@ -75,6 +81,14 @@ def rows_of(csv_text: str) -> list[dict]:
 
 def summary(row: dict, top: int) -> dict:
     out = {col: row.get(metric, "") for metric, col in SHOWN.items()}
+    tensor = []
+    for key, value in row.items():
+        if key and key.startswith(TENSOR[0]) and key.endswith(TENSOR[1]):
+            try:
+                tensor.append(float(value.replace(",", "")))
+            except ValueError:
+                continue
+    out["tensor %"] = f"{max(tensor):.1f}" if tensor else ""
     try:
         out["time us"] = f"{float(out['time us'].replace(',', '')) / 1e3:.1f}"
     except ValueError:

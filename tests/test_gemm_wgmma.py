@@ -1215,9 +1215,11 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
         '"ID","Kernel Name","gpu__time_duration.sum","launch__cluster_dim_x",'
         '"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",'
         '"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",'
-        '"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"',
-        '"","","nsecond","","ratio","ratio","ratio"',
-        '"0","k","1,053,820","2","0.5","2.25","n/a"',
+        '"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",'
+        '"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",'
+        '"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active","lts__t_sector_hit_rate.pct"',
+        '"","","nsecond","","ratio","ratio","ratio","%","%","%"',
+        '"0","k","1,053,820","2","0.5","2.25","n/a","0","71.25","88.5"',
         "==PROF== Disconnected",
     ])
     rows = mod.rows_of(text)
@@ -1225,6 +1227,7 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
     s = mod.summary(rows[0], top=1)
     assert s["time us"] == "1053.8" and s["cluster"] == "2"
     assert s["stalls"] == "long_scoreboard 2.25"  # the largest only, the unreadable one skipped
+    assert s["tensor %"] == "71.2" and s["L2 hit %"] == "88.5"  # the busiest tensor pipe column
     assert mod.parse_config("22") == (22, 1) and mod.parse_config("25:4") == (25, 4)
     for bad in ("x", "25:", "25:0", "25:two"):
         if bad == "25:":
