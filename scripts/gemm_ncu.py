@@ -79,27 +79,28 @@ def rows_of(csv_text: str) -> list[dict]:
     return [r for r in rows if (r.get("ID") or "").strip().isdigit()]
 
 
-def summary(row: dict, top: int) -> dict:
-    out = {col: row.get(metric, "") for metric, col in SHOWN.items()}
-    tensor = []
+def matching(row: dict, form: tuple[str, str]) -> list[tuple[float, str]]:
+    """(value, the name between prefix and suffix) of every readable column named prefix...suffix."""
+    prefix, suffix = form
+    out = []
     for key, value in row.items():
-        if key and key.startswith(TENSOR[0]) and key.endswith(TENSOR[1]):
+        if key and key.startswith(prefix) and key.endswith(suffix):
             try:
-                tensor.append(float(value.replace(",", "")))
+                out.append((float(value.replace(",", "")), key[len(prefix):len(key) - len(suffix)]))
             except ValueError:
                 continue
-    out["tensor %"] = f"{max(tensor):.1f}" if tensor else ""
+    return out
+
+
+def summary(row: dict, top: int) -> dict:
+    out = {col: row.get(metric, "") for metric, col in SHOWN.items()}
+    tensor = matching(row, TENSOR)
+    out["tensor %"] = f"{max(tensor)[0]:.1f}" if tensor else ""
     try:
         out["time us"] = f"{float(out['time us'].replace(',', '')) / 1e3:.1f}"
     except ValueError:
         pass
-    stalls = []
-    for key, value in row.items():
-        if key and key.startswith(STALL[0]) and key.endswith(STALL[1]):
-            try:
-                stalls.append((float(value.replace(",", "")), key[len(STALL[0]):-len(STALL[1])]))
-            except ValueError:
-                continue
+    stalls = matching(row, STALL)
     out["stalls"] = ", ".join(f"{name} {v:.2f}" for v, name in sorted(stalls, reverse=True)[:top])
     return out
 

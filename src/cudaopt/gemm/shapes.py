@@ -47,6 +47,12 @@ def sample_shapes(count: int, seed: int = 0, sizes: tuple[int, ...] = GRID_SIZES
         by_class[work_class(s)].append(s)
     for shapes in by_class.values():
         rng.shuffle(shapes)
+    return _round_robin(by_class, count)
+
+
+def _round_robin(by_class: dict[str, list[Shape]], count: int) -> list[Shape]:
+    """Up to `count` shapes taken one class at a time in class order, each from the end of its list
+    (the lists are consumed), sorted by FLOPs."""
     out: list[Shape] = []
     while len(out) < count and any(by_class.values()):
         for name in WORK_CLASS_NAMES:
@@ -71,12 +77,7 @@ def offgrid_shapes(count: int, seed: int = 0, lo: int = GRID_SIZES[0], hi: int =
             continue
         seen.add(s)
         by_class[work_class(s)].append(s)
-    out: list[Shape] = []
-    while len(out) < count and any(by_class.values()):
-        for name in WORK_CLASS_NAMES:
-            if by_class[name] and len(out) < count:
-                out.append(by_class[name].pop())
-    return sorted(out, key=flops)
+    return _round_robin(by_class, count)
 
 
 def parse_shapes(spec: str) -> list[Shape]:

@@ -1908,21 +1908,21 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   if (st != 0 || counters != nullptr) return st;
   const size_t octs = (size_t)M * N / 8;
   void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
+  // blocks of a reduce whose block covers `per_block` lanes of 8 columns: enough for C, at most 8 a SM
+  const auto reduce_grid = [&](size_t per_block) {
+    const size_t want = (octs + per_block - 1) / per_block, most = (size_t)sms * 8;
+    return (int)(want < most ? want : most);
+  };
   const int fixed = g_reduce_chunked.load() ? reduce_fixed_lanes(splits, g_reduce_fixed.load()) : 0;
-  if (const void* fn = fixed ? reduce_fixed_kernel<2>(splits, fixed) : nullptr) {
-    const size_t want = (octs + 256 * fixed - 1) / (256 * fixed), most = (size_t)sms * 8;
-    return launch(fn, (int)(want < most ? want : most), 256, 0, s, rargs, 1);
-  }
-  if (!g_reduce_chunked.load() || splits > 8 * kReduceChunk) {  // a block holds at most 8 chunks
-    const size_t want = (octs + 255) / 256, most = (size_t)sms * 8;
-    return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_serial_kernel),
-                  (int)(want < most ? want : most), 256, 0, s, rargs, 1);
-  }
+  if (const void* fn = fixed ? reduce_fixed_kernel<2>(splits, fixed) : nullptr)
+    return launch(fn, reduce_grid((size_t)256 * fixed), 256, 0, s, rargs, 1);
+  if (!g_reduce_chunked.load() || splits > 8 * kReduceChunk)  // a block holds at most 8 chunks
+    return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_serial_kernel), reduce_grid(256), 256, 0, s,
+                  rargs, 1);
   int lanes = 0;
   const int threads = reduce_block(splits, &lanes);
-  const size_t want = (octs + lanes - 1) / lanes, most = (size_t)sms * 8;
-  return launch(reinterpret_cast<const void*>(splitk_reduce_chunked_kernel<2>), (int)(want < most ? want : most),
-                threads, 0, s, rargs, 1);
+  return launch(reinterpret_cast<const void*>(splitk_reduce_chunked_kernel<2>), reduce_grid(lanes), threads, 0, s,
+                rargs, 1);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
