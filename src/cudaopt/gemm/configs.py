@@ -291,7 +291,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS = frozenset({36, 37, 38})  # session 13's N = 64 and cooperative 128 x 128 (30-35 ran then)
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 36-38 first ran (and passed) in session 14
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:
