@@ -125,6 +125,19 @@ def test_dispatcher_table_lookup_and_fallback(tmp_path):
     assert dispatch.load_table(str(tmp_path / "missing.json")) == {}
 
 
+def test_untuned_shapes_without_128_byte_rows_fall_back_to_torch():
+    table = {(4096, 4096, 4096): Choice("ours", 27, 1), (4088, 4088, 4088): Choice("ours", 27, 1)}
+    assert dispatch.choose(4096, 4032, 4096, table) == Choice("ours", 27, 1)  # N - 64: rows stay aligned
+    assert dispatch.choose(4088, 4096, 4096, table) == Choice("ours", 27, 1)  # M is no row length
+    for n, k in ((4088, 4096), (4096, 4088), (4040, 4040)):
+        assert dispatch.choose(4096, n, k, table) == Choice("torch", 27, 1)  # the config stays on record
+    assert dispatch.choose(4088, 4088, 4088, table) == Choice("ours", 27, 1)  # tuned exactly: as measured
+    assert dispatch.choose(200, 200, 1000, {}).backend == "ours"  # 8e7 FLOP: launch latency rules
+    h = dispatch.heuristic_choice(200, 200, 1256)  # 1.005e8 FLOP and K = 1256: the heuristic's kernel, then torch
+    assert dispatch.choose(200, 200, 1256, {}) == Choice("torch", h.config, h.splits)
+    assert dispatch.misaligned_rows(4096, 4096, 4104) and not dispatch.misaligned_rows(4100, 4096, 4096)
+
+
 def test_a_neighbours_split_count_is_refitted_to_the_tile_count():
     from cudaopt.gemm.configs import WGMMA_CONFIGS
 

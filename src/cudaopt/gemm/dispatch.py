@@ -3,7 +3,8 @@
 The table (`tuned_h200.json`) maps exact (M, N, K) to a Choice; a shape it lacks gets the choice
 of the nearest tuned shape in log2 space when one lies within a factor of 4 per dimension (its split
 count refitted to this shape's K and tile count), and the tile-count heuristic beyond that. With the
-shipped grid (64..16384 per dimension) that covers every dimension from 16 to 65536.
+shipped grid (64..16384 per dimension) that covers every dimension from 16 to 65536. Untuned shapes whose
+K or N is not a multiple of 64 go to torch from 1e8 FLOP up (`misaligned_rows`).
 """
 
 from __future__ import annotations
@@ -109,5 +110,25 @@ def _choose(m: int, n: int, k: int, table: dict[Shape, Choice]) -> Choice:
         if d < best_d:
             best, best_d = choice, d
     if best is not None and best_d <= NEIGHBOUR_MAX_LOG2:
-        return refit(best, m, n, k)  # a neighbour's split count may not suit this K or tile count
-    return heuristic_choice(m, n, k)
+        choice = refit(best, m, n, k)  # a neighbour's split count may not suit this K or tile count
+    else:
+        choice = heuristic_choice(m, n, k)
+    if choice.backend == "ours" and misaligned_rows(m, n, k):
+        return Choice("torch", choice.config, choice.splits)  # the config stays on record, as a tuned fallback's
+    return choice
+
+
+ROW_ALIGN = 64  # elements: 128-byte rows, one TMA box row and one swizzle span
+MISALIGNED_MIN_FLOP = 1e8
+
+
+def misaligned_rows(m: int, n: int, k: int) -> bool:
+    """True where our kernels lose to cuBLAS for want of 128-byte-aligned rows: K or N not a multiple
+    of 64 (A's rows are K halves long, B's and C's N) on a shape of at least 1e8 FLOP. Session 14
+    measured it (benchmarks/gemm_alignment.py, H200): K - 8 cost ours 0.915x, N - 8 0.854x and all
+    three 0.657x of torch (geomean over six bases, 0.58x at 8192^3), while the same operands in storage
+    with rows padded to 64 elements ran at 1.03-1.07x; ragged tiles alone (M - 8, N - 64, K - 64) cost
+    nothing. Below 1e8 FLOP launch latency dominates and ours still won 85% of such shapes. The tuned
+    grid is all multiples of 64, so this only turns neighbour and heuristic choices into fallbacks; a
+    shape the user tuned exactly keeps what the tuner measured."""
+    return (k % ROW_ALIGN != 0 or n % ROW_ALIGN != 0) and 2.0 * m * n * k >= MISALIGNED_MIN_FLOP
