@@ -13,10 +13,11 @@ shapes and moves one dimension at a time, to say which operand's alignment (or w
     all-8 every dimension minus 8
 
 Per shape it times torch.matmul, ours with packed operands (lda = K, ldb = ldc = N, what `hgemm`
-passes) and ours with the same logical operands held in storage whose rows are padded to 64 elements
-(lda = ceil64(K), ldb = ldc = ceil64(N): TMA then reads and the epilogue writes 128-byte-aligned
-rows). The config is the shipped table's choice for the shape (its neighbour's off the grid; a torch
-fallback's recorded config). Both of ours are checked against torch.matmul. Prints one row per shape
+passes) loaded by TMA, the same with the cp.async producer (CUDAOPT_GEMM_CPASYNC=2: 16-byte copies
+instead of TMA boxes, on aligned rows too), and ours (TMA) with the same logical operands held in
+storage whose rows are padded to 64 elements (lda = ceil64(K), ldb = ldc = ceil64(N): TMA then reads
+and the epilogue writes 128-byte-aligned rows). The config is the shipped table's choice for the shape (its neighbour's off the grid; a torch
+fallback's recorded config). All of ours are checked against torch.matmul. Prints one row per shape
 and, per variant, the geomean of torch / ours over the bases.
 
     PYTHONPATH=src python benchmarks/gemm_alignment.py [--bases 4096x4096x4096,...] [--rounds 15]
@@ -54,9 +55,9 @@ def main() -> None:
 
     lib = _lib.wgmma_kernels()
     rng = random.Random(0)
-    ratios: dict[str, list[tuple[float, float]]] = {v: [] for v in VARIANTS}
+    ratios: dict[str, list[tuple[float, float, float]]] = {v: [] for v in VARIANTS}
     print(f"{'shape':>20} {'variant':>6} {'config':>38} {'torch us':>9} {'ours us':>9} {'padded us':>9} "
-          f"{'t/ours':>7} {'t/padded':>8} {'rel err':>8}")
+          f"{'cp us':>9} {'t/ours':>7} {'t/padded':>8} {'t/cp':>8} {'rel err':>8} cp==ours")
     for bm, bn, bk in parse_shapes(args.bases):
         for variant, (dm, dn, dk) in VARIANTS.items():
             m, n, k = bm - dm, bn - dn, bk - dk
@@ -74,8 +75,9 @@ def main() -> None:
             ws = _lib.new_workspace(m, n, choice.splits)
             ws_ptr = ws.data_ptr() if ws is not None else 0
 
-            def run(ptrs, lda, ldb, ldc):
+            def run(ptrs, lda, ldb, ldc, producer=0):
                 def go(i: int) -> None:
+                    _lib.set_cpasync(producer, lib)  # read by the launch (a graph keeps what it captured)
                     ap_, bp_, cp_ = (p[i] for p in ptrs)
                     stream = _stream()  # the capture's stream when a CUDA graph records this call
                     if choice.splits == 1:
@@ -92,31 +94,41 @@ def main() -> None:
             packed = run([[x.data_ptr() for x in a], [x.data_ptr() for x in b], [x.data_ptr() for x in c]], k, n, n)
             padded = run([[x.data_ptr() for x in a_st], [x.data_ptr() for x in b_st], [x.data_ptr() for x in c_st]],
                          lk, ln, ln)
+            cpasync = run([[x.data_ptr() for x in a], [x.data_ptr() for x in b], [x.data_ptr() for x in c]], k, n, n, 2)
 
             def torch_mm(i: int) -> None:
                 torch.matmul(a[i], b[i], out=c[i])
 
             torch_mm(0)
             ref = c[0].float().clone()
+            cpasync(0)
+            got_cp = c[0].float().clone()
             packed(0)
             got_packed = c[0].float().clone()
             padded(0)
             torch.cuda.synchronize()
             got_padded = c_st[0][:, :n].float()
             scale = ref.abs().max().item() + 1e-6
-            err = max((got_packed - ref).abs().max().item(), (got_padded - ref).abs().max().item()) / scale
-            t = time_gpu({"torch": torch_mm, "ours": packed, "padded": padded}, sets, rounds=args.rounds, rng=rng)
-            r_ours, r_pad = t["torch"] / t["ours"], t["torch"] / t["padded"]
-            ratios[variant].append((r_ours, r_pad))
+            err = max((g - ref).abs().max().item() for g in (got_packed, got_padded, got_cp)) / scale
+            same = torch.equal(got_cp, got_packed)  # the producers fill identical slots: bitwise equal
+            try:
+                t = time_gpu({"torch": torch_mm, "ours": packed, "padded": padded, "cpasync": cpasync}, sets,
+                             rounds=args.rounds, rng=rng)
+            finally:
+                _lib.set_cpasync(_lib.cpasync_mode(), lib)
+            r = (t["torch"] / t["ours"], t["torch"] / t["padded"], t["torch"] / t["cpasync"])
+            ratios[variant].append(r)
             print(f"{f'{m}x{n}x{k}':>20} {variant:>6} {choice.label():>38} {t['torch']:9.2f} {t['ours']:9.2f} "
-                  f"{t['padded']:9.2f} {r_ours:7.3f} {r_pad:8.3f} {err:8.1e}", flush=True)
-            del a_st, b_st, a, b, c, c_st, ws
+                  f"{t['padded']:9.2f} {t['cpasync']:9.2f} {r[0]:7.3f} {r[1]:8.3f} {r[2]:8.3f} {err:8.1e} {same}",
+                  flush=True)
+            a_st = b_st = a = b = c = c_st = ws = None  # free this shape's buffers before the next
             torch.cuda.empty_cache()
-    print("== geomean torch/ours over the bases (>1: ours faster): variant, packed strides, padded strides")
+    print("== geomean torch/ours over the bases (>1: ours faster): variant, packed (TMA), padded rows (TMA), "
+          "packed (cp.async)")
     for variant, rs in ratios.items():
         if rs:
-            g = [math.exp(sum(math.log(r[j]) for r in rs) / len(rs)) for j in (0, 1)]
-            print(f"{variant:>6}  packed {g[0]:.3f}  padded {g[1]:.3f}  ({len(rs)} shapes)")
+            g = [math.exp(sum(math.log(r[j]) for r in rs) / len(rs)) for j in (0, 1, 2)]
+            print(f"{variant:>6}  packed {g[0]:.3f}  padded {g[1]:.3f}  cp.async {g[2]:.3f}  ({len(rs)} shapes)")
 
 
 if __name__ == "__main__":

@@ -480,6 +480,39 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 
 
+def test_the_cpasync_producer_is_taken_where_rows_are_not_128_byte_aligned(kernel_lib):
+    """cudaopt_wgmma_set_cpasync / _uses_cpasync are host code: mode 1 takes cp.async where lda or ldb
+    is not a multiple of 64 halves, mode 2 everywhere, 0 nowhere; never on generation 1 or the 2x1
+    cluster configs (their producers are TMA only)."""
+    gen2 = next(c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1)
+    others = [c for c in WGMMA_CONFIGS if c.schedule == 0 or c.cluster_m > 1]
+    assert others
+    try:
+        kernel_lib.cudaopt_wgmma_set_cpasync(1)
+        assert [kernel_lib.cudaopt_wgmma_uses_cpasync(gen2.index, lda, ldb) for lda, ldb in
+                ((4096, 4096), (4088, 4096), (4096, 4104), (1032, 520), (64, 128))] == [0, 1, 1, 1, 0]
+        assert all(kernel_lib.cudaopt_wgmma_uses_cpasync(c.index, 4088, 4104) == 0 for c in others)
+        kernel_lib.cudaopt_wgmma_set_cpasync(2)
+        assert kernel_lib.cudaopt_wgmma_uses_cpasync(gen2.index, 4096, 4096) == 1
+        kernel_lib.cudaopt_wgmma_set_cpasync(7)  # unknown: off
+        assert kernel_lib.cudaopt_wgmma_uses_cpasync(gen2.index, 4088, 4104) == 0
+        assert kernel_lib.cudaopt_wgmma_uses_cpasync(-1, 64, 64) == -1
+    finally:
+        kernel_lib.cudaopt_wgmma_set_cpasync(0)
+
+
+def test_cpasync_mode_comes_from_the_environment(monkeypatch):
+    from cudaopt.gemm import _lib
+
+    monkeypatch.delenv("CUDAOPT_GEMM_CPASYNC", raising=False)
+    assert _lib.cpasync_mode() == 0
+    monkeypatch.setenv("CUDAOPT_GEMM_CPASYNC", "1")
+    assert _lib.cpasync_mode() == 1
+    monkeypatch.setenv("CUDAOPT_GEMM_CPASYNC", "yes")
+    with pytest.raises(_lib.GemmError, match="CUDAOPT_GEMM_CPASYNC"):
+        _lib.cpasync_mode()
+
+
 # ---- split-K: the work-item decomposition, workspace, refusals (compiled host code, no GPU) -----
 
 

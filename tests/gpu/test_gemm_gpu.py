@@ -377,6 +377,43 @@ def test_fixed_split_reduce_agrees_bitwise_with_the_chunked_one():
         assert any("splitk_reduce" in x for x in names), (splits, names)
 
 
+def test_cpasync_producer_agrees_bitwise_with_tma():
+    """The cp.async producer (CUDAOPT_GEMM_CPASYNC) writes the ring slots TMA would, swizzle and
+    zero-filled tails included, so every generation-2 config without clusters, plain and split-K, gives
+    bitwise TMA's output: on rows that are not 128-byte aligned (mode 1 takes it there), on a shape of
+    many tiles a block (the ring wraps many times), and on aligned rows with mode 2."""
+    import torch
+
+    from cudaopt.gemm import Choice, _lib, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    lib = _lib.wgmma_kernels()
+    configs = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1]
+    assert configs
+    failures = []
+    try:
+        for (m, n, k), mode in (((1000, 520, 1032), 1), ((2056, 1544, 776), 1), ((384, 512, 1024), 2)):
+            a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+            b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+            ref = a.float() @ b.float()
+            for c in configs:
+                for splits in ((1,) if c.csplit else sorted({1, min(3, c.max_splits)})):  # (cluster split-K: TMA)
+                    choice = Choice("ours", c.id, splits)
+                    _lib.set_cpasync(0, lib)
+                    assert not _lib.uses_cpasync(c.id, k, n)
+                    tma = hgemm(a, b, choice=choice)
+                    _lib.set_cpasync(mode, lib)
+                    assert _lib.uses_cpasync(c.id, k, n), (c.label, mode)
+                    cp = hgemm(a, b, choice=choice)
+                    torch.cuda.synchronize()
+                    err = ((cp.float() - ref).norm() / ref.norm()).item()
+                    if not torch.equal(tma, cp) or not err < 2e-3:
+                        failures.append((c.label, splits, (m, n, k), err))
+    finally:
+        _lib.set_cpasync(_lib.cpasync_mode(), lib)
+    assert not failures, failures[:6]
+
+
 def test_wgmma_splitk_runs_on_the_callers_stream():
     """The split-K kernel and its reduce both run on the caller's (non-blocking) stream, after work
     queued there: A is filled on the side stream after a GPU sleep."""

@@ -74,7 +74,36 @@ def kernels() -> ctypes.CDLL:
     lib.cudaopt_wgmma_set_splitk_fixup(splitk_fixup_mode())
     set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
     set_reduce_fixed(reduce_fixed_lanes(), lib)
+    set_cpasync(cpasync_mode(), lib)
     return lib
+
+
+def cpasync_mode() -> int:
+    """$CUDAOPT_GEMM_CPASYNC: which producer fills the wgmma ring. 0 (default): TMA everywhere; 1: 16-byte
+    cp.async copies where A's or B's rows are not 128-byte aligned (K or N not a multiple of 64), which
+    TMA reads slowly (benchmarks/gemm_alignment.py); 2: cp.async on every generation-2 launch without
+    clusters (tests and measurements). Anything else is refused."""
+    raw = os.environ.get("CUDAOPT_GEMM_CPASYNC", "0").strip() or "0"
+    if raw not in ("0", "1", "2"):
+        raise GemmError(f"CUDAOPT_GEMM_CPASYNC={raw!r}: use 0 (TMA), 1 (cp.async where rows are not 128-byte "
+                        "aligned) or 2 (cp.async always)")
+    return int(raw)
+
+
+def set_cpasync(mode: int, lib: ctypes.CDLL | None = None) -> None:
+    """The wgmma producer setting of cpasync_mode() (0, 1 or 2), read by each launch when it is made (a
+    CUDA graph keeps the producer its launches were captured with)."""
+    if mode not in (0, 1, 2):
+        raise GemmError(f"cp.async producer mode {mode}: use 0, 1 or 2")
+    (lib or kernels()).cudaopt_wgmma_set_cpasync(mode)
+
+
+def uses_cpasync(config: int, lda: int, ldb: int) -> bool:
+    """Whether a launch of wgmma `config` with these leading dimensions takes the cp.async producer now."""
+    cfg = KERNEL_CONFIGS[config]
+    if cfg.kind != "wgmma":
+        return False
+    return kernels().cudaopt_wgmma_uses_cpasync(cfg.index, lda, ldb) == 1
 
 
 def reduce_fixed_lanes() -> int:

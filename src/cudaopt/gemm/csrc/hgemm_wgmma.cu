@@ -676,6 +676,100 @@ __device__ __forceinline__ void bulk_wait() {
   asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// ---- cp.async producer (session 14) ---------------------------------------------------------
+// TMA reads a row whose start is not 128-byte aligned (a row stride that is a multiple of 16 bytes but
+// not of 128: K or N not a multiple of 64) at a fraction of its aligned speed: benchmarks/
+// gemm_alignment.py measured ours at 0.58-0.92x of cuBLAS there, and at full speed with the same
+// operands in storage whose rows were padded to 64 halves. This producer fills the same ring slots in
+// the same 128B-swizzled layouts with 16-byte cp.async copies instead (all 128 producer threads),
+// so the consumers are unchanged. src.a == nullptr: the TMA producer.
+struct CpSrc {
+  const half* a;
+  const half* b;
+  int lda, ldb;
+};
+// 16 bytes global -> shared, bypassing L1; `bytes` = 0 reads nothing and zero-fills (out of bounds:
+// K % 8 == 0 and N % 8 == 0 keep every 16-byte piece wholly in or wholly out).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+// The 128B swizzle TMA writes (CU_TENSOR_MAP_SWIZZLE_128B): in each 1024-byte group of 8 rows of 128
+// bytes, 16-byte piece c of row r sits at piece c ^ (r % 8). Slots and B chunks start on 1024 bytes.
+__device__ __forceinline__ uint32_t swizzle128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
+
+// The cp.async twin of produce_tiles (no cluster split-K): the same items and ring order, run by the
+// producer warpgroup's 128 threads (t = thread in the warpgroup). Each k-block's copies are one
+// cp.async group a thread; a slot's full barrier (initialised to 128 arrivals) receives each thread's
+// arrival once that thread's copies for it completed and were fenced for the async proxy (wgmma
+// reads shared memory through it). kLag groups stay in flight: a consumer frees slot j - STAGES only
+// after it has waited for slot j - STAGES + 1, which is arrived while kLag <= STAGES - 2.
+template <class T, int BM, int BN, int STAGES, bool SPLITK>
+__device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned char* slots_a,
+                                                      unsigned char* slots_b, uint64_t* full, uint64_t* empty,
+                                                      int tiles_m, int tiles_n, int num_tiles, int k_tiles,
+                                                      int splits, int M, int N, int K, int t) {
+  constexpr int kLag = STAGES - 2 < 2 ? STAGES - 2 : 2;
+  static_assert(kLag >= 1, "the cp.async producer needs at least 3 slots");
+  static_assert((BM * 8) % 128 == 0 && (BN * 8) % 128 == 0, "whole rounds of 128 pieces");
+  int slot = 0, oldest = 0, pending = 0;
+  uint32_t phase = 0;
+  const int num_items = SPLITK ? num_tiles * splits : num_tiles;
+  for (int item = blockIdx.x; item < num_items; item += gridDim.x) {
+    int tile = item, kb_first = 0, kb_count = k_tiles;
+    if constexpr (SPLITK) {
+      const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
+      tile = w.tile;
+      kb_first = w.kb_first;
+      kb_count = w.kb_count;
+    }
+    int tm, tn;
+    tile_coords(tile, tiles_m, tiles_n, tm, tn);
+    const int m0 = tm * BM, n0 = tn * BN;
+    for (int kt = 0; kt < kb_count; ++kt) {
+      mbar_wait(&empty[slot], phase ^ 1);
+      const int k0 = (kb_first + kt) * kBK;
+      const uint32_t sa = smem_u32(slots_a + slot * T::kSlotABytes);
+      const uint32_t sb = smem_u32(slots_b + slot * T::kSlotBBytes);
+#pragma unroll 1  // the producer has 40 registers (setmaxnreg)
+      for (int i = t; i < BM * 8; i += 128) {  // A: BM rows x 8 pieces of 8 halves along K
+        const int r = i >> 3, c = i & 7, gm = m0 + r, gk = k0 + c * 8;
+        const bool in = gm < M && gk < K;
+        cp_async16(sa + swizzle128(r, c), in ? src.a + (size_t)gm * src.lda + gk : src.a, in ? 16 : 0);
+      }
+#pragma unroll 1
+      for (int i = t; i < BN * 8; i += 128) {  // B: BN/64 chunks x 64 K-rows x 8 pieces along N
+        const int j = i >> 9, r = (i >> 3) & 63, c = i & 7, gk = k0 + r, gn = n0 + j * 64 + c * 8;
+        const bool in = gk < K && gn < N;
+        cp_async16(sb + j * T::kChunkBBytes + swizzle128(r, c), in ? src.b + (size_t)gk * src.ldb + gn : src.b,
+                   in ? 16 : 0);
+      }
+      cp_async_commit();
+      if (++pending > kLag) {
+        cp_async_wait<kLag>();
+        fence_proxy_async_smem();
+        mbar_arrive(&full[oldest]);
+        oldest = oldest + 1 == STAGES ? 0 : oldest + 1;
+        --pending;
+      }
+      if (++slot == STAGES) {
+        slot = 0;
+        phase ^= 1;
+      }
+    }
+  }
+  cp_async_wait<0>();
+  fence_proxy_async_smem();
+  for (; pending > 0; --pending) {
+    mbar_arrive(&full[oldest]);
+    oldest = oldest + 1 == STAGES ? 0 : oldest + 1;
+  }
+}
+
 // EPI: C staging per consumer. 0 = the whole rows_per_consumer x BN slab (one barrier pair and one
 // store burst per tile). n > 0 = n buffers of one 64-column chunk, reused round-robin: the tile is
 // staged and stored chunk by chunk, each chunk's buffer free once the store issued n chunks earlier
@@ -767,7 +861,8 @@ template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
-                                            half* c_ptr = nullptr, int ldc = 0, int spread = 0) {
+                                            half* c_ptr = nullptr, int ldc = 0, int spread = 0,
+                                            CpSrc src = CpSrc{}) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -780,9 +875,10 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
+  const bool cp = !CSPLIT && src.a != nullptr;  // the cp.async producer (every producer thread arrives)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(&full[s], 1);
+      mbar_init(&full[s], cp ? 128 : 1);
       // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
       mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4);
     }
@@ -799,7 +895,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
-    if (wg_thread == 0)
+    if constexpr (!CSPLIT) {
+      if (cp)
+        produce_tiles_cpasync<T, BM, BN, STAGES, SPLITK>(src, slots_a, slots_b, full, empty, tiles_m, tiles_n,
+                                                         num_tiles, k_tiles, splits, M, N, K, wg_thread);
+    }
+    if (!cp && wg_thread == 0)
       produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
                                                        tiles_n, num_tiles, k_tiles, splits);
   } else {
@@ -1328,8 +1429,9 @@ template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
-                        const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1);
+                        const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr,
+                                                            nullptr, 0, 0, src);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1338,7 +1440,8 @@ template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
-                                const __grid_constant__ CUtensorMap map_c, int M, int N, int K) {
+                                const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
+                                CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
   wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax>(&map_a, &map_b, &map_c,
                                                                             nullptr, M, N, K, 1);
 }
@@ -1353,9 +1456,9 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c, float* partials,
                                int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
-                               int spread) {
+                               int spread, CpSrc src) {
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI>(&map_a, &map_b, &map_c, partials, M, N, K,
-                                                           splits, counters, c_ptr, ldc, spread);
+                                                           splits, counters, c_ptr, ldc, spread, src);
 }
 
 // Cluster split-K (CSPLIT in wgmma2_body): launched with a cluster of `splits` (2..8) CTAs along x,
@@ -1366,7 +1469,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c, float* partials,
                                int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
-                               int spread) {
+                               int spread, CpSrc) {  // (TMA only)
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, true>(&map_a, &map_b, &map_c, partials, M, N, K,
                                                                  splits, nullptr, c_ptr, ldc, 0);
 }
@@ -1399,9 +1502,9 @@ __global__ void __launch_bounds__(256)
 // ---- host side ------------------------------------------------------------------------------------
 
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, half*, int, int, int, int);
-using Kernel2Fn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int);
+using Kernel2Fn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, CpSrc);
 using Kernel2SplitFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, float*, int*, int,
-                               int, int, int, half*, int, int);
+                               int, int, int, half*, int, int, CpSrc);
 
 // schedule 0: generation 1 (`kernel`, no split-K); 1 and 2: generation 2 (`kernel2`, C through a
 // tensor map with boxes of 64 columns x c_box_rows rows; `kernel2_splitk` for splits > 1).
@@ -1633,6 +1736,16 @@ std::atomic<bool> g_pdl{true};
 std::atomic<int> g_splitk_fixup{0};  // see cudaopt_wgmma_set_splitk_fixup
 std::atomic<bool> g_reduce_chunked{true};  // see cudaopt_wgmma_set_reduce_chunked
 std::atomic<int> g_reduce_fixed{1};       // see cudaopt_wgmma_set_reduce_fixed
+std::atomic<int> g_cpasync{0};             // see cudaopt_wgmma_set_cpasync
+
+// The cp.async producer's operands for a generation-2 launch without clusters, or none (TMA): mode 1
+// where A's or B's row stride is not a multiple of 64 halves (128 bytes), mode 2 always, 0 never.
+CpSrc cpasync_src(const WgmmaEntry& c, const void* A, const void* B, int lda, int ldb) {
+  const int mode = g_cpasync.load();
+  const bool use = c.schedule != 0 && c.cluster == 1 && c.stages >= 3 &&
+                   (mode == 2 || (mode == 1 && (lda % 64 != 0 || ldb % 64 != 0)));
+  return use ? CpSrc{static_cast<const half*>(A), static_cast<const half*>(B), lda, ldb} : CpSrc{};
+}
 
 // One kernel launch on `s` through cudaLaunchKernelExC: programmatic stream serialisation when g_pdl
 // (the kernels wait for their predecessor on the device: pdl_wait_then_release), and a cluster
@@ -1814,6 +1927,17 @@ void cudaopt_wgmma_set_reduce_fixed(int lanes) { g_reduce_fixed.store(lanes == 1
 // 4 = cluster split-K (hgemm_wgmma2_csplit_kernel: the splits of a tile in one cluster, summed through
 // distributed shared memory, no fp32 partials in global memory) for 2..kCsplitMaxSplits splits; more
 // splits take the reduce kernel.
+// The producer that fills the ring: 0 (default) = TMA everywhere; 1 = the cp.async producer where A's
+// or B's rows are not 128-byte aligned (lda or ldb not a multiple of 64), TMA elsewhere; 2 = cp.async
+// on every generation-2 launch without clusters (a test and measurement setting). Cluster split-K and
+// the 2x1 cluster kernels always use TMA. Host-only; a launch reads it when it is made.
+void cudaopt_wgmma_set_cpasync(int mode) { g_cpasync.store(mode == 1 || mode == 2 ? mode : 0); }
+// 1 where a launch of `config` with these leading dimensions would take the cp.async producer now.
+int cudaopt_wgmma_uses_cpasync(int config, int lda, int ldb) {
+  if (config < 0 || config >= kNumWgmmaConfigs) return -1;
+  static const half probe = half();  // any non-null address: only the decision is asked for
+  return cpasync_src(kWgmmaConfigs[config], &probe, &probe, lda, ldb).a != nullptr ? 1 : 0;
+}
 void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode >= 1 && mode <= 4 ? mode : 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
@@ -1854,7 +1978,8 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
     const int grid = launch_grid(c, M, N, 1, sms, most);
-    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K};
+    CpSrc none{};
+    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &none};
     return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, c.cluster);
   }
   const int grid = launch_grid(c, M, N, splits, sms);
@@ -1867,7 +1992,8 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
-    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K};
+    CpSrc src = cpasync_src(c, A, B, lda, ldb);
+    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &src};
     return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, 1);
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
@@ -1878,7 +2004,9 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   int spread = 0;
   int* counters = nullptr;
   CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
-  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread};
+  CpSrc src = cpasync_src(c, A, B, lda, ldb);  // (the cluster split-K kernel ignores it)
+  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread,
+                  &src};
   if ((mode == 4 || c.csplit_only) && splits <= kCsplitMaxSplits && c.kernel2_csplit) {
     // one block per item, a cluster per tile; where the launch is refused, the paths below (mode 4)
     // or the error (a cluster split-K config: the tuner times what its label says)
