@@ -693,30 +693,29 @@ struct CpSrc {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+// The barrier receives one arrival from this thread once all its earlier cp.async copies have landed
+// (.noinc: the 128 producer threads are counted in the barrier's initial count).
+__device__ __forceinline__ void cp_async_arrive(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
 // The 128B swizzle TMA writes (CU_TENSOR_MAP_SWIZZLE_128B): in each 1024-byte group of 8 rows of 128
 // bytes, 16-byte piece c of row r sits at piece c ^ (r % 8). Slots and B chunks start on 1024 bytes.
 __device__ __forceinline__ uint32_t swizzle128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
 
 // The cp.async twin of produce_tiles (no cluster split-K): the same items and ring order, run by the
-// producer warpgroup's 128 threads (t = thread in the warpgroup). Each k-block's copies are one
-// cp.async group a thread; a slot's full barrier (initialised to 128 arrivals) receives each thread's
-// arrival once that thread's copies for it completed and were fenced for the async proxy (wgmma
-// reads shared memory through it). kLag groups stay in flight: a consumer frees slot j - STAGES only
-// after it has waited for slot j - STAGES + 1, which is arrived while kLag <= STAGES - 2.
+// producer warpgroup's 128 threads (t = thread in the warpgroup). A slot's full barrier (initialised
+// to 128 arrivals) receives each thread's arrival from the hardware once that thread's copies into it
+// have landed, so copies for every free slot are in flight at once. wgmma reads shared memory through
+// the async proxy, so the consumers fence (fence.proxy.async) after their full-barrier wait.
+// (A first version waited for its own copies and fenced in the producer, keeping 2 slots in flight:
+// the fence waited for every copy in flight and the kernels ran at a third of TMA's speed.)
 template <class T, int BM, int BN, int STAGES, bool SPLITK>
 __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned char* slots_a,
                                                       unsigned char* slots_b, uint64_t* full, uint64_t* empty,
                                                       int tiles_m, int tiles_n, int num_tiles, int k_tiles,
                                                       int splits, int M, int N, int K, int t) {
-  constexpr int kLag = STAGES - 2 < 2 ? STAGES - 2 : 2;
-  static_assert(kLag >= 1, "the cp.async producer needs at least 3 slots");
   static_assert((BM * 8) % 128 == 0 && (BN * 8) % 128 == 0, "whole rounds of 128 pieces");
-  int slot = 0, oldest = 0, pending = 0;
+  int slot = 0;
   uint32_t phase = 0;
   const int num_items = SPLITK ? num_tiles * splits : num_tiles;
   for (int item = blockIdx.x; item < num_items; item += gridDim.x) {
@@ -748,25 +747,12 @@ __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned
         cp_async16(sb + j * T::kChunkBBytes + swizzle128(r, c), in ? src.b + (size_t)gk * src.ldb + gn : src.b,
                    in ? 16 : 0);
       }
-      cp_async_commit();
-      if (++pending > kLag) {
-        cp_async_wait<kLag>();
-        fence_proxy_async_smem();
-        mbar_arrive(&full[oldest]);
-        oldest = oldest + 1 == STAGES ? 0 : oldest + 1;
-        --pending;
-      }
+      cp_async_arrive(&full[slot]);
       if (++slot == STAGES) {
         slot = 0;
         phase ^= 1;
       }
     }
-  }
-  cp_async_wait<0>();
-  fence_proxy_async_smem();
-  for (; pending > 0; --pending) {
-    mbar_arrive(&full[oldest]);
-    oldest = oldest + 1 == STAGES ? 0 : oldest + 1;
   }
 }
 
@@ -947,6 +933,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
         mbar_wait(&full[slot], (pos / STAGES) & 1);
+        if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
         const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
         const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
 #pragma unroll
