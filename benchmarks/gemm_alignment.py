@@ -16,7 +16,8 @@ Per shape it times torch.matmul, ours with packed operands (lda = K, ldb = ldc =
 passes) loaded by TMA, the same with the cp.async producer (CUDAOPT_GEMM_CPASYNC=2: 16-byte copies
 instead of TMA boxes, on aligned rows too), and ours (TMA) with the same logical operands held in
 storage whose rows are padded to 64 elements (lda = ceil64(K), ldb = ldc = ceil64(N): TMA then reads
-and the epilogue writes 128-byte-aligned rows). The config is the shipped table's choice for the shape (its neighbour's off the grid; a torch
+and the epilogue writes 128-byte-aligned rows), and with A and B padded but C packed (what C's row
+alignment costs the epilogue). The config is the shipped table's choice for the shape (its neighbour's off the grid; a torch
 fallback's recorded config). All of ours are checked against torch.matmul. Prints one row per shape
 and, per variant, the geomean of torch / ours over the bases.
 
@@ -55,9 +56,9 @@ def main() -> None:
 
     lib = _lib.wgmma_kernels()
     rng = random.Random(0)
-    ratios: dict[str, list[tuple[float, float, float]]] = {v: [] for v in VARIANTS}
+    ratios: dict[str, list[tuple[float, ...]]] = {v: [] for v in VARIANTS}
     print(f"{'shape':>20} {'variant':>6} {'config':>38} {'torch us':>9} {'ours us':>9} {'padded us':>9} "
-          f"{'cp us':>9} {'t/ours':>7} {'t/padded':>8} {'t/cp':>8} {'rel err':>8} cp==ours")
+          f"{'cp us':>9} {'t/ours':>7} {'t/padded':>8} {'t/cp':>8} {'t/padAB':>8} {'rel err':>8} cp==ours")
     for bm, bn, bk in parse_shapes(args.bases):
         for variant, (dm, dn, dk) in VARIANTS.items():
             m, n, k = bm - dm, bn - dn, bk - dk
@@ -95,6 +96,8 @@ def main() -> None:
             padded = run([[x.data_ptr() for x in a_st], [x.data_ptr() for x in b_st], [x.data_ptr() for x in c_st]],
                          lk, ln, ln)
             cpasync = run([[x.data_ptr() for x in a], [x.data_ptr() for x in b], [x.data_ptr() for x in c]], k, n, n, 2)
+            pad_ab = run([[x.data_ptr() for x in a_st], [x.data_ptr() for x in b_st], [x.data_ptr() for x in c]],
+                         lk, ln, n)  # A and B padded, C packed: what C's row alignment costs
 
             def torch_mm(i: int) -> None:
                 torch.matmul(a[i], b[i], out=c[i])
@@ -112,23 +115,24 @@ def main() -> None:
             err = max((g - ref).abs().max().item() for g in (got_packed, got_padded, got_cp)) / scale
             same = torch.equal(got_cp, got_packed)  # the producers fill identical slots: bitwise equal
             try:
-                t = time_gpu({"torch": torch_mm, "ours": packed, "padded": padded, "cpasync": cpasync}, sets,
-                             rounds=args.rounds, rng=rng)
+                t = time_gpu({"torch": torch_mm, "ours": packed, "padded": padded, "cpasync": cpasync,
+                              "pad_ab": pad_ab}, sets, rounds=args.rounds, rng=rng)
             finally:
                 _lib.set_cpasync(_lib.cpasync_mode(), lib)
-            r = (t["torch"] / t["ours"], t["torch"] / t["padded"], t["torch"] / t["cpasync"])
+            r = (t["torch"] / t["ours"], t["torch"] / t["padded"], t["torch"] / t["cpasync"], t["torch"] / t["pad_ab"])
             ratios[variant].append(r)
             print(f"{f'{m}x{n}x{k}':>20} {variant:>6} {choice.label():>38} {t['torch']:9.2f} {t['ours']:9.2f} "
-                  f"{t['padded']:9.2f} {t['cpasync']:9.2f} {r[0]:7.3f} {r[1]:8.3f} {r[2]:8.3f} {err:8.1e} {same}",
+                  f"{t['padded']:9.2f} {t['cpasync']:9.2f} {r[0]:7.3f} {r[1]:8.3f} {r[2]:8.3f} {r[3]:8.3f} {err:8.1e} {same}",
                   flush=True)
             a_st = b_st = a = b = c = c_st = ws = None  # free this shape's buffers before the next
             torch.cuda.empty_cache()
     print("== geomean torch/ours over the bases (>1: ours faster): variant, packed (TMA), padded rows (TMA), "
-          "packed (cp.async)")
+          "packed (cp.async), A and B padded with C packed")
     for variant, rs in ratios.items():
         if rs:
-            g = [math.exp(sum(math.log(r[j]) for r in rs) / len(rs)) for j in (0, 1, 2)]
-            print(f"{variant:>6}  packed {g[0]:.3f}  padded {g[1]:.3f}  cp.async {g[2]:.3f}  ({len(rs)} shapes)")
+            g = [math.exp(sum(math.log(r[j]) for r in rs) / len(rs)) for j in range(4)]
+            print(f"{variant:>6}  packed {g[0]:.3f}  padded {g[1]:.3f}  cp.async {g[2]:.3f}  A,B padded {g[3]:.3f}  "
+                  f"({len(rs)} shapes)")
 
 
 if __name__ == "__main__":

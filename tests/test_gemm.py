@@ -136,6 +136,28 @@ def test_untuned_shapes_without_128_byte_rows_fall_back_to_torch():
     h = dispatch.heuristic_choice(200, 200, 1256)  # 1.005e8 FLOP and K = 1256: the heuristic's kernel, then torch
     assert dispatch.choose(200, 200, 1256, {}) == Choice("torch", h.config, h.splits)
     assert dispatch.misaligned_rows(4096, 4096, 4104) and not dispatch.misaligned_rows(4100, 4096, 4096)
+    # rows padded to 64 elements (pad_rows) keep the neighbour's kernel; one unpadded operand does not
+    assert dispatch.choose(4096, 4088, 4088, table, strides=(4096, 4096, 4096)) == Choice("ours", 27, 1)
+    assert dispatch.choose(4096, 4088, 4088, table, strides=(4096, 4096, 4088)).backend == "torch"
+    assert not dispatch.misaligned_rows(4096, 4088, 4088, (4160, 4096, 4096))
+
+
+def test_row_stride_accepts_row_padded_views_only():
+    import torch
+
+    from cudaopt.gemm import pad_rows, row_stride
+
+    x = torch.arange(24 * 40, dtype=torch.float16).reshape(24, 40)
+    assert row_stride(x) == 40
+    p = pad_rows(x)
+    assert p.shape == x.shape and p.stride() == (64, 1) and torch.equal(p, x) and row_stride(p) == 64
+    assert pad_rows(x, 8).stride() == (40, 1)  # already a multiple of 8
+    assert row_stride(x.t()) is None  # column-major
+    assert row_stride(x[:, 1:33]) is None  # 2-byte offset: not 16-byte aligned
+    assert row_stride(x[:, :24]) == 40  # a column slice: its parent's row stride
+    wide = torch.zeros(24, 44, dtype=torch.float16)
+    assert row_stride(wide[:, :40]) is None  # stride 44: not a multiple of 8
+    assert row_stride(x[:1]) == 40  # one row: any stride, its length rounded up to 8
 
 
 def test_a_neighbours_split_count_is_refitted_to_the_tile_count():
@@ -492,7 +514,7 @@ def test_shipped_table_choices_are_memoised_and_equal_the_search():
     again = dispatch.choose(100, 100, 104)
     info = dispatch._choose_shipped.cache_info()
     assert (info.hits, info.misses) == (1, 1)
-    assert first == again == dispatch._choose(100, 100, 104, dispatch.load_table())
+    assert first == again == dispatch._choose(100, 100, 104, dispatch.load_table(), (104, 100, 100))
     assert dispatch.choose(100, 100, 104, table={}) == dispatch.heuristic_choice(100, 100, 104)  # explicit tables: no memo
 
 

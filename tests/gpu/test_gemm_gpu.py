@@ -414,6 +414,36 @@ def test_cpasync_producer_agrees_bitwise_with_tma():
     assert not failures, failures[:6]
 
 
+def test_hgemm_runs_ours_on_row_padded_operands():
+    """pad_rows views (row stride a multiple of 64, K and N not) go to our kernels with their row
+    strides, plain and split-K, and match torch.matmul; unpadded, the same untuned shape is a torch
+    fallback (misaligned_rows)."""
+    import torch
+
+    from cudaopt.gemm import Choice, choose, hgemm, pad_rows
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    m, n, k = 1000, 1544, 2056
+    a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+    b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+    ref = a.float() @ b.float()
+    torch_err = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+    pa, pb = pad_rows(a), pad_rows(b)
+    out = pad_rows(torch.empty((m, n), device="cuda", dtype=torch.float16))
+    assert choose(m, n, k).backend == "torch"
+    assert choose(m, n, k, strides=(pa.stride(0), pb.stride(0), out.stride(0))).backend == "ours"
+    gen2 = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1 and not c.csplit]
+    storage = out._base  # the padded buffer: its padding columns must stay untouched
+    for choice in [None] + [Choice("ours", c.id, s) for c in gen2[::3] for s in (1, 4)]:
+        storage.fill_(7.0)
+        got = hgemm(pa, pb, out=out, choice=choice)
+        torch.cuda.synchronize()
+        assert got.data_ptr() == out.data_ptr()
+        err = ((got.float() - ref).norm() / ref.norm()).item()
+        assert err <= 1.25 * torch_err + 1e-4, (choice, err, torch_err)
+        assert (storage[:, n:] == 7.0).all(), choice
+
+
 def test_wgmma_splitk_runs_on_the_callers_stream():
     """The split-K kernel and its reduce both run on the caller's (non-blocking) stream, after work
     queued there: A is filled on the side stream after a GPU sleep."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice, KernelConfig
 from cudaopt.gemm.dispatch import choose, heuristic_choice
 
-__all__ = ["hgemm", "choose", "heuristic_choice", "Choice", "KernelConfig", "KERNEL_CONFIGS"]
+__all__ = ["hgemm", "pad_rows", "choose", "heuristic_choice", "Choice", "KernelConfig", "KERNEL_CONFIGS"]
 
 
 def _check_operands(a, b):
@@ -21,6 +21,34 @@ def _check_operands(a, b):
         raise ValueError(f"hgemm needs (M, K) @ (K, N), got {tuple(a.shape)} @ {tuple(b.shape)}")
     if not (a.is_cuda and b.is_cuda):
         raise ValueError("hgemm runs on CUDA tensors; move a and b to the GPU")
+
+
+def row_stride(t) -> int | None:
+    """Elements between consecutive rows of a 2-D tensor our kernels can read or write in place: unit
+    column stride, a row stride that is at least the row length and a multiple of 8 (16 bytes, what
+    TMA and cp.async need) and a 16-byte-aligned start; None otherwise."""
+    rows, cols = t.shape
+    if cols > 1 and t.stride(1) != 1:
+        return None
+    ld = t.stride(0) if rows > 1 else max(cols, 8 * -(-cols // 8))
+    if ld < cols or ld % 8 or t.data_ptr() % 16:
+        return None
+    return ld
+
+
+def pad_rows(x, multiple: int = 64):
+    """x (2-D) copied into storage whose rows are padded to a multiple of `multiple` elements, returned
+    as an (unpadded) view of it. Our TMA kernels read rows that are not 128 bytes long at 0.55-0.9x
+    of their speed (docs/gemm.md, session 14); a matrix used many times (a weight) pays the copy once
+    and hgemm then runs ours at full speed on a shape whose K or N is not a multiple of 64."""
+    import torch
+
+    rows, cols = x.shape
+    ld = -(-cols // multiple) * multiple
+    buf = torch.empty((rows, ld), dtype=x.dtype, device=x.device)
+    view = buf[:, :cols]
+    view.copy_(x)
+    return view
 
 
 def _raw_stream(device_index: int) -> int:
@@ -37,11 +65,12 @@ def _raw_stream(device_index: int) -> int:
 def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     """C = a @ b (fp16 in and out, fp32 accumulate) on the current stream.
 
-    out: optional (M, N) fp16 contiguous result. workspace: optional split-K workspace from
+    a, b, out may be row-padded views (`pad_rows`: unit column stride, row stride a multiple of 8).
+    out: optional (M, N) fp16 result. workspace: optional split-K workspace from
     `cudaopt.gemm._lib.new_workspace(M, N, splits)` (at least `workspace_bytes` long, its counter block
     zero; every call leaves it zero, so one buffer serves any number of calls on one stream); without
     one, split-K shapes take one from torch's caching allocator and zero its counters (a memset).
-    Shapes our kernels cannot take (K or N not a multiple of 8, non-contiguous) go to torch.matmul.
+    Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul.
     """
     import torch
 
@@ -52,14 +81,17 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     n = b.shape[1]
     if out is None:
         out = torch.empty((m, n), dtype=torch.float16, device=a.device)
-    aligned = k % 8 == 0 and n % 8 == 0 and a.is_contiguous() and b.is_contiguous() and out.is_contiguous()
-    choice = choice or choose(m, n, k)
-    if not aligned or choice.backend != "ours":
+    lds = (row_stride(a), row_stride(b), row_stride(out))
+    usable = k % 8 == 0 and n % 8 == 0 and None not in lds
+    if not usable:
+        return torch.matmul(a, b, out=out)
+    choice = choice or choose(m, n, k, strides=lds)
+    if choice.backend != "ours":
         return torch.matmul(a, b, out=out)
     ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
     if ws_bytes and (workspace is None or workspace.numel() * workspace.element_size() < ws_bytes):
         workspace = _lib.new_workspace(m, n, choice.splits, a.device)
     stream = _raw_stream(a.device.index)
     _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config, choice.splits,
-                     workspace.data_ptr() if ws_bytes else 0, ws_bytes, stream)
+                     workspace.data_ptr() if ws_bytes else 0, ws_bytes, stream, *lds)
     return out

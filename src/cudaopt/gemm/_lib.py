@@ -243,9 +243,12 @@ def new_workspace(m: int, n: int, splits: int, device=None):
 
 
 def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, splits: int,
-                ws_ptr: int, ws_bytes: int, stream: int) -> None:
-    """Row-major contiguous C = A @ B with our kernel `config`; all pointers are device addresses."""
+                ws_ptr: int, ws_bytes: int, stream: int, lda: int | None = None, ldb: int | None = None,
+                ldc: int | None = None) -> None:
+    """Row-major C = A @ B with our kernel `config`; all pointers are device addresses. lda / ldb / ldc:
+    the row strides in elements (multiples of 8; default K, N, N: contiguous)."""
     cfg = KERNEL_CONFIGS[config]
+    lda, ldb, ldc = lda or k, ldb or n, ldc or n
     if cfg.kind == "wgmma":
         if splits != 1 and cfg.max_splits == 1:
             raise GemmError(f"{cfg.label} does not split K (splits={splits}); use splits=1")
@@ -253,14 +256,14 @@ def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, conf
             raise GemmError(f"{cfg.label}: splits={splits} outside 1..{min(cfg.max_splits, wgmma_k_blocks(k))} "
                             f"(at most {cfg.max_splits}, and no more than the {wgmma_k_blocks(k)} k-blocks of K={k})")
         if splits == 1:  # the plain kernel, as before split-K existed
-            status = wgmma_kernels().cudaopt_hgemm_wgmma(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index,
+            status = wgmma_kernels().cudaopt_hgemm_wgmma(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc, cfg.index,
                                                          stream or None)
         else:
-            status = wgmma_kernels().cudaopt_hgemm_wgmma_splitk(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index,
+            status = wgmma_kernels().cudaopt_hgemm_wgmma_splitk(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc, cfg.index,
                                                                 splits, ws_ptr or None, ws_bytes, stream or None)
     else:  # the mma path's partials follow the counter block (which only the wgmma fixup uses)
         skip = counter_bytes(m, n) if ws_ptr and splits > 1 else 0
-        status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, k, n, n, cfg.index, splits,
+        status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc, cfg.index, splits,
                                          (ws_ptr + skip) or None, max(ws_bytes - skip, 0), stream or None)
     if status != 0:
         _check(f"cudaopt_hgemm(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)

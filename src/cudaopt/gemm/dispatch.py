@@ -4,7 +4,8 @@ The table (`tuned_h200.json`) maps exact (M, N, K) to a Choice; a shape it lacks
 of the nearest tuned shape in log2 space when one lies within a factor of 4 per dimension (its split
 count refitted to this shape's K and tile count), and the tile-count heuristic beyond that. With the
 shipped grid (64..16384 per dimension) that covers every dimension from 16 to 65536. Untuned shapes whose
-K or N is not a multiple of 64 go to torch from 1e8 FLOP up (`misaligned_rows`).
+K or N is not a multiple of 64 go to torch from 1e8 FLOP up (`misaligned_rows`), unless their operands'
+rows are padded to 64 elements (`cudaopt.gemm.pad_rows`).
 """
 
 from __future__ import annotations
@@ -86,21 +87,25 @@ def refit(choice: Choice, m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -
     return choice if splits == choice.splits else Choice(choice.backend, choice.config, splits)
 
 
-def choose(m: int, n: int, k: int, table: dict[Shape, Choice] | None = None) -> Choice:
+def choose(m: int, n: int, k: int, table: dict[Shape, Choice] | None = None,
+           strides: tuple[int, int, int] | None = None) -> Choice:
     """The table's choice for (m, n, k), its nearest tuned neighbour's, or the heuristic's. With the
     shipped table (table=None) answers are memoised per shape: the neighbour search walks all 1,000
-    entries (~0.3 ms of Python), which hgemm would otherwise pay on every call of an off-grid shape."""
+    entries (~0.3 ms of Python), which hgemm would otherwise pay on every call of an off-grid shape.
+    strides: the operands' row strides (lda, ldb, ldc) in elements, default (k, n, n) (contiguous); rows
+    padded to a multiple of 64 (`pad_rows`) keep an untuned misaligned shape on our kernels."""
+    strides = strides or (k, n, n)
     if table is None:
-        return _choose_shipped(m, n, k)
-    return _choose(m, n, k, table)
+        return _choose_shipped(m, n, k, strides)
+    return _choose(m, n, k, table, strides)
 
 
 @functools.lru_cache(maxsize=65536)
-def _choose_shipped(m: int, n: int, k: int) -> Choice:
-    return _choose(m, n, k, load_table())
+def _choose_shipped(m: int, n: int, k: int, strides: tuple[int, int, int]) -> Choice:
+    return _choose(m, n, k, load_table(), strides)
 
 
-def _choose(m: int, n: int, k: int, table: dict[Shape, Choice]) -> Choice:
+def _choose(m: int, n: int, k: int, table: dict[Shape, Choice], strides: tuple[int, int, int]) -> Choice:
     hit = table.get((m, n, k))
     if hit is not None:
         return fit_splits(hit, k)
@@ -113,7 +118,7 @@ def _choose(m: int, n: int, k: int, table: dict[Shape, Choice]) -> Choice:
         choice = refit(best, m, n, k)  # a neighbour's split count may not suit this K or tile count
     else:
         choice = heuristic_choice(m, n, k)
-    if choice.backend == "ours" and misaligned_rows(m, n, k):
+    if choice.backend == "ours" and misaligned_rows(m, n, k, strides):
         return Choice("torch", choice.config, choice.splits)  # the config stays on record, as a tuned fallback's
     return choice
 
@@ -122,13 +127,14 @@ ROW_ALIGN = 64  # elements: 128-byte rows, one TMA box row and one swizzle span
 MISALIGNED_MIN_FLOP = 1e8
 
 
-def misaligned_rows(m: int, n: int, k: int) -> bool:
-    """True where our kernels lose to cuBLAS for want of 128-byte-aligned rows: K or N not a multiple
-    of 64 (A's rows are K halves long, B's and C's N) on a shape of at least 1e8 FLOP. Session 14
+def misaligned_rows(m: int, n: int, k: int, strides: tuple[int, int, int] | None = None) -> bool:
+    """True where our kernels lose to cuBLAS for want of 128-byte-aligned rows: a row stride (lda, ldb,
+    ldc; default K, N, N) not a multiple of 64 halves on a shape of at least 1e8 FLOP. Session 14
     measured it (benchmarks/gemm_alignment.py, H200): K - 8 cost ours 0.915x, N - 8 0.854x and all
     three 0.657x of torch (geomean over six bases, 0.58x at 8192^3), while the same operands in storage
     with rows padded to 64 elements ran at 1.03-1.07x; ragged tiles alone (M - 8, N - 64, K - 64) cost
     nothing. Below 1e8 FLOP launch latency dominates and ours still won 85% of such shapes. The tuned
     grid is all multiples of 64, so this only turns neighbour and heuristic choices into fallbacks; a
     shape the user tuned exactly keeps what the tuner measured."""
-    return (k % ROW_ALIGN != 0 or n % ROW_ALIGN != 0) and 2.0 * m * n * k >= MISALIGNED_MIN_FLOP
+    lda, ldb, ldc = strides or (k, n, n)
+    return any(ld % ROW_ALIGN for ld in (lda, ldb, ldc)) and 2.0 * m * n * k >= MISALIGNED_MIN_FLOP
