@@ -266,8 +266,10 @@ def test_cli_exit_codes_and_json(tmp_path):
     assert d["baseline"] == "eager" and d["device"] == "cpu" and isinstance(d["findings"], list)
     p = _cli("eval", str(TASK), str(bad), *common)
     assert p.returncode == 1 and "incorrect" in p.stdout
-    p = _cli("eval", str(TASK), str(tmp_path / "missing.py"), *common)
+    long_dir = tmp_path / ("a_directory_name_long_enough_to_pass_any_terminal_width_" * 2)
+    p = _cli("eval", str(TASK), str(long_dir / "missing.py"), *common)
     assert p.returncode == 2 and "no such file" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1  # one line, however long the path (rich must not wrap it)
     p = _cli("eval", str(TASK), str(good), "--device", "cpu", "--baseline", "nonsense")
     assert p.returncode == 2 and "baseline" in p.stderr
     p = _cli("tasks", "list", "--json")

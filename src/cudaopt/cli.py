@@ -19,7 +19,7 @@ app.add_typer(train_app, name="train")
 knowledge_app = typer.Typer(no_args_is_help=True, help="A local knowledge store (documents and code you may use) for prompt context.")
 app.add_typer(knowledge_app, name="knowledge")
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # an error is one line, however long its path
 
 
 def _usage_error(message: str) -> None:
