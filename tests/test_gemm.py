@@ -159,6 +159,8 @@ def test_row_stride_accepts_row_padded_views_only():
     wide = torch.zeros(24, 44, dtype=torch.float16)
     assert row_stride(wide[:, :40]) is None  # stride 44: not a multiple of 8
     assert row_stride(x[:1]) == 40  # one row: any stride, its length rounded up to 8
+    with pytest.raises(ValueError, match="2-D"):
+        pad_rows(torch.zeros(2, 3, 4, dtype=torch.float16))
 
 
 def test_a_neighbours_split_count_is_refitted_to_the_tile_count():

@@ -43,6 +43,9 @@ def pad_rows(x, multiple: int = 64):
     and hgemm then runs ours at full speed on a shape whose K or N is not a multiple of 64."""
     import torch
 
+    if x.dim() != 2 or multiple < 1:
+        raise ValueError(f"pad_rows takes a 2-D matrix and a positive multiple, got shape {tuple(x.shape)} and "
+                         f"multiple={multiple}")
     rows, cols = x.shape
     ld = -(-cols // multiple) * multiple
     buf = torch.empty((rows, ld), dtype=x.dtype, device=x.device)
