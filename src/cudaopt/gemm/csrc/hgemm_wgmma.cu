@@ -682,7 +682,9 @@ __device__ __forceinline__ void bulk_wait() {
 // gemm_alignment.py measured ours at 0.58-0.92x of cuBLAS there, and at full speed with the same
 // operands in storage whose rows were padded to 64 halves. This producer fills the same ring slots in
 // the same 128B-swizzled layouts with 16-byte cp.async copies instead (all 128 producer threads),
-// so the consumers are unchanged. src.a == nullptr: the TMA producer.
+// so the consumers are unchanged. src.a == nullptr: the TMA producer. Measured: bitwise TMA's output,
+// but 0.31x of torch on every shape, aligned or not (3x slower than TMA; one warpgroup of 16-byte
+// copies keeps too few bytes in flight), so it is off by default (cudaopt_wgmma_set_cpasync).
 struct CpSrc {
   const half* a;
   const half* b;
@@ -707,8 +709,8 @@ __device__ __forceinline__ uint32_t swizzle128(int r, int c) { return r * 128 + 
 // to 128 arrivals) receives each thread's arrival from the hardware once that thread's copies into it
 // have landed, so copies for every free slot are in flight at once. wgmma reads shared memory through
 // the async proxy, so the consumers fence (fence.proxy.async) after their full-barrier wait.
-// (A first version waited for its own copies and fenced in the producer, keeping 2 slots in flight:
-// the fence waited for every copy in flight and the kernels ran at a third of TMA's speed.)
+// (A first version waited for its own copies and fenced in the producer, 2 slots in flight; it was
+// no slower than this one, so the barrier protocol is not what limits it.)
 template <class T, int BM, int BN, int STAGES, bool SPLITK>
 __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned char* slots_a,
                                                       unsigned char* slots_b, uint64_t* full, uint64_t* empty,
