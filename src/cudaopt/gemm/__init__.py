@@ -7,7 +7,7 @@ choosing the kernel per shape from the tuned table (see `dispatch`).
 from __future__ import annotations
 
 from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice, KernelConfig
-from cudaopt.gemm.dispatch import choose, heuristic_choice
+from cudaopt.gemm.dispatch import ROW_ALIGN, choose, heuristic_choice
 
 __all__ = ["hgemm", "pad_rows", "choose", "heuristic_choice", "Choice", "KernelConfig", "KERNEL_CONFIGS"]
 
@@ -30,13 +30,13 @@ def row_stride(t) -> int | None:
     rows, cols = t.shape
     if cols > 1 and t.stride(1) != 1:
         return None
-    ld = t.stride(0) if rows > 1 else max(cols, 8 * -(-cols // 8))
+    ld = t.stride(0) if rows > 1 else -(-cols // 8) * 8  # one row: no stride to read, its length rounded up
     if ld < cols or ld % 8 or t.data_ptr() % 16:
         return None
     return ld
 
 
-def pad_rows(x, multiple: int = 64):
+def pad_rows(x, multiple: int = ROW_ALIGN):
     """x (2-D) copied into storage whose rows are padded to a multiple of `multiple` elements, returned
     as an (unpadded) view of it. Our TMA kernels read rows that are not 128 bytes long at 0.55-0.9x
     of their speed (docs/gemm.md, session 14); a matrix used many times (a weight) pays the copy once

@@ -78,16 +78,22 @@ def kernels() -> ctypes.CDLL:
     return lib
 
 
+def _env_mode(name: str, default: str, allowed: tuple[str, ...], usage: str) -> int:
+    """The integer setting $name (blank or unset: default), refused in one line unless it is one of
+    `allowed`; `usage` says what each value means."""
+    raw = os.environ.get(name, default).strip() or default
+    if raw not in allowed:
+        raise GemmError(f"{name}={raw!r}: use {usage}")
+    return int(raw)
+
+
 def cpasync_mode() -> int:
     """$CUDAOPT_GEMM_CPASYNC: which producer fills the wgmma ring. 0 (default): TMA everywhere; 1: 16-byte
     cp.async copies where A's or B's rows are not 128-byte aligned (K or N not a multiple of 64), which
     TMA reads slowly (benchmarks/gemm_alignment.py); 2: cp.async on every generation-2 launch without
     clusters (tests and measurements). Anything else is refused."""
-    raw = os.environ.get("CUDAOPT_GEMM_CPASYNC", "0").strip() or "0"
-    if raw not in ("0", "1", "2"):
-        raise GemmError(f"CUDAOPT_GEMM_CPASYNC={raw!r}: use 0 (TMA), 1 (cp.async where rows are not 128-byte "
-                        "aligned) or 2 (cp.async always)")
-    return int(raw)
+    return _env_mode("CUDAOPT_GEMM_CPASYNC", "0", ("0", "1", "2"),
+                     "0 (TMA), 1 (cp.async where rows are not 128-byte aligned) or 2 (cp.async always)")
 
 
 def set_cpasync(mode: int, lib: ctypes.CDLL | None = None) -> None:
@@ -110,11 +116,8 @@ def reduce_fixed_lanes() -> int:
     """$CUDAOPT_GEMM_REDUCE_FIXED: 1 (default since session 13, whose grid was tuned with it), 2 or 4: the
     wgmma split-K reduce for 2..8 splits with the split count compiled in and that many 8-column lanes a
     thread (docs/gemm.md); 0: the chunked reduce for those too; anything else is refused."""
-    raw = os.environ.get("CUDAOPT_GEMM_REDUCE_FIXED", "1").strip() or "1"
-    if raw not in ("0", "1", "2", "4"):
-        raise GemmError(f"CUDAOPT_GEMM_REDUCE_FIXED={raw!r}: use 0 (chunked reduce) or 1, 2, 4 (lanes a thread "
-                        "of the fixed-split reduce)")
-    return int(raw)
+    return _env_mode("CUDAOPT_GEMM_REDUCE_FIXED", "1", ("0", "1", "2", "4"),
+                     "0 (chunked reduce) or 1, 2, 4 (lanes a thread of the fixed-split reduce)")
 
 
 def splitk_fixup_mode() -> int:
@@ -122,11 +125,9 @@ def splitk_fixup_mode() -> int:
     3 (spread fixup without the cooperative launch, a measurement only), 4 (cluster split-K: the splits
     of a tile in one cluster, summed through distributed shared memory, up to 8 splits); anything else
     is refused."""
-    raw = os.environ.get("CUDAOPT_GEMM_SPLITK_FIXUP", "0").strip() or "0"
-    if raw not in ("0", "1", "2", "3", "4"):
-        raise GemmError(f"CUDAOPT_GEMM_SPLITK_FIXUP={raw!r}: use 0 (reduce kernel), 1 (ticket fixup), 2 (spread fixup), "
-                        "3 (2 without the cooperative launch) or 4 (cluster split-K)")
-    return int(raw)
+    return _env_mode("CUDAOPT_GEMM_SPLITK_FIXUP", "0", ("0", "1", "2", "3", "4"),
+                     "0 (reduce kernel), 1 (ticket fixup), 2 (spread fixup), 3 (2 without the cooperative launch) "
+                     "or 4 (cluster split-K)")
 
 
 def set_pdl(on: bool, lib: ctypes.CDLL | None = None) -> None:
