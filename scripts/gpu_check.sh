@@ -20,6 +20,7 @@
 #   bash scripts/gpu_check.sh verify9b # session 9: red team, poisoning, small-output guard share after batching the reads
 #   bash scripts/gpu_check.sh ray      # issue 5: the service on Ray, one GPU actor (carry .whl and .whl-ray)
 #   bash scripts/gpu_check.sh gemm_ncu # issue 6: configs side by side under ncu (scripts/gemm_ncu.py; GEMM_NCU_SHAPE, GEMM_NCU_CONFIGS)
+#   bash scripts/gpu_check.sh gemm_cluster # issue 6: cluster configs' GPU tests, then against their twins (benchmarks/gemm_cluster_twins.py)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -402,6 +403,19 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # GEMM_NCU_SHAPE / GEMM_NCU_CONFIGS (ids or id:splits), e.g. 1024x1024x8192 and "22 25:4 21:2".
     timeout "${GEMM_NCU_LIMIT:-400}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x1024}" \
       --configs ${GEMM_NCU_CONFIGS:-18 23 21 24} 2>&1 | tail -24
+    ;;
+  gemm_cluster)
+    # Issue 6, session 15: the 2x1 cluster configs' GPU tests (bitwise equal to their twins), then each
+    # against its twin, the table, torch and cuBLASLt on large shapes (benchmarks/gemm_cluster_twins.py;
+    # GEMM_CLUSTER_ARGS, e.g. "--shapes 8192x8192x8192 --configs 39"), then optionally ncu (GEMM_NCU_CONFIGS).
+    python3 -m cudaopt.gemm.build | tail -2
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -6
+    timeout "${GEMM_CLUSTER_LIMIT:-300}" python3 benchmarks/gemm_cluster_twins.py ${GEMM_CLUSTER_ARGS:-} 2>&1 \
+      | tee "$OUT/cluster_twins.txt" | tail -40
+    if [ -n "${GEMM_NCU_CONFIGS:-}" ]; then
+      timeout "${GEMM_NCU_LIMIT:-150}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x256}" \
+        --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
+    fi
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

@@ -53,11 +53,13 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
 
 def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
-    # the sixth macro argument is the cluster size for CLUSTER, the staging-buffer count for CFG2E and
-    # CFG2CS (the cluster split-K twins)
-    rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind == "CLUSTER" else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS") else 0, kind == "CFG2CS") for kind, a, b, c, d, e, f in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2|CFG|CLUSTER)\((\d+), (\d+), (\d+), (\d+)(?:, (\d+))?(?:, (\d+))?\)", src)]
+    # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
+    # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
+    rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
+             int(f) if f and kind in ("CFG2E", "CFG2CS") else int(g or 0), kind == "CFG2CS")
+            for kind, a, b, c, d, e, f, g in
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+                       r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit)
                     for c in WGMMA_CONFIGS]
 
@@ -317,7 +319,8 @@ _OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
-CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128]
+CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
+           and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192]
 M192 = [c for c in _OWN if c.bm == 192]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
@@ -339,7 +342,14 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (20, "wgmma64x256x64_pp_s4", 230464), (21, "wgmma128x128x64_pp_s5", 230480),
         (22, "wgmma64x128x64_pp_s8", 230528)]
     assert [(c.id, c.label, c.cluster_m, c.max_splits) for c in CLUSTER] == [
-        (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1)]
+        (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1),
+        (39, "wgmma128x256x64_c2_s4_tma_cm2_e2", 2, 1), (40, "wgmma128x128x64_pp_s6_cm2_e1", 2, 1),
+        (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1)]
+    # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
+    for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
+        t = KERNEL_CONFIGS[twin]
+        assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
+            t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
     # chunked C epilogue (session 11): one slot more than its whole-slab twin, in the same 227 KB
     assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in CHUNKED] == [
         (25, "wgmma128x256x64_c2_s4_tma_e2", 230464, 64), (26, "wgmma256x128x64_c2_s4_tma_e1", 230464, 64),
@@ -939,7 +949,7 @@ def test_protocol_model_catches_split_k_accounting_errors(old, new):
 
 # ---- 2x1 clusters (ids 23-24): pair schedule, candidates, two-CTA protocol model ---------------
 
-from cudaopt.gemm.configs import cluster_offered, cluster_sequences, cluster_tile
+from cudaopt.gemm.configs import cluster_offered, cluster_sequences, cluster_tile, enabled_wgmma_ids
 
 _CLUSTER_GRIDS = [(1, 1, 1), (1, 5, 3), (2, 1, 1), (3, 3, 2), (5, 7, 4), (17, 3, 66), (33, 9, 66), (16, 16, 66),
                   (129, 64, 66), (128, 48, 66), (9, 2, 5), (2, 40, 7)]
@@ -1009,8 +1019,9 @@ def test_cluster_grid_and_candidates(shape):
         assert split_choices(c, m, n, k) == [1]
         offered = c.tiles(m, n) >= 2 * NUM_SMS_H200
         assert cluster_offered(c, m, n) == offered
+        enabled = enabled_wgmma_ids()  # configs no GPU has run yet are the tuner's only when named
         assert any(ch.config == c.id for ch in candidate_choices(m, n, k)) == (
-            offered and c.bm <= max(2 * m, 32) and c.bn <= max(2 * n, 64))
+            offered and c.bm <= max(2 * m, 32) and c.bn <= max(2 * n, 64) and (enabled is None or c.id in enabled))
         from cudaopt.gemm.bench import wgmma_compare_choices
 
         assert any(ch.config == c.id for ch in wgmma_compare_choices(m, n, k, WGMMA_CONFIGS)) == offered

@@ -186,6 +186,12 @@ _WGMMA_TABLE = [
     # issues every wgmma of the tile; here both consumers take 64 rows each. For the long-K shapes of
     # about a million outputs (1024 x 1024 x 8192: 64 x 128 tiles are bound by L2 at ~13 TB/s).
     (128, 128, 2, 6, SCHED_COOP_TMA, 1, 1),
+    # 2x1 cluster twins of the chunked-epilogue configs 25, 27 and 26 (session 15, not yet run on a GPU):
+    # the first cluster configs (23, 24: 3 and 5 slots) waited on their pair at every slot; these have
+    # one slot more, and B multicast halves the B traffic of the tables' most used large-shape tiles.
+    (128, 256, 2, 4, SCHED_COOP_TMA, 2, 2),
+    (128, 128, 2, 6, SCHED_PINGPONG, 2, 1),
+    (256, 128, 2, 4, SCHED_COOP_TMA, 2, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -291,7 +297,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 36-38 first ran (and passed) in session 14
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({39, 40, 41})  # 36-38 first ran (and passed) in session 14
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

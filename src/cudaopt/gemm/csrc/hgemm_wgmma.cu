@@ -1199,11 +1199,11 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // no store. Barrier init is published to the cluster (fence.mbarrier_init + cluster barrier) before
 // any thread of either CTA may touch them, and no CTA exits before a final cluster barrier: until
 // then the peer may still arrive on its empty barriers. Without split-K only.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0>
 __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
   static_assert(CM == kClusterMax && !SPLITK, "2x1 clusters, without split-K");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -1368,6 +1368,34 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
                   make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
           }
         }
+      } else if constexpr (EPI > 0) {
+        // Chunked epilogue: wgmma2_body's, copied (see there; session 15: the cluster twins of the
+        // chunked configs, whose deeper ring gives the pair more slack than the whole-slab staging).
+        const int rsub = lane / 4;
+#pragma unroll
+        for (int c = 0; c < BN / 64; ++c) {
+          unsigned char* buf = my_epi + (c % T::kEpiChunks) * T::kEpiChunkBytes;
+          if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
+          named_bar_sync(kBarEpilogue + consumer, 128);
+#pragma unroll
+          for (int mi = 0; mi < T::kMI; ++mi) {
+            const int r = mi * 64 + warp * 16 + rsub;
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj) {
+              const int j = c * 8 + jj;
+              unsigned char* p = buf + r * 128 + ((jj ^ rsub) * 16) + (lane % 4) * 4;
+              *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
+              *reinterpret_cast<half2*>(p + 8 * 128) =
+                  __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+            }
+          }
+          fence_proxy_async_smem();
+          named_bar_sync(kBarEpilogue + consumer, 128);
+          if (wg_thread == 0) {
+            if (m0 + a_row_off < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0 + a_row_off, buf);
+            bulk_commit();
+          }
+        }
       } else {
         // Epilogue: the staging buffer is free once this consumer's previous TMA store read it.
         if (wg_thread == 0) bulk_wait_read<0>();
@@ -1425,14 +1453,14 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
 // multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
-  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax>(&map_a, &map_b, &map_c,
-                                                                            nullptr, M, N, K, 1);
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI>(&map_a, &map_b, &map_c,
+                                                                                 nullptr, M, N, K, 1);
 }
 
 // Split-K: fp32 partials of `splits` K ranges into partials[splits][M][N] (dense, ld = N); C is
@@ -1555,6 +1583,14 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED>, nullptr, CM                         \
   }
+// 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
+#define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, CM                    \
+  }
 
 // The wgmma family. Order is the index the Python side mirrors (configs.py, kind="wgmma"): append only.
 const WgmmaEntry kWgmmaConfigs[] = {
@@ -1596,6 +1632,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2E(64, 64, 2, 8, 2, 1),   // 23: ping-pong, each consumer one m64n64 tile, 8 slots
     // Cooperative 128 x 128 (session 13, not yet run on a GPU): both consumers on a split-K block's one item.
     CUDAOPT_WGMMA_CFG2E(128, 128, 2, 6, 1, 1),  // 24: 2 consumers of m64n128, 6 slots, C in 1 x 8 KB each
+    // 2x1 cluster twins of the chunked-epilogue configs (session 15, not yet run on a GPU): 9 and 10
+    // (3 and 5 slots) waited on their pair at every slot (Nsight: barrier stalls 2x their twins');
+    // one slot more each, and the twins of the tables' most used large-shape configs.
+    CUDAOPT_WGMMA_CLUSTERE(128, 256, 2, 4, 1, 2, 2),  // 25: as 11, B shared by a pair of tile rows
+    CUDAOPT_WGMMA_CLUSTERE(128, 128, 2, 6, 2, 2, 1),  // 26: as 13
+    CUDAOPT_WGMMA_CLUSTERE(256, 128, 2, 4, 1, 2, 1),  // 27: as 12
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
