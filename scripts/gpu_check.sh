@@ -417,5 +417,11 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
         --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
     fi
     ;;
+  gemm_lt)
+    # Issue 6, session 15: what cuBLASLt's fastest algorithms are (tile, stages, cluster, swizzle, split-K)
+    # on the shapes where they beat its heuristic by 15-20% (benchmarks/gemm_lt_algos.py; GEMM_LT_ARGS).
+    python3 -m cudaopt.gemm.build | tail -2
+    timeout "${GEMM_LT_LIMIT:-400}" python3 benchmarks/gemm_lt_algos.py ${GEMM_LT_ARGS:-} 2>&1 | tee "$OUT/lt_algos.txt" | tail -60
+    ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

@@ -210,6 +210,7 @@ def blas() -> ctypes.CDLL:
     lib.cudaopt_lt_plan_create.restype = _p
     lib.cudaopt_lt_plan_destroy.argtypes = [_p]
     lib.cudaopt_lt_run.argtypes = [_p, _i, _p, _p, _p, _p, _sz, _p]
+    lib.cudaopt_lt_algo_info.argtypes = [_p, _i, ctypes.POINTER(ctypes.c_longlong)]
     _check("cudaopt_blas_init", lib.cudaopt_blas_init())
     return lib
 
@@ -285,6 +286,16 @@ class LtPlan:
     def run(self, algo: int, a_ptr: int, b_ptr: int, c_ptr: int, ws_ptr: int, ws_bytes: int, stream: int) -> None:
         _check("cublasLtMatmul", self._lib.cudaopt_lt_run(self.handle, algo, a_ptr, b_ptr, c_ptr,
                                                           ws_ptr, ws_bytes, stream or None))
+
+    # cublasLtMatmulAlgoConfigAttributes_t 0..8, then the two heuristic-result fields (cudaopt_lt_algo_info)
+    ALGO_FIELDS = ("algo_id", "tile", "splitk", "reduction", "swizzle", "custom", "stages", "inner", "cluster",
+                   "workspace", "waves_x1000")
+
+    def algo_info(self, algo: int) -> dict[str, int]:
+        """What algorithm `algo` is (raw cuBLASLt enum values; -1 where unreadable)."""
+        out = (ctypes.c_longlong * len(self.ALGO_FIELDS))()
+        _check("cudaopt_lt_algo_info", self._lib.cudaopt_lt_algo_info(self.handle, algo, out))
+        return dict(zip(self.ALGO_FIELDS, out))
 
     def close(self) -> None:
         if self.handle:

@@ -122,4 +122,30 @@ int cudaopt_lt_run(void* handle, int algo, const void* A, const void* B, void* C
                              static_cast<cudaStream_t>(stream));
 }
 
+// What algorithm `algo` of a plan is: out[0..8] = cublasLtMatmulAlgoConfigAttributes_t 0..8 (ID, TILE_ID,
+// SPLITK_NUM, REDUCTION_SCHEME, CTA_SWIZZLING, CUSTOM_OPTION, STAGES_ID, INNER_SHAPE_ID, CLUSTER_SHAPE_ID;
+// -1 where unreadable), out[9] = its workspace bytes, out[10] = the heuristic's waves count x 1000.
+// Returns 0, or -1 for a bad plan or index. (benchmarks/gemm_lt_algos.py: which kernels cuBLASLt's
+// autotuned best are, on the shapes where they beat its own heuristic by 15-20%.)
+int cudaopt_lt_algo_info(void* handle, int algo, long long* out) {
+  LtPlan* p = static_cast<LtPlan*>(handle);
+  if (!p || algo < 0 || algo >= p->count) return -1;
+  const cublasLtMatmulAlgo_t* a = &p->results[algo].algo;
+  for (int attr = 0; attr <= 8; ++attr) {
+    out[attr] = -1;
+    const auto key = static_cast<cublasLtMatmulAlgoConfigAttributes_t>(attr);
+    size_t need = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(a, key, nullptr, 0, &need) != CUBLAS_STATUS_SUCCESS || need == 0 ||
+        need > sizeof(uint64_t))
+      continue;
+    uint64_t v = 0;  // little-endian: a narrower attribute fills the low bytes
+    size_t got = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(a, key, &v, need, &got) == CUBLAS_STATUS_SUCCESS)
+      out[attr] = static_cast<long long>(v);
+  }
+  out[9] = static_cast<long long>(p->results[algo].workspaceSize);
+  out[10] = static_cast<long long>(p->results[algo].wavesCount * 1000.f);
+  return 0;
+}
+
 }  // extern "C"
