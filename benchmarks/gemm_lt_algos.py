@@ -34,6 +34,22 @@ def describe(info: dict[str, int]) -> str:
             f"ws {info['workspace'] >> 10} KiB")
 
 
+def kernel_names(launches: dict) -> dict[str, str]:
+    """The CUDA kernels each launch runs, as the profiler names them (cuBLAS's names spell out the
+    tile, cluster, warpgroups and schedule)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    out = {}
+    for name, fn in launches.items():
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn(0)
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        out[name] = " + ".join(dict.fromkeys(names)) or "?"
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
@@ -79,12 +95,15 @@ def main() -> None:
                 plan.close()
         lt = sorted(((us, name) for name, us in t.items() if name in infos and math.isfinite(us)))
         heur = t.get("NN0", math.nan)
+        shown = [name for _, name in lt[: args.top]] + (["NN0"] if "NN0" in infos else [])
+        kernels = kernel_names({name: cands[name] for name in shown})
         print(f"== {m}x{n}x{k}: ours {t['ours']:.1f} us ({ours.label()}), torch {t['torch']:.1f}, "
               f"cuBLASLt heuristic NN0 {heur:.1f}, {len(lt)} algorithms timed")
         for us, name in lt[: args.top]:
             print(f"   {name:>5} {us:9.1f} us  x{heur / us:5.3f} of NN0  x{t['ours'] / us:5.3f} of ours  "
-                  f"{describe(infos[name])}")
-        print(f"   NN0 (heuristic): {describe(infos['NN0'])}" if "NN0" in infos else "   no NN plan", flush=True)
+                  f"{describe(infos[name])}\n         {kernels.get(name, '?')}")
+        print(f"   NN0 (heuristic): {describe(infos['NN0'])}\n         {kernels.get('NN0', '?')}" if "NN0" in infos
+              else "   no NN plan", flush=True)
         del x, cands
         torch.cuda.empty_cache()
 
