@@ -42,7 +42,7 @@ def kernel_names(launches: dict) -> dict[str, str]:
 
     out = {}
     for name, fn in launches.items():
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with profile(activities=[ProfilerActivity.CUDA], acc_events=True) as prof:
             fn(0)
             torch.cuda.synchronize()
         names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
@@ -90,13 +90,13 @@ def main() -> None:
                         j, x.a[i].data_ptr(), bs[i].data_ptr(), x.c[i].data_ptr(), x.lt_ws.data_ptr(), LT_WORKSPACE,
                         _stream()))
             t = time_gpu(cands, sets, rounds=args.rounds, rng=rng)
+            lt = sorted(((us, name) for name, us in t.items() if name in infos and math.isfinite(us)))
+            shown = [name for _, name in lt[: args.top]] + (["NN0"] if "NN0" in infos else [])
+            kernels = kernel_names({name: cands[name] for name in shown})  # while the plans are open
         finally:
             for plan in plans.values():
                 plan.close()
-        lt = sorted(((us, name) for name, us in t.items() if name in infos and math.isfinite(us)))
         heur = t.get("NN0", math.nan)
-        shown = [name for _, name in lt[: args.top]] + (["NN0"] if "NN0" in infos else [])
-        kernels = kernel_names({name: cands[name] for name in shown})
         print(f"== {m}x{n}x{k}: ours {t['ours']:.1f} us ({ours.label()}), torch {t['torch']:.1f}, "
               f"cuBLASLt heuristic NN0 {heur:.1f}, {len(lt)} algorithms timed")
         for us, name in lt[: args.top]:
