@@ -423,5 +423,18 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     python3 -m cudaopt.gemm.build | tail -2
     timeout "${GEMM_LT_LIMIT:-400}" python3 benchmarks/gemm_lt_algos.py ${GEMM_LT_ARGS:-} 2>&1 | tee "$OUT/lt_algos.txt" | tail -60
     ;;
+  gemm_configs)
+    # Issue 6, session 15: every wgmma config's GPU correctness test, then chosen configs against the table,
+    # torch and cuBLASLt on chosen shapes (benchmarks/gemm_configs.py; GEMM_CONFIGS_ARGS, e.g.
+    # "--configs 27,42"), then optionally ncu (GEMM_NCU_CONFIGS, GEMM_NCU_SHAPE).
+    python3 -m cudaopt.gemm.build | tail -2
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "every_wgmma" 2>&1 | tail -4
+    timeout "${GEMM_CONFIGS_LIMIT:-300}" python3 benchmarks/gemm_configs.py ${GEMM_CONFIGS_ARGS:---configs 27,42} 2>&1 \
+      | tee "$OUT/gemm_configs.txt" | tail -30
+    if [ -n "${GEMM_NCU_CONFIGS:-}" ]; then
+      timeout "${GEMM_NCU_LIMIT:-150}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x256}" \
+        --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
+    fi
+    ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

@@ -44,10 +44,12 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.bk == 64 and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 192, 256) and c.bm <= 256
-        assert (c.rows_per_consumer // 64) * c.bn // 2 <= 128  # accumulators per consumer thread
+        # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
+        assert (c.rows_per_consumer // 64) * c.bn // 2 <= (192 if c.schedule == 2 and c.consumers == 2 else 128)
         assert c.smem_bytes <= 227 * 1024
         # generation 1 and the cluster configs never split K; cluster split-K twins take 2-8
-        assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 else 8 if c.csplit else WGMMA_MAX_SPLITS)
+        assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 or not c.splitk else 8 if c.csplit
+                                else WGMMA_MAX_SPLITS)
         assert c.label.startswith("wgmma") and Choice("ours", c.id, 1).label() == c.label
 
 
@@ -56,12 +58,15 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS") else int(g or 0), kind == "CFG2CS")
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P") else int(g or 0), kind == "CFG2CS")
             for kind, a, b, c, d, e, f, g in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit)
                     for c in WGMMA_CONFIGS]
+    # CFG2P entries (no split-K kernel) are the configs the mirror marks splitk=False
+    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
+    assert [k == "CFG2P" for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
 
 
 # The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
@@ -321,7 +326,8 @@ N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # ses
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
            and c.cluster_m == 1]
-N192 = [c for c in _OWN if c.bn == 192]
+N192 = [c for c in _OWN if c.bn == 192 and c.splitk]
+PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
@@ -369,6 +375,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2)]
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.consumers) for c in COOP128] == [
         (38, "wgmma128x128x64_c2_s6_tma_e1", 214112, 64, 2)]
+    # the 128 x 192 ping-pong (session 15): 4 slots of 40 KB, one 16 KB staging chunk per consumer, no split-K
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in PP192] == [(42, "wgmma128x192x64_pp_s4_e1", 197696, 1)]
+    assert PP192[0].smem_bytes == 1024 + 4 * (128 + 192) * 128 + 2 * 128 * 128 + 16 * 4
     for c in N64 + COOP128:  # ring, one 64-column staging chunk per consumer, barriers, alignment slack
         assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * c.rows_per_consumer * 128 \
             + 16 * c.stages <= 227 * 1024

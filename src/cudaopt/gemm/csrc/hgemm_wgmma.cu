@@ -781,7 +781,10 @@ struct WgmmaTile2 {
   static constexpr int kSmemBytes = 1024 + STAGES * kSlotBytes + kEpiBytes + 2 * STAGES * 8;
   static_assert(SCHED == kSchedCoopTma || SCHED == kSchedPingPong, "unknown schedule");
   static_assert(kPingPong ? CONSUMERS == 2 : BM % (64 * CONSUMERS) == 0, "consumers own whole m64 blocks");
-  static_assert(kRowsPerConsumer % 64 == 0 && kMI * kAcc <= 128, "at most 128 accumulators per thread");
+  // 192 accumulators: the 128 x 192 ping-pong (session 15), cuBLAS's fastest kernels on short-K large
+  // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
+  static_assert(kRowsPerConsumer % 64 == 0 && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
+                "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma wrappers exist for N = 64, 128, 192, 256");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
@@ -1583,6 +1586,15 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED>, nullptr, CM                         \
   }
+// Generation 2 with a chunked C epilogue and no split-K kernel (session 15: the 128 x 192 ping-pong,
+// whose split-K kernel spills at 192 accumulators a thread; max_splits is then 1).
+#define CUDAOPT_WGMMA_CFG2P(BM, BN, CONS, ST, SCHED, EPI)                                         \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1                             \
+  }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
   WgmmaEntry {                                                                                    \
@@ -1638,6 +1650,10 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERE(128, 256, 2, 4, 1, 2, 2),  // 25: as 11, B shared by a pair of tile rows
     CUDAOPT_WGMMA_CLUSTERE(128, 128, 2, 6, 2, 2, 1),  // 26: as 13
     CUDAOPT_WGMMA_CLUSTERE(256, 128, 2, 4, 1, 2, 1),  // 27: as 12
+    // A wider ping-pong tile (session 15, not yet run on a GPU): cuBLASLt's fastest kernels on the
+    // grid's short-K large shapes (nvjet 128x160 / 168x128 / 176x128 ping-pongs, 5 stages) ran 10-14%
+    // ahead of our 128 x 128 ping-pong (13). 192 accumulators a thread, 4 slots of 40 KB.
+    CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 1),  // 28: ping-pong, each consumer 2 x m64n192, no split-K
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 

@@ -1,0 +1,93 @@
+"""Chosen wgmma configs against the shipped table, torch.matmul and cuBLASLt on chosen shapes (GPU).
+
+The quick measurement of a new config before a retune: per shape, each config given (its plain
+kernel, one split) beside the table's choice, torch.matmul and cuBLASLt (the fastest of its
+returned algorithms, NN and TN), timed interleaved in CUDA graphs (cudaopt.gemm.timing.time_gpu),
+each config's output checked against torch's (relative Frobenius error). Prints one row per shape and
+the geomean of table / config and cuBLASLt / config per config (>1: the config is faster).
+
+    PYTHONPATH=src python benchmarks/gemm_configs.py --configs 27,42 [--shapes 16384x12288x256,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+
+SHAPES = ("16384x12288x256,16384x16384x512,8192x8192x512,12288x12288x1024,4096x16384x512,16384x4096x1024,"
+          "8192x8192x256,12288x16384x2048,8192x8192x4096,16384x16384x16384")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--configs", required=True, help="config ids, comma-separated")
+    ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args()
+
+    import torch
+
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.bench import blas_launches, lt_plans, make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice
+    from cudaopt.gemm.dispatch import choose
+    from cudaopt.gemm.shapes import parse_shapes
+    from cudaopt.gemm.timing import time_gpu
+
+    try:
+        configs = [KERNEL_CONFIGS[int(x)] for x in args.configs.split(",") if x.strip()]
+    except (ValueError, IndexError):
+        raise SystemExit(f"--configs {args.configs!r}: give config ids 0..{len(KERNEL_CONFIGS) - 1}, comma-separated")
+    rng = random.Random(0)
+    vs_table: dict[str, list[float]] = {c.label: [] for c in configs}
+    vs_lt: dict[str, list[float]] = {c.label: [] for c in configs}
+    print(f"{'shape':>18} {'table us':>8} {'lt us':>8} {'torch us':>8}  " +
+          "  ".join(f"{c.label:>28} us (err)" for c in configs) + "  table choice")
+    for m, n, k in parse_shapes(args.shapes):
+        table = choose(m, n, k)
+        table_ours = table if table.backend == "ours" else Choice("ours", table.config, table.splits)
+        sets = num_sets(m, n, k)
+        x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, table_ours.splits), True)
+        cands = {"table": ours_launch(x, m, n, k, table_ours),
+                 "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
+        for c in configs:
+            cands[c.label] = ours_launch(x, m, n, k, Choice("ours", c.id, 1))
+        cands["torch"](0)
+        ref = x.c[0].float()
+        errs = {}
+        for c in configs:
+            cands[c.label](0)
+            torch.cuda.synchronize()
+            errs[c.label] = ((x.c[0].float() - ref).norm() / ref.norm()).item()
+        plans = lt_plans(x, m, n, k, sets, rng)
+        try:
+            blas = blas_launches(x, m, n, k, plans)
+            cands.update({key: blas[key] for key in ("lt_auto_nn", "lt_auto_tn") if key in blas})
+            t = time_gpu(cands, sets, rounds=args.rounds, rng=rng)
+        finally:
+            for layout in (0, 1):
+                if layout in plans:
+                    plans[layout].close()
+        lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
+        cells = []
+        for c in configs:
+            us = t[c.label]
+            cells.append(f"{us:31.1f} ({errs[c.label]:.0e})")
+            if math.isfinite(us) and errs[c.label] < 1e-2:
+                vs_table[c.label].append(t["table"] / us)
+                vs_lt[c.label].append(lt / us)
+        print(f"{f'{m}x{n}x{k}':>18} {t['table']:8.1f} {lt:8.1f} {t['torch']:8.1f}  " + "  ".join(cells) +
+              f"  {table.label()}", flush=True)
+        del x, cands
+        torch.cuda.empty_cache()
+    print("== geomean per config over the shapes where it ran correctly (>1: the config is faster)")
+    for c in configs:
+        a, b = vs_table[c.label], vs_lt[c.label]
+        if a:
+            g = (math.exp(sum(map(math.log, a)) / len(a)), math.exp(sum(map(math.log, b)) / len(b)))
+            print(f"{c.label:>34}  table/config {g[0]:.3f}  cuBLASLt/config {g[1]:.3f}  over {len(a)} shapes")
+
+
+if __name__ == "__main__":
+    main()
