@@ -328,7 +328,7 @@ CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c
            and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk]
 PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
-M192 = [c for c in _OWN if c.bm == 192]
+M192 = [c for c in _OWN if c.bm == 192 and c.splitk]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
 
@@ -376,8 +376,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.consumers) for c in COOP128] == [
         (38, "wgmma128x128x64_c2_s6_tma_e1", 214112, 64, 2)]
     # the 128 x 192 ping-pong (session 15): 4 slots of 40 KB, one 16 KB staging chunk per consumer, no split-K
-    assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in PP192] == [(42, "wgmma128x192x64_pp_s4_e1", 197696, 1)]
-    assert PP192[0].smem_bytes == 1024 + 4 * (128 + 192) * 128 + 2 * 128 * 128 + 16 * 4
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in PP192] == [
+        (42, "wgmma128x192x64_pp_s4_e1", 197696, 1), (43, "wgmma192x128x64_pp_s4_e1", 214080, 1)]
+    for c in PP192:  # ring, one 64-column staging chunk per consumer (all of the tile's rows), barriers, slack
+        assert c.smem_bytes == 1024 + 4 * (c.bm + c.bn) * 128 + 2 * c.bm * 128 + 16 * 4
     for c in N64 + COOP128:  # ring, one 64-column staging chunk per consumer, barriers, alignment slack
         assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * c.rows_per_consumer * 128 \
             + 16 * c.stages <= 227 * 1024

@@ -1654,6 +1654,7 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // grid's short-K large shapes (nvjet 128x160 / 168x128 / 176x128 ping-pongs, 5 stages) ran 10-14%
     // ahead of our 128 x 128 ping-pong (13). 192 accumulators a thread, 4 slots of 40 KB.
     CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 1),  // 28: ping-pong, each consumer 2 x m64n192, no split-K
+    CUDAOPT_WGMMA_CFG2P(192, 128, 2, 4, 2, 1),  // 29: its mirror, each consumer 3 x m64n128 (12288 = 64 x 192)
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
