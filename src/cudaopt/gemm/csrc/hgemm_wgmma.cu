@@ -848,7 +848,8 @@ struct WgmmaTile2 {
 // CTAs in rank order 0, 1, ... (bitwise the serial reduce kernel's sums) through distributed shared
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
+          bool CPA = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -866,7 +867,10 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
-  const bool cp = !CSPLIT && src.a != nullptr;  // the cp.async producer (every producer thread arrives)
+  // The cp.async producer (every producer thread arrives): compiled into the CPA instantiations only.
+  // Session 15 measured the kernels that carried it as a runtime option 4% slower on the grid's
+  // smallest shapes (1.7% at 1e8-1e9 FLOP) than the same kernels before it, with cuBLAS unchanged.
+  const bool cp = CPA && !CSPLIT && src.a != nullptr;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], cp ? 128 : 1);
@@ -886,7 +890,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
-    if constexpr (!CSPLIT) {
+    if constexpr (CPA && !CSPLIT) {
       if (cp)
         produce_tiles_cpasync<T, BM, BN, STAGES, SPLITK>(src, slots_a, slots_b, full, empty, tiles_m, tiles_n,
                                                          num_tiles, k_tiles, splits, M, N, K, wg_thread);
@@ -1445,13 +1449,15 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 }
 
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+// CPA: the cp.async producer's instantiation (src.a != nullptr selects it at run time); without it the
+// kernel is TMA only and `src` is unused.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr,
-                                                            nullptr, 0, 0, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1,
+                                                                        nullptr, nullptr, 0, 0, src);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1470,15 +1476,15 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 // written by the last item of each tile (counters given: the in-kernel fixup, through map_c and the
 // staging buffer) or by a reduce kernel afterwards (counters null). Same shared-memory
 // layout as the plain kernel, so one smem size per config.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c, float* partials,
                                int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
                                int spread, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI>(&map_a, &map_b, &map_c, partials, M, N, K,
-                                                           splits, counters, c_ptr, ldc, spread, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, CPA>(&map_a, &map_b, &map_c, partials, M, N, K,
+                                                                       splits, counters, c_ptr, ldc, spread, src);
 }
 
 // Cluster split-K (CSPLIT in wgmma2_body): launched with a cluster of `splits` (2..8) CTAs along x,
@@ -1538,6 +1544,10 @@ struct WgmmaEntry {
   int cluster;
   Kernel2SplitFn kernel2_csplit;  // cluster split-K (generation 2 without clusters; null elsewhere)
   int csplit_only;  // 1: splits > 1 always take kernel2_csplit (at most kCsplitMaxSplits), see below
+  // The cp.async producer's instantiations of kernel2 / kernel2_splitk (CPA; null: TMA only), launched
+  // where cpasync_src selects that producer.
+  Kernel2Fn kernel2_cp;
+  Kernel2SplitFn kernel2_splitk_cp;
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
@@ -1553,7 +1563,9 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>,                                             \
         hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>, 1,                                   \
-        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED>                                       \
+        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED>, 0,                                   \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, 0, true>,                                    \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, 0, true>                              \
   }
 // Generation 2 with a chunked C epilogue (EPI staging buffers of 64 columns, see WgmmaTile2).
 #define CUDAOPT_WGMMA_CFG2E(BM, BN, CONS, ST, SCHED, EPI)                                         \
@@ -1563,7 +1575,9 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
         hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
-        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>                                  \
+        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 0,                              \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                  \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>                            \
   }
 // Cluster split-K variant of a generation-2 config (session 12): the same kernels, but its splits (2..8)
 // always run as hgemm_wgmma2_csplit_kernel, a cluster of `splits` CTAs per tile summing through
@@ -1576,7 +1590,9 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
         hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
-        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1                               \
+        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                  \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>                            \
   }
 // 2x1 cluster variant of a generation-2 config (same tile, stages, smem; CM = 2 along M).
 #define CUDAOPT_WGMMA_CLUSTER(BM, BN, CONS, ST, SCHED, CM)                                        \
@@ -1593,7 +1609,8 @@ struct WgmmaEntry {
     BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1                             \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1, nullptr, 0,                \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>, nullptr                          \
   }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
@@ -1790,7 +1807,7 @@ std::atomic<int> g_cpasync{0};             // see cudaopt_wgmma_set_cpasync
 // where A's or B's row stride is not a multiple of 64 halves (128 bytes), mode 2 always, 0 never.
 CpSrc cpasync_src(const WgmmaEntry& c, const void* A, const void* B, int lda, int ldb) {
   const int mode = g_cpasync.load();
-  const bool use = c.schedule != 0 && c.cluster == 1 && c.stages >= 3 &&
+  const bool use = c.kernel2_cp != nullptr && c.schedule != 0 && c.cluster == 1 && c.stages >= 3 &&
                    (mode == 2 || (mode == 1 && (lda % 64 != 0 || ldb % 64 != 0)));
   return use ? CpSrc{static_cast<const half*>(A), static_cast<const half*>(B), lda, ldb} : CpSrc{};
 }
@@ -1949,6 +1966,10 @@ int cudaopt_wgmma_init() {
     if (e == cudaSuccess && c.kernel2_csplit)
       e = cudaFuncSetAttribute(c.kernel2_csplit, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                c.smem_bytes);
+    if (e == cudaSuccess && c.kernel2_cp)
+      e = cudaFuncSetAttribute(c.kernel2_cp, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
+    if (e == cudaSuccess && c.kernel2_splitk_cp)
+      e = cudaFuncSetAttribute(c.kernel2_splitk_cp, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
@@ -2042,7 +2063,8 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     if (st != 0) return st;
     CpSrc src = cpasync_src(c, A, B, lda, ldb);
     void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &src};
-    return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, 1);
+    return launch(reinterpret_cast<const void*>(src.a ? c.kernel2_cp : c.kernel2), grid, c.threads, c.smem_bytes, s,
+                  args, 1);
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
   const int mode = g_splitk_fixup.load();
@@ -2053,6 +2075,8 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   int* counters = nullptr;
   CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
   CpSrc src = cpasync_src(c, A, B, lda, ldb);  // (the cluster split-K kernel ignores it)
+  const Kernel2SplitFn splitk_fn = src.a && c.kernel2_splitk_cp ? c.kernel2_splitk_cp : c.kernel2_splitk;
+  if (src.a && !c.kernel2_splitk_cp) src = CpSrc{};  // no cp.async split-K instantiation: TMA
   void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread,
                   &src};
   if ((mode == 4 || c.csplit_only) && splits <= kCsplitMaxSplits && c.kernel2_csplit) {
@@ -2073,13 +2097,13 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
   }
-  st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1,
+  st = launch(reinterpret_cast<const void*>(splitk_fn), grid, c.threads, c.smem_bytes, s, args, 1,
               spread != 0 && mode == 2);
   if (st != 0 && spread) {  // a cooperative launch refused (e.g. fewer SMs in this context): reduce
     (void)cudaGetLastError();
     spread = 0;
     counters = nullptr;
-    st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), grid, c.threads, c.smem_bytes, s, args, 1);
+    st = launch(reinterpret_cast<const void*>(splitk_fn), grid, c.threads, c.smem_bytes, s, args, 1);
   }
   if (st != 0 || counters != nullptr) return st;
   const size_t octs = (size_t)M * N / 8;
