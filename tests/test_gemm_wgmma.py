@@ -57,14 +57,12 @@ def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
-    # (CFG2P's seventh is the staging chunk's row count, epi_rows)
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P") else int(g or 0), kind == "CFG2CS",
-             int(g) if kind == "CFG2P" else 0)
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P") else int(g or 0), kind == "CFG2CS")
             for kind, a, b, c, d, e, f, g in
             re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.epi_rows)
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit)
                     for c in WGMMA_CONFIGS]
     # CFG2P entries (no split-K kernel) are the configs the mirror marks splitk=False
     kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
@@ -385,10 +383,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (38, "wgmma128x128x64_c2_s6_tma_e1", 214112, 64, 2)]
     # the 128 x 192 ping-pong (session 15): 4 slots of 40 KB, one 16 KB staging chunk per consumer, no split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in PP192] == [
-        (42, "wgmma128x192x64_pp_s4_e1", 197696, 1), (43, "wgmma192x128x64_pp_s4_e1", 214080, 1),
-        (44, "wgmma128x192x64_pp_s5_e1r64", 222288, 1), (45, "wgmma192x128x64_pp_s5_e1r64", 222288, 1)]
-    for c in PP192:  # ring, one 64-column staging chunk per consumer (all its rows, or 64), barriers, slack
-        assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + 2 * (c.epi_rows or c.bm) * 128 + 16 * c.stages
+        (42, "wgmma128x192x64_pp_s4_e1", 197696, 1), (43, "wgmma192x128x64_pp_s4_e1", 214080, 1)]
+    for c in PP192:  # ring, one 64-column staging chunk per consumer (all of the tile's rows), barriers, slack
+        assert c.smem_bytes == 1024 + 4 * (c.bm + c.bn) * 128 + 2 * c.bm * 128 + 16 * 4
     for c in N64 + COOP128:  # ring, one 64-column staging chunk per consumer, barriers, alignment slack
         assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * c.rows_per_consumer * 128 \
             + 16 * c.stages <= 227 * 1024

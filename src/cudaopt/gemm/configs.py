@@ -41,7 +41,6 @@ class KernelConfig:
     epi_chunks: int = 0  # wgmma generation 2: C staging buffers of 64 columns per consumer (0: whole slab)
     csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
     splitk: bool = True  # wgmma generation 2: has a split-K kernel (False: plain only, CUDAOPT_WGMMA_CFG2P)
-    epi_rows: int = 0  # wgmma generation 2: rows of a C staging chunk (0: all the consumer's rows; 64: 8 KB chunks)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -56,7 +55,7 @@ class KernelConfig:
         if self.kind != "wgmma" or self.schedule == SCHED_GEN1:
             return 0
         chunks = self.epi_chunks or self.bn // 64
-        return self.consumers * (self.epi_rows or self.rows_per_consumer) * 64 * 2 * chunks
+        return self.consumers * self.rows_per_consumer * 64 * 2 * chunks
 
     @property
     def threads(self) -> int:
@@ -111,7 +110,7 @@ class KernelConfig:
     @property
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
-                + (f"r{self.epi_rows}" if self.epi_rows else "") + ("_cs" if self.csplit else ""))
+                + ("_cs" if self.csplit else ""))
 
     @property
     def label(self) -> str:
@@ -199,10 +198,6 @@ _WGMMA_TABLE = [
     # No split-K kernel (a ninth field, False): at 192 accumulators a thread it spilled.
     (128, 192, 2, 4, SCHED_PINGPONG, 1, 1, False, False),
     (192, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False),  # its mirror: three m64n128 chains a consumer
-    # The same two with 8 KB staging chunks of 64 rows (a tenth field) and a fifth slot (session 15, not yet
-    # run on a GPU): cuBLASLt's 128x160 / 176x128 ping-pongs run 5 stages.
-    (128, 192, 2, 5, SCHED_PINGPONG, 1, 1, False, False, 64),
-    (192, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, 64),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -266,10 +261,10 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, epi_rows = [*rest, *(1, 0, False, True, 0)[len(rest):]]  # 6th-10th
+        cluster_m, epi_chunks, csplit, splitk = [*rest, *(1, 0, False, True)[len(rest):]]  # optional 6th-9th fields
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
-                                csplit=csplit, splitk=splitk, epi_rows=epi_rows))
+                                csplit=csplit, splitk=splitk))
     return tuple(out)
 
 
@@ -308,7 +303,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({44, 45})  # 36-38 first ran (and passed) in session 14
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 39-43 first ran (and passed) in session 15
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -763,9 +763,7 @@ __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned
 // staged and stored chunk by chunk, each chunk's buffer free once the store issued n chunks earlier
 // has read it. That frees shared memory for a deeper ring (a 128x256 cooperative tile takes 4 slots
 // with 2 buffers, where the whole slab leaves room for 3), at the cost of waiting on TMA's reads.
-// EPIR (session 15): rows of one staging chunk, 0 = all the consumer's rows; 64 = one m64 block, so a
-// chunk is 8 KB and the ring gets the memory (the 128 x 192 ping-pong: 5 slots instead of 4).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, int EPIR = 0>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 struct WgmmaTile2 {
   static constexpr bool kPingPong = SCHED == kSchedPingPong;
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -776,9 +774,7 @@ struct WgmmaTile2 {
   static constexpr int kChunkBBytes = 64 * kBK * 2;
   static constexpr int kSlotBBytes = BN * kBK * 2;
   static constexpr int kSlotBytes = kSlotABytes + kSlotBBytes;
-  static constexpr int kEpiRows = EPIR == 0 ? kRowsPerConsumer : EPIR;  // rows of a staging chunk (a C store box)
-  static constexpr int kEpiSub = kRowsPerConsumer / kEpiRows;          // chunks per 64 columns of the tile
-  static constexpr int kEpiChunkBytes = kEpiRows * 128;  // 64 columns of C, 128 B per row
+  static constexpr int kEpiChunkBytes = kRowsPerConsumer * 128;  // 64 columns of C, 128 B per row
   static constexpr int kEpiChunks = EPI == 0 ? BN / 64 : EPI;      // staging buffers per consumer
   static constexpr int kEpiBytesPerConsumer = kEpiChunks * kEpiChunkBytes;
   static constexpr int kEpiBytes = CONSUMERS * kEpiBytesPerConsumer;
@@ -801,8 +797,7 @@ struct WgmmaTile2 {
                 "the register file holds the 3-consumer split");
   // Chunk c of every tile uses buffer c % kEpiChunks, so the buffer a store last read is always the
   // one committed kEpiChunks groups earlier, across tiles too.
-  static_assert(EPI >= 0 && (BN / 64 * kEpiSub) % kEpiChunks == 0, "staging buffers must divide the tile's chunks");
-  static_assert(EPIR == 0 || (EPIR == 64 && EPI > 0), "a staging chunk holds all the consumer's rows, or 64 (chunked)");
+  static_assert(EPI >= 0 && (BN / 64) % kEpiChunks == 0, "staging buffers must divide the tile's chunks");
   // wait_group 1 keeps two slots held by a consumer (the k-block in flight and the one being
   // issued); with one slot the producer would wait for a release that needs its own next fill.
   static_assert(STAGES >= 2, "the wait_group 1 mainloop needs at least two slots");
@@ -854,13 +849,13 @@ struct WgmmaTile2 {
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, int EPIR = 0>
+          bool CPA = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
                                             half* c_ptr = nullptr, int ldc = 0, int spread = 0,
                                             CpSrc src = CpSrc{}) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, EPIR>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -1093,57 +1088,28 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         // Fragment and swizzle as in the whole-slab epilogue below. An empty commit keeps the group
         // count per chunk at one where a chunk lies past M or N.
         const int rsub = lane / 4;
-        if constexpr (T::kEpiSub == 1) {
 #pragma unroll
-          for (int c = 0; c < BN / 64; ++c) {
-            unsigned char* buf = my_epi + (c % T::kEpiChunks) * T::kEpiChunkBytes;
-            if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
-            named_bar_sync(kBarEpilogue + consumer, 128);
+        for (int c = 0; c < BN / 64; ++c) {
+          unsigned char* buf = my_epi + (c % T::kEpiChunks) * T::kEpiChunkBytes;
+          if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
+          named_bar_sync(kBarEpilogue + consumer, 128);
 #pragma unroll
-            for (int mi = 0; mi < T::kMI; ++mi) {
-              const int r = mi * 64 + warp * 16 + rsub;
+          for (int mi = 0; mi < T::kMI; ++mi) {
+            const int r = mi * 64 + warp * 16 + rsub;
 #pragma unroll
-              for (int jj = 0; jj < 8; ++jj) {
-                const int j = c * 8 + jj;
-                unsigned char* p = buf + r * 128 + ((jj ^ rsub) * 16) + (lane % 4) * 4;
-                *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
-                *reinterpret_cast<half2*>(p + 8 * 128) =
-                    __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
-              }
-            }
-            fence_proxy_async_smem();
-            named_bar_sync(kBarEpilogue + consumer, 128);
-            if (wg_thread == 0) {
-              if (m0 + a_row_off < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0 + a_row_off, buf);
-              bulk_commit();
+            for (int jj = 0; jj < 8; ++jj) {
+              const int j = c * 8 + jj;
+              unsigned char* p = buf + r * 128 + ((jj ^ rsub) * 16) + (lane % 4) * 4;
+              *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
+              *reinterpret_cast<half2*>(p + 8 * 128) =
+                  __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
             }
           }
-        } else {
-          // 64-row chunks (EPIR): chunk (c, mi) holds m64 block mi's 64 columns c, stored as one 64 x 64 box.
-#pragma unroll
-          for (int c = 0; c < BN / 64; ++c) {
-#pragma unroll
-            for (int mi = 0; mi < T::kMI; ++mi) {
-              unsigned char* buf = my_epi + ((c * T::kMI + mi) % T::kEpiChunks) * T::kEpiChunkBytes;
-              if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
-              named_bar_sync(kBarEpilogue + consumer, 128);
-              const int r = warp * 16 + rsub;
-#pragma unroll
-              for (int jj = 0; jj < 8; ++jj) {
-                const int j = c * 8 + jj;
-                unsigned char* p = buf + r * 128 + ((jj ^ rsub) * 16) + (lane % 4) * 4;
-                *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
-                *reinterpret_cast<half2*>(p + 8 * 128) =
-                    __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
-              }
-              fence_proxy_async_smem();
-              named_bar_sync(kBarEpilogue + consumer, 128);
-              if (wg_thread == 0) {
-                const int row = m0 + a_row_off + mi * 64;
-                if (row < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, row, buf);
-                bulk_commit();
-              }
-            }
+          fence_proxy_async_smem();
+          named_bar_sync(kBarEpilogue + consumer, 128);
+          if (wg_thread == 0) {
+            if (m0 + a_row_off < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0 + a_row_off, buf);
+            bulk_commit();
           }
         }
       } else {
@@ -1485,13 +1451,13 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
 // CPA: the cp.async producer's instantiation (src.a != nullptr selects it at run time); without it the
 // kernel is TMA only and `src` is unused.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, int EPIR = 0>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, EPIR>(&map_a, &map_b, &map_c, nullptr, M, N,
-                                                                              K, 1, nullptr, nullptr, 0, 0, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1,
+                                                                        nullptr, nullptr, 0, 0, src);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1638,14 +1604,13 @@ struct WgmmaEntry {
   }
 // Generation 2 with a chunked C epilogue and no split-K kernel (session 15: the 128 x 192 ping-pong,
 // whose split-K kernel spills at 192 accumulators a thread; max_splits is then 1).
-// EPIR: rows of a staging chunk (0: all the consumer's rows; 64: 8 KB chunks, C stored in 64-row boxes).
-#define CUDAOPT_WGMMA_CFG2P(BM, BN, CONS, ST, SCHED, EPI, EPIR)                                   \
+#define CUDAOPT_WGMMA_CFG2P(BM, BN, CONS, ST, SCHED, EPI)                                         \
   WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, EPIR>::kSmemBytes,            \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, EPIR>::kThreads, SCHED,                          \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, EPIR>::kEpiRows, nullptr,                        \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, EPIR>, nullptr, 1, nullptr, 0,   \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true, EPIR>, nullptr                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1, nullptr, 0,                \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>, nullptr                          \
   }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
@@ -1705,12 +1670,8 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // A wider ping-pong tile (session 15, not yet run on a GPU): cuBLASLt's fastest kernels on the
     // grid's short-K large shapes (nvjet 128x160 / 168x128 / 176x128 ping-pongs, 5 stages) ran 10-14%
     // ahead of our 128 x 128 ping-pong (13). 192 accumulators a thread, 4 slots of 40 KB.
-    CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 1, 0),  // 28: ping-pong, each consumer 2 x m64n192, no split-K
-    CUDAOPT_WGMMA_CFG2P(192, 128, 2, 4, 2, 1, 0),  // 29: its mirror, each consumer 3 x m64n128 (12288 = 64 x 192)
-    // The same with 8 KB staging chunks of 64 rows and a fifth slot (session 15, not yet run on a GPU):
-    // cuBLASLt's 128x160 / 176x128 ping-pongs run 5 stages.
-    CUDAOPT_WGMMA_CFG2P(128, 192, 2, 5, 2, 1, 64),  // 30
-    CUDAOPT_WGMMA_CFG2P(192, 128, 2, 5, 2, 1, 64),  // 31
+    CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 1),  // 28: ping-pong, each consumer 2 x m64n192, no split-K
+    CUDAOPT_WGMMA_CFG2P(192, 128, 2, 4, 2, 1),  // 29: its mirror, each consumer 3 x m64n128 (12288 = 64 x 192)
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
