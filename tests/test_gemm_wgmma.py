@@ -58,15 +58,16 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P") else int(g or 0), kind == "CFG2CS")
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS") else int(g or 0), kind == "CFG2CS",
+             kind == "CFG2PS")
             for kind, a, b, c, d, e, f, g in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit)
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi)
                     for c in WGMMA_CONFIGS]
-    # CFG2P entries (no split-K kernel) are the configs the mirror marks splitk=False
-    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
-    assert [k == "CFG2P" for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
+    # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
+    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
+    assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
 
 
 # The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
@@ -260,11 +261,11 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
     own = [c for c in WGMMA_CONFIGS if not c.csplit]  # a cluster split-K twin shares its twin's kernels
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
-    # mangled "Lb1E") of each generation-2 one without clusters (session 15: compiled apart from the
+    # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
     gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
     assert len(wgmma_funcs) == len(own) + len(gen2_plain), out[-3000:]
-    assert sum("Lb1E" in name for name, _ in wgmma_funcs) == len(gen2_plain)
+    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs) == len(gen2_plain)  # EPI, then CPA
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
     # Split-K: one more kernel per generation-2 config (and its cp.async twin), and the (default,
     # serial) reduce kernel.
@@ -383,19 +384,11 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (38, "wgmma128x128x64_c2_s6_tma_e1", 214112, 64, 2)]
     # the 128 x 192 ping-pong (session 15): 4 slots of 40 KB, one 16 KB staging chunk per consumer, no split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in PP192] == [
-        (42, "wgmma128x192x64_pp_s4_e1", 197696, 1), (43, "wgmma192x128x64_pp_s4_e1", 214080, 1)]
-    for c in PP192:  # ring, one 64-column staging chunk per consumer (all of the tile's rows), barriers, slack
-        assert c.smem_bytes == 1024 + 4 * (c.bm + c.bn) * 128 + 2 * c.bm * 128 + 16 * 4
-    for c in N64 + COOP128:  # ring, one 64-column staging chunk per consumer, barriers, alignment slack
-        assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * c.rows_per_consumer * 128 \
-            + 16 * c.stages <= 227 * 1024
-    for c, twin in zip(CSPLIT, (25, 28, 27, 22)):
-        t = KERNEL_CONFIGS[twin]
-        assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
-            t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
-        assert 1 not in split_choices(c, 1024, 1024, 8192) and split_choices(c, 1024, 1024, 8192)  # splits only
-    labels = [c.label for c in KERNEL_CONFIGS]
-    assert len(set(labels)) == len(labels)  # the tuner keys candidates by label
+        (42, "wgmma128x192x64_pp_s4_e1", 197696, 1), (43, "wgmma192x128x64_pp_s4_e1", 214080, 1),
+        (44, "wgmma128x192x64_pp_s5_e1sh", 222296, 1), (45, "wgmma192x128x64_pp_s5_e1sh", 230488, 1)]
+    for c in PP192:  # ring, one 64-column staging chunk per consumer (or one shared), barriers, slack
+        assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + (1 if c.shared_epi else 2) * c.bm * 128 \
+            + 16 * c.stages + (8 if c.shared_epi else 0) <= 227 * 1024
 
 
 def test_generation_2_shared_memory_and_staging():
@@ -1462,3 +1455,59 @@ def test_splitk_fixup_mode_reads_the_environment_and_refuses_other_values(monkey
         monkeypatch.setenv("CUDAOPT_GEMM_SPLITK_FIXUP", bad)
         with pytest.raises(_lib.GemmError, match="use 0 .* 1 .* 2 .* 3 .* or 4"):
             _lib.splitk_fixup_mode()
+
+
+# The shared staging hand-over of configs 44-45 (SHEPI in wgmma2_body), transcribed by hand: a block's
+# ping-pong consumers own its items alternately (consumer c: sequence numbers c, c + 2, ...); before its
+# t-th epilogue a consumer waits on the hand-over mbarrier for phase t - 1 (try_wait.parity semantics:
+# passes once the barrier's current phase has the other parity), writes the shared buffers, issues its
+# stores, waits until they have read the buffers, and arrives (completing phase t). Mainloops take turns
+# through the order barrier (mainloop t + 1 starts once mainloop t is issued). Random interleavings;
+# checks: no write while the other consumer's stores may still read, and every epilogue completes.
+def _simulate_shared_staging(items, seed, wait_parity_of=lambda t: (t - 1) & 1):
+    import random
+
+    rng = random.Random(seed)
+    phase = 0  # completed phases of the hand-over barrier (its current phase is `phase`)
+    mainloops_issued = 0
+    reading = None  # the consumer whose stores may still read the buffers
+    state = {c: ("mainloop", c) for c in (0, 1) if c < items}  # (step, sequence number)
+    for _ in range(100 * items + 100):  # far more steps than a run needs: running out is a deadlock
+        if not state:
+            break
+        c = rng.choice(sorted(state))
+        step, t = state[c]
+        if step == "mainloop":
+            if mainloops_issued != t:  # order barrier: mainloop t after mainloop t - 1 is issued
+                continue
+            mainloops_issued += 1
+            state[c] = ("wait", t)
+        elif step == "wait":
+            if t > 0 and phase % 2 == wait_parity_of(t):  # try_wait.parity has not passed yet
+                continue
+            if reading is not None and reading != c:
+                raise AssertionError(f"epilogue {t} writes while consumer {reading}'s stores read")
+            reading = c
+            state[c] = ("stores", t)
+        elif step == "stores":
+            if rng.random() < 0.5:  # the stores read the buffers for a while
+                continue
+            reading = None
+            phase += 1  # bulk_wait_read<0>, then arrive
+            state[c] = ("mainloop", t + 2)
+            if t + 2 >= items:
+                del state[c]
+    assert not state, f"deadlock: {state}, {phase} phases complete"
+    assert phase == items
+
+
+@pytest.mark.parametrize("items", [0, 1, 2, 3, 4, 7, 16])
+def test_shared_staging_hand_over_model_is_safe_and_completes(items):
+    for seed in range(200):
+        _simulate_shared_staging(items, seed)
+
+
+def test_shared_staging_model_catches_a_wrong_parity():
+    with pytest.raises(AssertionError):
+        for seed in range(200):
+            _simulate_shared_staging(6, seed, wait_parity_of=lambda t: t & 1)  # waits for phase t instead

@@ -41,6 +41,7 @@ class KernelConfig:
     epi_chunks: int = 0  # wgmma generation 2: C staging buffers of 64 columns per consumer (0: whole slab)
     csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
     splitk: bool = True  # wgmma generation 2: has a split-K kernel (False: plain only, CUDAOPT_WGMMA_CFG2P)
+    shared_epi: bool = False  # wgmma ping-pong: both consumers share one set of staging chunks (CFG2PS)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -55,7 +56,7 @@ class KernelConfig:
         if self.kind != "wgmma" or self.schedule == SCHED_GEN1:
             return 0
         chunks = self.epi_chunks or self.bn // 64
-        return self.consumers * self.rows_per_consumer * 64 * 2 * chunks
+        return (1 if self.shared_epi else self.consumers) * self.rows_per_consumer * 64 * 2 * chunks
 
     @property
     def threads(self) -> int:
@@ -67,7 +68,7 @@ class KernelConfig:
     def smem_bytes(self) -> int:
         if self.kind == "wgmma":  # 1024 alignment slack + slots + C staging + two mbarriers per slot
             return (1024 + self.stages * (self.bm * self.bk + self.bk * self.bn) * 2 + self.epilogue_bytes
-                    + 16 * self.stages)
+                    + 16 * self.stages + (8 if self.shared_epi else 0))  # (+ the staging hand-over barrier)
         pad = 8  # halves of padding per shared-memory row, as in the kernel
         return self.stages * (self.bm * (self.bk + pad) + self.bk * (self.bn + pad)) * 2
 
@@ -110,7 +111,7 @@ class KernelConfig:
     @property
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
-                + ("_cs" if self.csplit else ""))
+                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else ""))
 
     @property
     def label(self) -> str:
@@ -198,6 +199,10 @@ _WGMMA_TABLE = [
     # No split-K kernel (a ninth field, False): at 192 accumulators a thread it spilled.
     (128, 192, 2, 4, SCHED_PINGPONG, 1, 1, False, False),
     (192, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False),  # its mirror: three m64n128 chains a consumer
+    # The same two with a fifth slot, paid for by one staging chunk both consumers share (a tenth field;
+    # session 15, not yet run on a GPU): cuBLASLt's fastest short-K kernels run 5 stages.
+    (128, 192, 2, 5, SCHED_PINGPONG, 1, 1, False, False, True),
+    (192, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -261,10 +266,10 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk = [*rest, *(1, 0, False, True)[len(rest):]]  # optional 6th-9th fields
+        cluster_m, epi_chunks, csplit, splitk, shared_epi = [*rest, *(1, 0, False, True, False)[len(rest):]]  # 6th-10th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
-                                csplit=csplit, splitk=splitk))
+                                csplit=csplit, splitk=splitk, shared_epi=shared_epi))
     return tuple(out)
 
 
@@ -303,7 +308,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 39-43 first ran (and passed) in session 15
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({44, 45})  # 39-43 first ran (and passed) in session 15
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -763,7 +763,9 @@ __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned
 // staged and stored chunk by chunk, each chunk's buffer free once the store issued n chunks earlier
 // has read it. That frees shared memory for a deeper ring (a 128x256 cooperative tile takes 4 slots
 // with 2 buffers, where the whole slab leaves room for 3), at the cost of waiting on TMA's reads.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+// SHEPI (session 15): one set of staging buffers shared by the two ping-pong consumers, whose epilogues
+// take turns (an mbarrier hands the buffers over), so that the ring gets the memory of the other set.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool SHEPI = false>
 struct WgmmaTile2 {
   static constexpr bool kPingPong = SCHED == kSchedPingPong;
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -777,8 +779,10 @@ struct WgmmaTile2 {
   static constexpr int kEpiChunkBytes = kRowsPerConsumer * 128;  // 64 columns of C, 128 B per row
   static constexpr int kEpiChunks = EPI == 0 ? BN / 64 : EPI;      // staging buffers per consumer
   static constexpr int kEpiBytesPerConsumer = kEpiChunks * kEpiChunkBytes;
-  static constexpr int kEpiBytes = CONSUMERS * kEpiBytesPerConsumer;
-  static constexpr int kSmemBytes = 1024 + STAGES * kSlotBytes + kEpiBytes + 2 * STAGES * 8;
+  static constexpr int kEpiBytes = (SHEPI ? 1 : CONSUMERS) * kEpiBytesPerConsumer;
+  // slack, ring, staging, full and empty barriers per slot (+ the staging hand-over barrier)
+  static constexpr int kSmemBytes = 1024 + STAGES * kSlotBytes + kEpiBytes + 2 * STAGES * 8 + (SHEPI ? 8 : 0);
+  static_assert(!SHEPI || (kPingPong && EPI > 0), "shared staging: ping-pong consumers, chunked epilogue");
   static_assert(SCHED == kSchedCoopTma || SCHED == kSchedPingPong, "unknown schedule");
   static_assert(kPingPong ? CONSUMERS == 2 : BM % (64 * CONSUMERS) == 0, "consumers own whole m64 blocks");
   // 192 accumulators: the 128 x 192 ping-pong (session 15), cuBLAS's fastest kernels on short-K large
@@ -849,13 +853,14 @@ struct WgmmaTile2 {
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false>
+          bool CPA = false, bool SHEPI = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
                                             half* c_ptr = nullptr, int ldc = 0, int spread = 0,
                                             CpSrc src = CpSrc{}) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI>;
+  static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -864,6 +869,9 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   unsigned char* epi = smem + STAGES * T::kSlotBytes;
   uint64_t* full = reinterpret_cast<uint64_t*>(epi + T::kEpiBytes);
   uint64_t* empty = full + STAGES;
+  // SHEPI: completes a phase when an epilogue's stores have read the shared staging buffers; the
+  // block's epilogues run in item order (ping-pong consumers alternate), the t-th waits for phase t - 1.
+  uint64_t* epi_free = empty + STAGES;
 
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
@@ -877,6 +885,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
       mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4);
     }
+    if constexpr (SHEPI) mbar_init(epi_free, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -905,7 +914,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     if constexpr (!SPLITK) {
       if (wg_thread == 0) tma_prefetch_map(map_c);
     }
-    unsigned char* my_epi = epi + consumer * T::kEpiBytesPerConsumer;
+    unsigned char* my_epi = epi + (SHEPI ? 0 : consumer) * T::kEpiBytesPerConsumer;
     const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
     float acc[T::kMI][T::kAcc];
 #pragma unroll
@@ -1087,6 +1096,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         // until the store that last read its buffer (EPI groups back) is done reading, stage, store.
         // Fragment and swizzle as in the whole-slab epilogue below. An empty commit keeps the group
         // count per chunk at one where a chunk lies past M or N.
+        // SHEPI: the block's t-th epilogue first waits until the (t-1)-th one's stores (the other
+        // consumer's) have read the shared buffers; the first chunk's named barrier passes that on.
+        if constexpr (SHEPI) {
+          const int seq = (item - (int)blockIdx.x) / (int)gridDim.x;
+          if (wg_thread == 0 && seq > 0) mbar_wait(epi_free, (seq - 1) & 1);
+        }
         const int rsub = lane / 4;
 #pragma unroll
         for (int c = 0; c < BN / 64; ++c) {
@@ -1110,6 +1125,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           if (wg_thread == 0) {
             if (m0 + a_row_off < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0 + a_row_off, buf);
             bulk_commit();
+          }
+        }
+        if constexpr (SHEPI) {
+          if (wg_thread == 0) {
+            bulk_wait_read<0>();  // every chunk of this epilogue has been read: hand the buffers over
+            mbar_arrive(epi_free);
           }
         }
       } else {
@@ -1451,13 +1472,13 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
 // CPA: the cp.async producer's instantiation (src.a != nullptr selects it at run time); without it the
 // kernel is TMA only and `src` is unused.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool SHEPI = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA>(&map_a, &map_b, &map_c, nullptr, M, N, K, 1,
-                                                                        nullptr, nullptr, 0, 0, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI>(&map_a, &map_b, &map_c, nullptr, M, N,
+                                                                               K, 1, nullptr, nullptr, 0, 0, src);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1612,6 +1633,15 @@ struct WgmmaEntry {
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1, nullptr, 0,                \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>, nullptr                          \
   }
+// A plain-only ping-pong whose two consumers share one set of EPI staging chunks (SHEPI, session 15).
+#define CUDAOPT_WGMMA_CFG2PS(BM, BN, CONS, ST, SCHED, EPI)                                        \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, true>::kSmemBytes,            \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, true>::kThreads, SCHED,                          \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, true>::kRowsPerConsumer, nullptr,                \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, true>, nullptr, 1, nullptr, 0,   \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true, true>, nullptr                    \
+  }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
   WgmmaEntry {                                                                                    \
@@ -1672,6 +1702,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // ahead of our 128 x 128 ping-pong (13). 192 accumulators a thread, 4 slots of 40 KB.
     CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 1),  // 28: ping-pong, each consumer 2 x m64n192, no split-K
     CUDAOPT_WGMMA_CFG2P(192, 128, 2, 4, 2, 1),  // 29: its mirror, each consumer 3 x m64n128 (12288 = 64 x 192)
+    // The same two with a fifth slot, paid for by one staging chunk the consumers share (session 15, not
+    // yet run on a GPU): cuBLASLt's fastest short-K kernels (128x160, 176x128 ping-pongs) run 5 stages;
+    // 64-row staging chunks bought the slot too, but their serial stores cost more (measured, reverted).
+    CUDAOPT_WGMMA_CFG2PS(128, 192, 2, 5, 2, 1),  // 30
+    CUDAOPT_WGMMA_CFG2PS(192, 128, 2, 5, 2, 1),  // 31
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
