@@ -80,16 +80,9 @@ def main() -> None:
                 def go(i: int) -> None:
                     _lib.set_cpasync(producer, lib)  # read by the launch (a graph keeps what it captured)
                     ap_, bp_, cp_ = (p[i] for p in ptrs)
-                    stream = _stream()  # the capture's stream when a CUDA graph records this call
-                    if choice.splits == 1:
-                        st = lib.cudaopt_hgemm_wgmma(ap_, bp_, cp_, m, n, k, lda, ldb, ldc,
-                                                     _lib.KERNEL_CONFIGS[choice.config].index, stream or None)
-                    else:
-                        st = lib.cudaopt_hgemm_wgmma_splitk(ap_, bp_, cp_, m, n, k, lda, ldb, ldc,
-                                                            _lib.KERNEL_CONFIGS[choice.config].index, choice.splits,
-                                                            ws_ptr or None, ws_bytes, stream or None)
-                    if st != 0:
-                        raise RuntimeError(f"{choice.label()} on {m}x{n}x{k}: status {st}")
+                    # _stream(): the capture's stream when a CUDA graph records this call
+                    _lib.launch_ours(ap_, bp_, cp_, m, n, k, choice.config, choice.splits, ws_ptr, ws_bytes,
+                                     _stream(), lda, ldb, ldc)
                 return go
 
             packed = run([[x.data_ptr() for x in a], [x.data_ptr() for x in b], [x.data_ptr() for x in c]], k, n, n)
