@@ -188,15 +188,16 @@ _WGMMA_TABLE = [
     # issues every wgmma of the tile; here both consumers take 64 rows each. For the long-K shapes of
     # about a million outputs (1024 x 1024 x 8192: 64 x 128 tiles are bound by L2 at ~13 TB/s).
     (128, 128, 2, 6, SCHED_COOP_TMA, 1, 1),
-    # 2x1 cluster twins of the chunked-epilogue configs 25, 27 and 26 (session 15, not yet run on a GPU):
-    # the first cluster configs (23, 24: 3 and 5 slots) waited on their pair at every slot; these have
-    # one slot more, and B multicast halves the B traffic of the tables' most used large-shape tiles.
+    # 2x1 cluster twins of the chunked-epilogue configs 25, 27 and 26 (session 15): one slot more than the
+    # first cluster configs (23, 24), B multicast. Measured: bitwise equal to their twins and no faster
+    # (0.993-0.995x; the ping-pong one 0.913x); 3 shapes of the retuned table chose 39.
     (128, 256, 2, 4, SCHED_COOP_TMA, 2, 2),
     (128, 128, 2, 6, SCHED_PINGPONG, 2, 1),
     (256, 128, 2, 4, SCHED_COOP_TMA, 2, 1),
-    # A 128 x 192 ping-pong (session 15, not yet run on a GPU): cuBLASLt's fastest kernels on the short-K
-    # large shapes are ping-pongs of 128 x 160-176 (profiler names), 10-14% ahead of our 128 x 128 one.
-    # No split-K kernel (a ninth field, False): at 192 accumulators a thread it spilled.
+    # A 128 x 192 ping-pong (session 15): cuBLASLt's fastest kernels on the short-K large shapes are
+    # ping-pongs of 128 x 160-176 (profiler names), 10-14% ahead of our 128 x 128 one. Measured: 0.970x
+    # cuBLASLt where the 128 x 128 read 0.901x (10 shapes); 116 shapes of the retuned table chose it, 26
+    # its mirror. No split-K kernel (a ninth field, False): at 192 accumulators a thread it spilled.
     (128, 192, 2, 4, SCHED_PINGPONG, 1, 1, False, False),
     (192, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False),  # its mirror: three m64n128 chains a consumer
     # The same two with a fifth slot, paid for by one staging chunk both consumers share (a tenth field;
