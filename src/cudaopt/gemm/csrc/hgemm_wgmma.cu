@@ -1691,15 +1691,16 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2E(64, 64, 2, 8, 2, 1),   // 23: ping-pong, each consumer one m64n64 tile, 8 slots
     // Cooperative 128 x 128 (session 13, not yet run on a GPU): both consumers on a split-K block's one item.
     CUDAOPT_WGMMA_CFG2E(128, 128, 2, 6, 1, 1),  // 24: 2 consumers of m64n128, 6 slots, C in 1 x 8 KB each
-    // 2x1 cluster twins of the chunked-epilogue configs (session 15, not yet run on a GPU): 9 and 10
-    // (3 and 5 slots) waited on their pair at every slot (Nsight: barrier stalls 2x their twins');
-    // one slot more each, and the twins of the tables' most used large-shape configs.
+    // 2x1 cluster twins of the chunked-epilogue configs (session 15): 9 and 10 (3 and 5 slots) waited on
+    // their pair at every slot (Nsight: barrier stalls 2x their twins'); one slot more each. Measured:
+    // bitwise equal to their twins, 0.993-0.995x their speed (the ping-pong one 0.913x).
     CUDAOPT_WGMMA_CLUSTERE(128, 256, 2, 4, 1, 2, 2),  // 25: as 11, B shared by a pair of tile rows
     CUDAOPT_WGMMA_CLUSTERE(128, 128, 2, 6, 2, 2, 1),  // 26: as 13
     CUDAOPT_WGMMA_CLUSTERE(256, 128, 2, 4, 1, 2, 1),  // 27: as 12
-    // A wider ping-pong tile (session 15, not yet run on a GPU): cuBLASLt's fastest kernels on the
-    // grid's short-K large shapes (nvjet 128x160 / 168x128 / 176x128 ping-pongs, 5 stages) ran 10-14%
-    // ahead of our 128 x 128 ping-pong (13). 192 accumulators a thread, 4 slots of 40 KB.
+    // A wider ping-pong tile (session 15): cuBLASLt's fastest kernels on the grid's short-K large shapes
+    // (nvjet 128x160 / 168x128 / 176x128 ping-pongs, 5 stages) ran 10-14% ahead of our 128 x 128
+    // ping-pong (13). 192 accumulators a thread, 4 slots of 40 KB. Measured: 0.970x cuBLASLt where 13
+    // read 0.901x (10 large shapes); tensor pipe 80.9% against 69.7% at 16384x12288x256.
     CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 1),  // 28: ping-pong, each consumer 2 x m64n192, no split-K
     CUDAOPT_WGMMA_CFG2P(192, 128, 2, 4, 2, 1),  // 29: its mirror, each consumer 3 x m64n128 (12288 = 64 x 192)
     // The same two with a fifth slot, paid for by one staging chunk the consumers share (session 15, not
