@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import random
+from statistics import geometric_mean
 
 BASES = "512x4096x512,2048x2048x2048,4096x4096x4096,8192x8192x8192,16384x4096x1024,1024x8192x8192"
 VARIANTS = {"base": (0, 0, 0), "m-8": (8, 0, 0), "k-8": (0, 0, 8), "k-64": (0, 0, 64), "n-8": (0, 8, 0),
@@ -123,7 +123,7 @@ def main() -> None:
           "packed (cp.async), A and B padded with C packed")
     for variant, rs in ratios.items():
         if rs:
-            g = [math.exp(sum(math.log(r[j]) for r in rs) / len(rs)) for j in range(4)]
+            g = [geometric_mean(r[j] for r in rs) for j in range(4)]
             print(f"{variant:>6}  packed {g[0]:.3f}  padded {g[1]:.3f}  cp.async {g[2]:.3f}  A,B padded {g[3]:.3f}  "
                   f"({len(rs)} shapes)")
 

@@ -16,8 +16,8 @@ twin and the twin against torch, and prints one row per pair and a geomean of tw
 from __future__ import annotations
 
 import argparse
-import math
 import random
+from statistics import geometric_mean
 
 SHAPES = ("16384x12288x256,16384x16384x512,12288x12288x1024,16384x4096x2048,8192x8192x4096,"
           "12288x16384x4096,16384x8192x16384,4096x16384x512")
@@ -40,11 +40,10 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import blas_launches, lt_plans, make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto
     from cudaopt.gemm.configs import WGMMA_CONFIGS, Choice, cluster_offered
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
-    from cudaopt.gemm.timing import time_gpu
 
     want = {int(x) for x in args.configs.split(",") if x.strip()}
     clusters = [c for c in WGMMA_CONFIGS if c.cluster_m > 1 and (not want or c.id in want)]
@@ -76,16 +75,8 @@ def main() -> None:
                 cands[name](0)
                 outs[name] = x.c[0].clone()
         torch.cuda.synchronize()
-        plans = lt_plans(x, m, n, k, sets, rng)
-        try:
-            blas = blas_launches(x, m, n, k, plans)
-            cands.update({key: blas[key] for key in ("lt_auto_nn", "lt_auto_tn") if key in blas})
-            t = time_gpu(cands, sets, rounds=args.rounds, rng=rng)
-        finally:
-            for layout in (0, 1):
-                if layout in plans:
-                    plans[layout].close()
-        lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
+        t = time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng)
+        lt = lt_auto_best(t)
         for c in offered:
             tw = twin_of(c, WGMMA_CONFIGS)
             err = ((outs[tw.label].float() - ref).norm() / ref.norm()).item()
@@ -100,7 +91,7 @@ def main() -> None:
     print("== geomean twin / cluster (>1: the cluster config is faster)")
     for label, gs in gains.items():
         if gs:
-            print(f"{label:>34} {math.exp(sum(map(math.log, gs)) / len(gs)):.3f} over {len(gs)} shapes "
+            print(f"{label:>34} {geometric_mean(gs):.3f} over {len(gs)} shapes "
                   f"(min {min(gs):.3f}, max {max(gs):.3f})")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+from statistics import geometric_mean
 
 SHAPES = ("16384x12288x256,16384x16384x512,8192x8192x512,12288x12288x1024,4096x16384x512,16384x4096x1024,"
           "8192x8192x256,12288x16384x2048,8192x8192x4096,16384x16384x16384")
@@ -29,11 +30,10 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import blas_launches, lt_plans, make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto
     from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
-    from cudaopt.gemm.timing import time_gpu
 
     try:
         configs = [KERNEL_CONFIGS[int(x)] for x in args.configs.split(",") if x.strip()]
@@ -60,16 +60,8 @@ def main() -> None:
             cands[c.label](0)
             torch.cuda.synchronize()
             errs[c.label] = ((x.c[0].float() - ref).norm() / ref.norm()).item()
-        plans = lt_plans(x, m, n, k, sets, rng)
-        try:
-            blas = blas_launches(x, m, n, k, plans)
-            cands.update({key: blas[key] for key in ("lt_auto_nn", "lt_auto_tn") if key in blas})
-            t = time_gpu(cands, sets, rounds=args.rounds, rng=rng)
-        finally:
-            for layout in (0, 1):
-                if layout in plans:
-                    plans[layout].close()
-        lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
+        t = time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng)
+        lt = lt_auto_best(t)
         cells = []
         for c in configs:
             us = t[c.label]
@@ -85,7 +77,7 @@ def main() -> None:
     for c in configs:
         a, b = vs_table[c.label], vs_lt[c.label]
         if a:
-            g = (math.exp(sum(map(math.log, a)) / len(a)), math.exp(sum(map(math.log, b)) / len(b)))
+            g = (geometric_mean(a), geometric_mean(b))
             print(f"{c.label:>34}  table/config {g[0]:.3f}  cuBLASLt/config {g[1]:.3f}  over {len(a)} shapes")
 
 

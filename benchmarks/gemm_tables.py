@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
+from statistics import geometric_mean
 from pathlib import Path
 
 
@@ -43,9 +43,8 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import blas_launches, lt_plans, make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto
     from cudaopt.gemm.configs import Choice
-    from cudaopt.gemm.timing import time_gpu
 
     rng = random.Random(1)
     ratios = []
@@ -55,16 +54,8 @@ def main() -> None:
         sets = num_sets(m, n, k)
         x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, max(a.splits, b.splits)), True)
         cands = {"old": ours_launch(x, m, n, k, a), "new": ours_launch(x, m, n, k, b)}
-        plans = lt_plans(x, m, n, k, sets, rng)
-        try:
-            blas = blas_launches(x, m, n, k, plans)
-            cands.update({key: blas[key] for key in ("lt_auto_nn", "lt_auto_tn") if key in blas})
-            t = time_gpu(cands, sets, rounds=args.rounds, rng=rng)
-        finally:
-            for layout in (0, 1):
-                if layout in plans:
-                    plans[layout].close()
-        lt = min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
+        t = time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng)
+        lt = lt_auto_best(t)
         r = (t["old"] / t["new"], lt / t["old"], lt / t["new"])
         ratios.append(r)
         print(f"{f'{m}x{n}x{k}':>18} old {t['old']:9.1f} us ({a.label()})  new {t['new']:9.1f} us ({b.label()})  "
@@ -72,7 +63,7 @@ def main() -> None:
         del x, cands
         torch.cuda.empty_cache()
     if ratios:
-        g = [math.exp(sum(math.log(r[j]) for r in ratios) / len(ratios)) for j in range(3)]
+        g = [geometric_mean(r[j] for r in ratios) for j in range(3)]
         wins = [sum(r[j] > 1 for r in ratios) for j in (1, 2)]
         print(f"== geomean over {len(ratios)} shapes: old/new {g[0]:.3f}; cuBLASLt/old {g[1]:.3f} "
               f"({wins[0]} wins); cuBLASLt/new {g[2]:.3f} ({wins[1]} wins)")

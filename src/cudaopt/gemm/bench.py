@@ -148,6 +148,25 @@ def lt_plans(x: ShapeInputs, m: int, n: int, k: int, sets: int, rng: random.Rand
     return plans
 
 
+def time_with_lt_auto(cands: dict, x: ShapeInputs, m: int, n: int, k: int, sets: int, rounds: int,
+                      rng: random.Random) -> dict[str, float]:
+    """time_gpu over `cands` plus cuBLASLt autotuned ("lt_auto_nn" / "lt_auto_tn": each layout's fastest
+    returned algorithm, lt_plans), interleaved in one run; the plans are closed afterwards."""
+    plans = lt_plans(x, m, n, k, sets, rng)
+    try:
+        lt = {key: f for key, f in blas_launches(x, m, n, k, plans).items() if key.startswith("lt_auto")}
+        return time_gpu({**cands, **lt}, sets, rounds=rounds, rng=rng)
+    finally:
+        for layout in (0, 1):
+            if layout in plans:
+                plans[layout].close()
+
+
+def lt_auto_best(t: dict[str, float]) -> float:
+    """cuBLASLt autotuned max for one shape: the faster of its NN and TN times (inf where neither ran)."""
+    return min(t.get("lt_auto_nn", math.inf), t.get("lt_auto_tn", math.inf))
+
+
 @dataclass
 class BenchResult:
     times: dict[str, dict[Shape, float]] = field(default_factory=dict)  # candidate -> shape -> us
@@ -522,14 +541,7 @@ def _compare_time_shape(m: int, n: int, k: int, choices: list[Choice], mma: Choi
     cands = {c.label(): ours_launch(x, m, n, k, c) for c in choices}
     cands["mma"] = ours_launch(x, m, n, k, mma)
     cands["torch"] = lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])
-    plans = lt_plans(x, m, n, k, sets, rng)
-    try:
-        cands.update({key: f for key, f in blas_launches(x, m, n, k, plans).items() if key.startswith("lt_auto")})
-        t = time_gpu(cands, sets, rounds=rounds, rng=rng)
-    finally:
-        for layout in (0, 1):
-            if layout in plans:
-                plans[layout].close()
+    t = time_with_lt_auto(cands, x, m, n, k, sets, rounds, rng)
     ref = x.a[0].float() @ x.b[0].float()
     errs = {}
     for c in choices:
