@@ -63,7 +63,7 @@ checkpoint() { tar czf "$OUT/results.tgz.tmp" -C "$WORK" . 2>/dev/null && mv "$O
   # dropped like any other (and counts toward the two-hang limit, which is why they come last).
   echo "== wgmma smoke test (one process per config, 45 s each)"
   WG_OK=1; WG_IDS=""; HANGS=0; SK_OK=1; SK_IDS=""; SK_MODE=split
-  SMOKE_IDS=$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W; print(' '.join(str(c.id) for c in W))")
+  SMOKE_IDS=$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(' '.join(str(c.id) for c in W if c.id not in R))")
   # GEMM_SMOKE_PASSED="WG_IDS;SK_IDS" (the ids an earlier call's smoke test passed, same commit) skips it,
   # so a call that continues the grid spends its minute tuning.
   if [ -n "${GEMM_SMOKE_PASSED:-}" ]; then

@@ -357,9 +357,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     assert [(c.id, c.label, c.cluster_m, c.max_splits) for c in CLUSTER] == [
         (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1),
         (39, "wgmma128x256x64_c2_s4_tma_cm2_e2", 2, 1), (40, "wgmma128x128x64_pp_s6_cm2_e1", 2, 1),
-        (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1)]
-    # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
-    for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
+        (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1), (46, "wgmma64x128x64_pp_s8_cm2", 2, 1)]
+    # session 15's cluster twins of the chunked configs 25, 27, 26, and session 16's of the 64 x 128
+    # ping-pong 22: the same tile, ring, staging, memory
+    for c, twin in zip(CLUSTER[2:], (25, 27, 26, 22)):
         t = KERNEL_CONFIGS[twin]
         assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
             t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
@@ -440,10 +441,11 @@ def test_wgmma_id_filter_limits_the_tuners_candidates(monkeypatch):
 
     monkeypatch.delenv("CUDAOPT_GEMM_WGMMA_IDS", raising=False)
     all_wg = {c.config for c in candidate_choices(8192, 8192, 4096) if KERNEL_CONFIGS[c.config].kind == "wgmma"}
-    from cudaopt.gemm.configs import UNMEASURED_WGMMA_IDS
+    from cudaopt.gemm.configs import RETIRED_WGMMA_IDS, UNMEASURED_WGMMA_IDS
 
-    assert {c.id for c in GEN2} <= all_wg and not all_wg & UNMEASURED_WGMMA_IDS  # unset: no unrun kernel
-    assert enabled_wgmma_configs() == tuple(c for c in WGMMA_CONFIGS if c.id not in UNMEASURED_WGMMA_IDS)
+    left_out = UNMEASURED_WGMMA_IDS | RETIRED_WGMMA_IDS  # unset: no unrun kernel, no retired one
+    assert {c.id for c in GEN2} <= all_wg and not all_wg & left_out
+    assert enabled_wgmma_configs() == tuple(c for c in WGMMA_CONFIGS if c.id not in left_out)
     monkeypatch.setenv("CUDAOPT_GEMM_WGMMA_IDS", ",".join(str(c.id) for c in WGMMA_CONFIGS))  # a smoke test passed all
     assert enabled_wgmma_configs() == WGMMA_CONFIGS
     keep = f"{WGMMA_CONFIGS[0].id},{GEN2[-1].id}"
@@ -1018,7 +1020,7 @@ def test_compiled_cluster_schedule_matches_the_mirror(kernel_lib):
 
 
 @pytest.mark.parametrize("shape", [(8, 8, 8), (4104, 1032, 136), (8192, 8192, 8192), (16384, 16384, 16384),
-                                   (8200, 4096, 512), (128, 65536, 64)])
+                                   (8200, 4096, 512), (128, 65536, 64), (1024, 1024, 8192), (1024, 1024, 1024)])
 def test_cluster_grid_and_candidates(shape):
     m, n, k = shape
     for c in CLUSTER:
@@ -1027,8 +1029,10 @@ def test_cluster_grid_and_candidates(shape):
         assert c.units(m, n) == units and c.grid(m, n) == 2 * min(66, units) and c.grid(m, n) % 2 == 0
         assert c.grid(m, n, num_sms=1) == 2  # one cluster at least (host helper's floor)
         assert split_choices(c, m, n, k) == [1]
-        offered = c.tiles(m, n) >= 2 * NUM_SMS_H200
-        assert cluster_offered(c, m, n) == offered
+        # many tiles, or a long K (session 16: operand traffic bounds those whatever their tile count)
+        offered = c.tiles(m, n) >= 2 * NUM_SMS_H200 or k >= 2048
+        assert cluster_offered(c, m, n, k=k) == offered
+        assert cluster_offered(c, m, n) == (c.tiles(m, n) >= 2 * NUM_SMS_H200)  # K unknown: the tile rule
         enabled = enabled_wgmma_ids()  # configs no GPU has run yet are the tuner's only when named
         assert any(ch.config == c.id for ch in candidate_choices(m, n, k)) == (
             offered and c.bm <= max(2 * m, 32) and c.bn <= max(2 * n, 64) and (enabled is None or c.id in enabled))

@@ -204,6 +204,10 @@ _WGMMA_TABLE = [
     # session 15, not yet run on a GPU): cuBLASLt's fastest short-K kernels run 5 stages.
     (128, 192, 2, 5, SCHED_PINGPONG, 1, 1, False, False, True),
     (192, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, True),
+    # The 2x1 cluster twin of the 64 x 128 ping-pong (22) for the long-K shapes of about a million outputs
+    # (session 16, not yet run on a GPU): L2-bound on 64 x 128 tiles (24 KB of operands per k-block of 1
+    # MFLOP); B multicast across the pair makes it 16 KB. Offered from CLUSTER_MIN_K (cluster_offered).
+    (64, 128, 2, 8, SCHED_PINGPONG, 2),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -232,6 +236,9 @@ def block_items(block: int, grid: int, num_tiles: int, splits: int, k_blocks: in
 
 
 CLUSTER_MIN_TILES_PER_SM = 2  # cluster configs are offered where tiles >= this x #SMs
+# ... or where K has at least this many (session 16): the long-K shapes of about a million outputs are
+# bound by L2 operand traffic, which B multicast cuts, however few tiles they have.
+CLUSTER_MIN_K = 2048
 
 
 def cluster_tile(unit: int, rank: int, tiles_m: int, tiles_n: int) -> tuple[int, int]:
@@ -255,11 +262,12 @@ def cluster_sequences(tiles_m: int, tiles_n: int, clusters: int) -> list[list[tu
              for u in range(c, units, clusters)] for c in range(clusters)]
 
 
-def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H200) -> bool:
-    """Whether the tuner and the comparison time cfg on (m, n): every non-cluster config; a cluster
-    config only where the tile grid fills the SMs at least CLUSTER_MIN_TILES_PER_SM times (on fewer
-    tiles a pair schedule only coarsens the last wave, and B traffic is not the limit)."""
-    return cfg.cluster_m == 1 or cfg.tiles(m, n) >= CLUSTER_MIN_TILES_PER_SM * num_sms
+def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H200, k: int = 0) -> bool:
+    """Whether the tuner and the comparison time cfg on (m, n, k): every non-cluster config; a cluster
+    config where the tile grid fills the SMs at least CLUSTER_MIN_TILES_PER_SM times, or where K >=
+    CLUSTER_MIN_K (on fewer tiles and a short K a pair schedule only coarsens the last wave, and B
+    traffic is not the limit; over a long K operand traffic is, whatever the tile count)."""
+    return cfg.cluster_m == 1 or cfg.tiles(m, n) >= CLUSTER_MIN_TILES_PER_SM * num_sms or k >= CLUSTER_MIN_K
 
 
 def _build_configs() -> tuple[KernelConfig, ...]:
@@ -309,19 +317,26 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({44, 45})  # 39-43 first ran (and passed) in session 15
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({46})  # 44-45 first ran (and passed) in session 16
+# Configs a GPU run passed but measured slower than the config they were written to improve on, on every
+# shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
+# smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
+# 44, 45 (session 16): the 5-slot shared-staging ping-pongs, 0.969x / 0.955x of the table on 10 large
+# shapes where their 4-slot twins 42, 43 read 1.005x / 0.963x (docs/gpu-runs.md, session 16).
+RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:
     """wgmma config ids the tuner may time: $CUDAOPT_GEMM_WGMMA_IDS (comma-separated ids); when unset,
-    every config but UNMEASURED_WGMMA_IDS (None where none is left out). The GPU script sets it to the
+    every config but UNMEASURED_WGMMA_IDS and RETIRED_WGMMA_IDS (None where none is left out). The GPU script sets it to the
     configs that passed its smoke test, so one broken config does not take the working ones out of the
     run."""
     raw = os.environ.get("CUDAOPT_GEMM_WGMMA_IDS")
     if raw is None:
-        if not UNMEASURED_WGMMA_IDS:
+        left_out = UNMEASURED_WGMMA_IDS | RETIRED_WGMMA_IDS
+        if not left_out:
             return None
-        return frozenset(c.id for c in KERNEL_CONFIGS if c.kind == "wgmma") - UNMEASURED_WGMMA_IDS
+        return frozenset(c.id for c in KERNEL_CONFIGS if c.kind == "wgmma") - left_out
     return frozenset(int(v) for v in raw.split(",") if v.strip())
 
 
@@ -379,7 +394,7 @@ def candidate_choices(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> li
             continue
         if cfg.kind == "wgmma" and wgmma_ids is not None and cfg.id not in wgmma_ids:
             continue
-        if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64) or not cluster_offered(cfg, m, n, num_sms):
+        if cfg.bm > max(2 * m, 32) or cfg.bn > max(2 * n, 64) or not cluster_offered(cfg, m, n, num_sms, k):
             continue
         out += [Choice("ours", cfg.id, s) for s in split_choices(cfg, m, n, k, num_sms)]
     wgmma = [c for c in out if KERNEL_CONFIGS[c.config].kind == "wgmma"]

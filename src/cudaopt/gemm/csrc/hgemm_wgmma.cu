@@ -469,7 +469,8 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
                                                       int tiles_n, int num_units, int k_tiles, int rank,
                                                       int cid, int ncl) {
   constexpr int kChunksPerCta = BN / 64 / kClusterMax;
-  static_assert(kChunksPerCta >= 1, "each CTA multicasts at least one 64-column chunk of B");
+  static_assert(kChunksPerCta >= 1 && (BN / 64) % kClusterMax == 0,
+                "each CTA multicasts a whole, equal share of B's 64-column chunks");
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
   int slot = 0;
@@ -1708,6 +1709,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 64-row staging chunks bought the slot too, but their serial stores cost more (measured, reverted).
     CUDAOPT_WGMMA_CFG2PS(128, 192, 2, 5, 2, 1),  // 30
     CUDAOPT_WGMMA_CFG2PS(192, 128, 2, 5, 2, 1),  // 31
+    // The 2x1 cluster twin of the 64 x 128 ping-pong (8) for the long-K shapes of about a million
+    // outputs (session 16, not yet run on a GPU): they are bound by L2 operand traffic on 64 x 128 tiles
+    // (24 KB per k-block of 1 MFLOP, ~13 TB/s; 0.83-0.93x cuBLASLt, whose fastest kernel there is a
+    // 128 x 64 tile in 1x2 clusters). Sharing B's 16 KB across the pair cuts it to 16 KB per k-block.
+    CUDAOPT_WGMMA_CLUSTER(64, 128, 2, 8, 2, 2),  // 32
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
