@@ -6,7 +6,7 @@ returned algorithms, NN and TN), timed interleaved in CUDA graphs (cudaopt.gemm.
 each config's output checked against torch's (relative Frobenius error). Prints one row per shape and
 the geomean of table / config and cuBLASLt / config per config (>1: the config is faster).
 
-    PYTHONPATH=src python benchmarks/gemm_configs.py --configs 27,42 [--shapes 16384x12288x256,...]
+    PYTHONPATH=src python benchmarks/gemm_configs.py --configs 27,42,22:2 [--shapes 16384x12288x256,...]
 """
 
 from __future__ import annotations
@@ -15,14 +15,20 @@ import argparse
 import math
 import random
 from statistics import geometric_mean
+from typing import NamedTuple
 
 SHAPES = ("16384x12288x256,16384x16384x512,8192x8192x512,12288x12288x1024,4096x16384x512,16384x4096x1024,"
           "8192x8192x256,12288x16384x2048,8192x8192x4096,16384x16384x16384")
 
 
+class _Pick(NamedTuple):
+    label: str
+    choice: object  # a Choice: config id and splits
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--configs", required=True, help="config ids, comma-separated")
+    ap.add_argument("--configs", required=True, help="config ids (or ID:SPLITS), comma-separated")
     ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
     ap.add_argument("--rounds", type=int, default=15)
     args = ap.parse_args()
@@ -35,10 +41,16 @@ def main() -> None:
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
 
-    try:
-        configs = [KERNEL_CONFIGS[int(x)] for x in args.configs.split(",") if x.strip()]
+    try:  # "ID" or "ID:SPLITS"
+        picks = [Choice("ours", int(x.partition(":")[0]), int(x.partition(":")[2] or 1))
+                 for x in args.configs.split(",") if x.strip()]
+        for p in picks:
+            if p.splits < 1 or p.splits > KERNEL_CONFIGS[p.config].max_splits:
+                raise ValueError
     except (ValueError, IndexError):
-        raise SystemExit(f"--configs {args.configs!r}: give config ids 0..{len(KERNEL_CONFIGS) - 1}, comma-separated")
+        raise SystemExit(f"--configs {args.configs!r}: give config ids 0..{len(KERNEL_CONFIGS) - 1} (or ID:SPLITS "
+                         "within the config's split limit), comma-separated") from None
+    configs = [_Pick(p.label(), p) for p in picks]
     rng = random.Random(0)
     vs_table: dict[str, list[float]] = {c.label: [] for c in configs}
     vs_lt: dict[str, list[float]] = {c.label: [] for c in configs}
@@ -48,11 +60,12 @@ def main() -> None:
         table = choose(m, n, k)
         table_ours = table if table.backend == "ours" else Choice("ours", table.config, table.splits)
         sets = num_sets(m, n, k)
-        x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, table_ours.splits), True)
+        ws = max(_lib.workspace_bytes(m, n, s) for s in [table_ours.splits, *(c.choice.splits for c in configs)])
+        x = make_inputs(m, n, k, sets, ws, True)
         cands = {"table": ours_launch(x, m, n, k, table_ours),
                  "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
         for c in configs:
-            cands[c.label] = ours_launch(x, m, n, k, Choice("ours", c.id, 1))
+            cands[c.label] = ours_launch(x, m, n, k, c.choice)
         cands["torch"](0)
         ref = x.c[0].float()
         errs = {}

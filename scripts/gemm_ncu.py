@@ -2,9 +2,10 @@
 1.7-2.6x slower than their non-cluster twins; why a 128 x 256 split-K item runs below tensor-core rate).
 
     python scripts/gemm_ncu.py --shape 16384x12288x1024 [--configs 18 23 21 24] [--top 8]
-    python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 25:4 21:2
+    python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 25:4 21:2 torch
 
-A config is an id, or id:splits for split-K (the call's reduce kernel is profiled and printed too).
+A config is an id, or id:splits for split-K (the call's reduce kernel is profiled and printed too), or
+`torch`: torch.matmul's cuBLAS kernel (nvjet / cutlass / gemm by name), the yardstick beside ours.
 For each, `ncu` profiles the last of three calls of a child of this script (our kernels only, by name)
 with the SpeedOfLight, Occupancy, LaunchStats, WarpStateStats, ComputeWorkloadAnalysis and
 MemoryWorkloadAnalysis sections, and the table prints duration, SM / memory / L2 / DRAM throughput, the
@@ -33,6 +34,8 @@ SHOWN = {  # raw metric -> column
     "launch__grid_size": "grid",
     "launch__cluster_dim_x": "cluster",
     "smsp__average_warp_latency_per_inst_issued.ratio": "cycles/issue",
+    "dram__bytes_read.sum": "DRAM read",
+    "lts__t_bytes.sum": "L2 bytes",
 }
 STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
 # The tensor pipe's utilisation: the metric's name differs between ncu versions and pipe families
@@ -40,11 +43,14 @@ STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
 TENSOR = ("sm__pipe_tensor", "pct_of_peak_sustained_active")
 # Our GEMM and split-K reduce kernels by function name (not torch's fills or copies).
 OUR_KERNELS = "regex:(hgemm_|splitk_reduce)"  # unanchored: the kernels sit in an anonymous namespace
+TORCH_KERNELS = "regex:(nvjet|gemm|cutlass|sm90_xmma)"  # cuBLAS's GEMM kernel under torch.matmul
 CALLS = 3  # calls of the child; the last one is profiled
 
 
 def parse_config(text: str) -> tuple[int, int]:
-    """"ID" or "ID:SPLITS" -> (config id, splits)."""
+    """"ID" or "ID:SPLITS" -> (config id, splits); "torch" -> (-1, 1)."""
+    if text == "torch":
+        return -1, 1
     cfg, _, splits = text.partition(":")
     try:
         out = int(cfg), int(splits or 1)
@@ -64,6 +70,11 @@ def child(shape: tuple[int, int, int], config: int, splits: int, launches: int) 
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    if config < 0:  # torch.matmul
+        for _ in range(launches):
+            torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        return
     ws = _lib.new_workspace(m, n, splits)
     ws_ptr, ws_bytes = (ws.data_ptr(), ws.numel() * ws.element_size()) if ws is not None else (0, 0)
     stream = torch.cuda.current_stream().cuda_stream
@@ -126,14 +137,15 @@ def main() -> None:
     for text in args.configs:
         config, splits = parse_config(text)
         # split-K: the GEMM kernel, then the reduce kernel; cluster split-K sums in the cluster, one kernel
-        per_call = 2 if splits > 1 and not KERNEL_CONFIGS[config].csplit else 1
-        cmd = [args.ncu, "--kernel-name", OUR_KERNELS, "--launch-skip", str(per_call * (CALLS - 1)),
+        per_call = 2 if config >= 0 and splits > 1 and not KERNEL_CONFIGS[config].csplit else 1
+        names = OUR_KERNELS if config >= 0 else TORCH_KERNELS
+        cmd = [args.ncu, "--kernel-name", names, "--launch-skip", str(per_call * (CALLS - 1)),
                "--launch-count", str(per_call), "--csv", "--page", "raw",
                *[x for s in SECTIONS for x in ("--section", s)],
                sys.executable, __file__, "--shape", args.shape, "--child", text]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         rows = rows_of(r.stdout)
-        label = KERNEL_CONFIGS[config].label + (f"_splitk{splits}" if splits > 1 else "")
+        label = "torch" if config < 0 else KERNEL_CONFIGS[config].label + (f"_splitk{splits}" if splits > 1 else "")
         if r.returncode != 0 or not rows:
             tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
             print(f"{label}: ncu exit {r.returncode}, {len(rows)} kernel rows: {' | '.join(tail)}")
@@ -141,6 +153,8 @@ def main() -> None:
         for i, row in enumerate(rows[-per_call:]):
             s = summary(row, args.top)
             what = label if i == 0 else f"{label} (reduce)"
+            if config < 0:
+                what += f" [{(row.get('Kernel Name') or '?')[:60]}]"
             print(f"{what} @ {args.shape}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "stalls"))
             print(f"   stalls (warps per issue): {s['stalls']}")
 

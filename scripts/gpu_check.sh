@@ -428,7 +428,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # torch and cuBLASLt on chosen shapes (benchmarks/gemm_configs.py; GEMM_CONFIGS_ARGS, e.g.
     # "--configs 27,42"), then optionally ncu (GEMM_NCU_CONFIGS, GEMM_NCU_SHAPE).
     python3 -m cudaopt.gemm.build | tail -2
-    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "every_wgmma" 2>&1 | tail -4
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "every_wgmma or splitk_matches" 2>&1 | tail -4
     timeout "${GEMM_CONFIGS_LIMIT:-300}" python3 benchmarks/gemm_configs.py ${GEMM_CONFIGS_ARGS:---configs 27,42} 2>&1 \
       | tee "$OUT/gemm_configs.txt" | tail -30
     if [ -n "${GEMM_NCU_CONFIGS:-}" ]; then

@@ -523,8 +523,8 @@ QUICK_REL_ERR = 2e-3  # every timed wgmma candidate's output on input set 0 vs f
 def wgmma_compare_choices(m: int, n: int, k: int, configs, num_sms: int = NUM_SMS_H200) -> list[Choice]:
     """Every given wgmma config, each with the K splits the tuner would time (`split_choices`: more
     than 1 only for generation 2 where tiles < #SMs and each split keeps >= 2 k-blocks); the 2x1
-    cluster configs only where `cluster_offered` (tiles >= 2 x #SMs, or K >= CLUSTER_MIN_K)."""
-    return [Choice("ours", c.id, s) for c in configs if cluster_offered(c, m, n, num_sms, k)
+    cluster configs only where `cluster_offered` (tiles >= 2 x #SMs)."""
+    return [Choice("ours", c.id, s) for c in configs if cluster_offered(c, m, n, num_sms)
             for s in split_choices(c, m, n, k, num_sms)]
 
 
