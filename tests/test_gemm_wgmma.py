@@ -44,10 +44,8 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.bk == 64 and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 192, 256) and c.bm <= 256
-        # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong or two chains along K
-        # (the C static_asserts)
-        assert (2 if c.dual else 1) * (c.rows_per_consumer // 64) * c.bn // 2 <= (
-            192 if c.dual or (c.schedule == 2 and c.consumers == 2) else 128)
+        # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
+        assert (c.rows_per_consumer // 64) * c.bn // 2 <= (192 if c.schedule == 2 and c.consumers == 2 else 128)
         assert c.smem_bytes <= 227 * 1024
         # generation 1 and the cluster configs never split K; cluster split-K twins take 2-8
         assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 or not c.splitk else 8 if c.csplit
@@ -60,15 +58,15 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2D") else int(g or 0), kind == "CFG2CS",
-             kind == "CFG2PS", kind == "CFG2D")
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS") else int(g or 0), kind == "CFG2CS",
+             kind == "CFG2PS")
             for kind, a, b, c, d, e, f, g in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2D|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.dual) for c in WGMMA_CONFIGS]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi)
+                    for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
-    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2D|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
+    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
 
 
@@ -265,15 +263,14 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
-    # (the two-chain configs, session 16, have no cp.async instantiations)
-    gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1 and not c.dual]
+    gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
     assert len(wgmma_funcs) == len(own) + len(gen2_plain), out[-3000:]
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs) == len(gen2_plain)  # EPI, then CPA
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
     # Split-K: one more kernel per generation-2 config (and its cp.async twin), and the (default,
     # serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
-    assert len(splitk_funcs) == sum(1 if c.dual else 2 for c in own if c.max_splits > 1) + 1, out[-3000:]
+    assert len(splitk_funcs) == 2 * sum(1 for c in own if c.max_splits > 1) + 1, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
@@ -331,12 +328,11 @@ def _sass_functions(sass: str) -> dict[str, str]:
 
 CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
-GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0 and not c.dual]
-DUAL = [c for c in _OWN if c.dual]  # session 16: two accumulator chains along K
-N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and not c.dual]  # session 13, no whole-slab twin
+GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
+N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
-           and c.cluster_m == 1 and not c.dual]
+           and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk]
 PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk]
@@ -380,7 +376,8 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # cluster split-K twins of 25, 28, 27 and 22 (session 12): same tiles and memory, at most 8 splits
     assert [(c.id, c.label, c.max_splits) for c in CSPLIT] == [
         (32, "wgmma128x256x64_c2_s4_tma_e2_cs", 8), (33, "wgmma128x192x64_c2_s5_tma_e1_cs", 8),
-        (34, "wgmma128x128x64_pp_s6_e1_cs", 8), (35, "wgmma64x128x64_pp_s8_cs", 8)]
+        (34, "wgmma128x128x64_pp_s6_e1_cs", 8), (35, "wgmma64x128x64_pp_s8_cs", 8),
+        (46, "wgmma128x128x64_c2_s6_tma_e1_cs", 8)]  # and of 38 (session 16)
     # N = 64 in generation 2 (session 13, written before a GPU run): one 64-column chunk each, split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.schedule) for c in N64] == [
         (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2)]
@@ -393,13 +390,6 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     for c in PP192:  # ring, one 64-column staging chunk per consumer (or one shared), barriers, slack
         assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + (1 if c.shared_epi else 2) * c.bm * 128 \
             + 16 * c.stages + (8 if c.shared_epi else 0) <= 227 * 1024
-    # two accumulator chains along K (session 16): twins of the 64-row ping-pongs 22 and 37, same memory
-    assert [(c.id, c.label, c.max_splits) for c in DUAL] == [
-        (46, "wgmma64x128x64_pp_s8_k2", 64), (47, "wgmma64x64x64_pp_s8_e1_k2", 64)]
-    for c, twin in zip(DUAL, (22, 37)):
-        t = KERNEL_CONFIGS[twin]
-        assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
-            t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
 
 
 def test_generation_2_shared_memory_and_staging():
@@ -1030,7 +1020,7 @@ def test_compiled_cluster_schedule_matches_the_mirror(kernel_lib):
 
 
 @pytest.mark.parametrize("shape", [(8, 8, 8), (4104, 1032, 136), (8192, 8192, 8192), (16384, 16384, 16384),
-                                   (8200, 4096, 512), (128, 65536, 64), (1024, 1024, 8192)])
+                                   (8200, 4096, 512), (128, 65536, 64)])
 def test_cluster_grid_and_candidates(shape):
     m, n, k = shape
     for c in CLUSTER:
@@ -1039,7 +1029,7 @@ def test_cluster_grid_and_candidates(shape):
         assert c.units(m, n) == units and c.grid(m, n) == 2 * min(66, units) and c.grid(m, n) % 2 == 0
         assert c.grid(m, n, num_sms=1) == 2  # one cluster at least (host helper's floor)
         assert split_choices(c, m, n, k) == [1]
-        offered = c.tiles(m, n) >= 2 * NUM_SMS_H200  # (a long K does not change it: 1024x1024x8192)
+        offered = c.tiles(m, n) >= 2 * NUM_SMS_H200
         assert cluster_offered(c, m, n) == offered
         enabled = enabled_wgmma_ids()  # configs no GPU has run yet are the tuner's only when named
         assert any(ch.config == c.id for ch in candidate_choices(m, n, k)) == (

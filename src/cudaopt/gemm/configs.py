@@ -42,7 +42,6 @@ class KernelConfig:
     csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
     splitk: bool = True  # wgmma generation 2: has a split-K kernel (False: plain only, CUDAOPT_WGMMA_CFG2P)
     shared_epi: bool = False  # wgmma ping-pong: both consumers share one set of staging chunks (CFG2PS)
-    dual: bool = False  # wgmma generation 2: two accumulator chains along K, even / odd k-blocks (CFG2D)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -112,7 +111,7 @@ class KernelConfig:
     @property
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
-                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_k2" if self.dual else ""))
+                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else ""))
 
     @property
     def label(self) -> str:
@@ -205,12 +204,9 @@ _WGMMA_TABLE = [
     # session 15, not yet run on a GPU): cuBLASLt's fastest short-K kernels run 5 stages.
     (128, 192, 2, 5, SCHED_PINGPONG, 1, 1, False, False, True),
     (192, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, True),
-    # Two accumulator chains along K (an eleventh field; session 16, not yet run on a GPU): even k-blocks
-    # into one set, odd into the other, summed before the epilogue. Twins of the 64-row ping-pongs 22, 37,
-    # whose consumer issues one chain of m64nN wgmmas, every k-block waiting on the last: Nsight read the
-    # tensor pipe 71.6% busy on 1024x1024x8192 (22), cuBLAS's kernel 89.5%.
-    (64, 128, 2, 8, SCHED_PINGPONG, 1, 0, False, True, False, True),
-    (64, 64, 2, 8, SCHED_PINGPONG, 1, 1, False, True, False, True),
+    # Cluster split-K twin of the cooperative 128 x 128 (38; session 16, not yet run as a config): for the
+    # long-K shapes of about a million outputs, where a 64 x 128 tile a block leaves one consumer issuing.
+    (128, 128, 2, 6, SCHED_COOP_TMA, 1, 1, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -265,9 +261,7 @@ def cluster_sequences(tiles_m: int, tiles_n: int, clusters: int) -> list[list[tu
 def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H200) -> bool:
     """Whether the tuner and the comparison time cfg on (m, n): every non-cluster config; a cluster
     config only where the tile grid fills the SMs at least CLUSTER_MIN_TILES_PER_SM times (on fewer
-    tiles a pair schedule only coarsens the last wave, and B traffic is not the limit: session 16
-    measured the 2x1 cluster twin of the 64 x 128 ping-pong 0.93x its twin on 14 long-K shapes of
-    about a million outputs, where Nsight put cuBLAS's lead in the tensor pipe, not in L2)."""
+    tiles a pair schedule only coarsens the last wave, and B traffic is not the limit)."""
     return cfg.cluster_m == 1 or cfg.tiles(m, n) >= CLUSTER_MIN_TILES_PER_SM * num_sms
 
 
@@ -276,11 +270,10 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, dual = [
-            *rest, *(1, 0, False, True, False, False)[len(rest):]]  # 6th-11th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi = [*rest, *(1, 0, False, True, False)[len(rest):]]  # 6th-10th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
-                                csplit=csplit, splitk=splitk, shared_epi=shared_epi, dual=dual))
+                                csplit=csplit, splitk=splitk, shared_epi=shared_epi))
     return tuple(out)
 
 
@@ -319,7 +312,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({46, 47})  # 44-45 first ran (and passed) in session 16
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({46})  # 44-45 first ran (and passed) in session 16
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

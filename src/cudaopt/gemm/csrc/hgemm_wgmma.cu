@@ -853,14 +853,8 @@ struct WgmmaTile2 {
 // CTAs in rank order 0, 1, ... (bitwise the serial reduce kernel's sums) through distributed shared
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
-//
-// DUAL (session 16): two accumulator chains along K, even k-blocks into one set, odd into the other,
-// summed before the epilogue. Nsight on 1024x1024x8192 (one 64 x 128 tile a block, one consumer
-// warpgroup issuing) read our tensor pipe 71.6% busy where cuBLAS's 128 x 64 kernel reads 89.5%: each
-// k-block's wgmmas there wait on the previous k-block's results; with two chains they need not.
-// Twice the accumulator registers, so for tiles of at most 96 accumulators a thread.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false, bool DUAL = false>
+          bool CPA = false, bool SHEPI = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -868,8 +862,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                                             CpSrc src = CpSrc{}) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI>;
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
-  static_assert(!DUAL || (2 * T::kMI * T::kAcc <= 192 && !CSPLIT && !SHEPI),
-                "two accumulator chains: at most 192 accumulators a thread; no cluster split-K, no shared staging");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -930,14 +922,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
       for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;
-    // DUAL: the odd k-blocks' chain (a one-element dummy otherwise)
-    float acc2[DUAL ? T::kMI : 1][DUAL ? T::kAcc : 1];
-    if constexpr (DUAL) {
-#pragma unroll
-      for (int mi = 0; mi < T::kMI; ++mi)
-#pragma unroll
-        for (int i = 0; i < T::kAcc; ++i) acc2[mi][i] = 0.f;
-    }
     // Ring position of this consumer's next k-block (see above). Without split-K every item has
     // k_tiles k-blocks: ping-pong item j fills positions j*k_tiles .. j*k_tiles + k_tiles - 1.
     uint32_t pos = T::kPingPong ? consumer * k_tiles : 0;
@@ -965,54 +949,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       // (the block's first item goes without; a cluster split-K block's one item likewise)
       if (T::kPingPong && item != (CSPLIT ? first : (int)blockIdx.x)) named_bar_sync(kBarOrder + consumer, 256);
       uint32_t prev_slot = 0;
-      if constexpr (DUAL) {
-        // One k-block into chain `a` (each chain starts, scale-d 0, at its first k-block: kt = 0 or 1);
-        // wait_group 1 then leaves the previous k-block, the other chain's, done. The chains alternate
-        // in a loop of pairs and a tail loop, not under an `if`: ptxas serialises wgmmas it finds on a
-        // path it cannot prove uniform (it did for a first form that branched on kt's parity).
-        auto kblock = [&](float (&a)[T::kMI][T::kAcc], int kt) {
-          const uint32_t slot = pos % STAGES;
-          mbar_wait(&full[slot], (pos / STAGES) & 1);
-          if (cp) fence_proxy_async_smem();
-          const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
-          const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi) {
-            fence_operands(acc[mi]);
-            fence_operands(acc2[mi]);
-          }
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk) {
-            const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
-#pragma unroll
-            for (int mi = 0; mi < T::kMI; ++mi)
-              wgmma_m64k16<BN>(a[mi], make_desc(a_base + mi * 64 * 128 + kk * 32, 16, 8 * 128), desc_b,
-                               kt > 1 || kk != 0);
-          }
-          wgmma_commit();
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi) {
-            fence_operands(acc[mi]);
-            fence_operands(acc2[mi]);
-          }
-          wgmma_wait<1>();
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi) {
-            fence_operands(acc[mi]);
-            fence_operands(acc2[mi]);
-          }
-          if (kt > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
-          prev_slot = slot;
-          ++pos;
-        };
-        int kt = 0;
-        for (; kt + 1 < kb_count; kt += 2) {
-          kblock(acc, kt);
-          kblock(acc2, kt + 1);
-        }
-        for (; kt < kb_count; ++kt) kblock(acc, kt);  // an odd count's last k-block
-      } else {
       for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
         mbar_wait(&full[slot], (pos / STAGES) & 1);
@@ -1041,7 +977,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         prev_slot = slot;
         ++pos;
       }
-      }
       // Ping-pong: every MMA of this item is issued; the other consumer may start its mainloop.
       // Arrive only when it has a next item, so no barrier is left half-arrived at exit.
       if (T::kPingPong && item + (int)gridDim.x < num_items)
@@ -1049,16 +984,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-      if constexpr (DUAL) {
-#pragma unroll
-        for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc2[mi]);
-        if (kb_count > 1) {  // (one k-block: the odd chain holds nothing of this item)
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi)
-#pragma unroll
-            for (int i = 0; i < T::kAcc; ++i) acc[mi][i] += acc2[mi][i];
-        }
-      }
       if (kb_count > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
       if (T::kPingPong) {  // skip the other consumer's item
         if constexpr (SPLITK) {
@@ -1548,14 +1473,13 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
 // CPA: the cp.async producer's instantiation (src.a != nullptr selects it at run time); without it the
 // kernel is TMA only and `src` is unused.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool SHEPI = false,
-          bool DUAL = false>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool SHEPI = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI, DUAL>(
-      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI>(&map_a, &map_b, &map_c, nullptr, M, N,
+                                                                               K, 1, nullptr, nullptr, 0, 0, src);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1574,15 +1498,15 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 // written by the last item of each tile (counters given: the in-kernel fixup, through map_c and the
 // staging buffer) or by a reduce kernel afterwards (counters null). Same shared-memory
 // layout as the plain kernel, so one smem size per config.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool DUAL = false>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c, float* partials,
                                int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
                                int spread, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, CPA, false, DUAL>(
-      &map_a, &map_b, &map_c, partials, M, N, K, splits, counters, c_ptr, ldc, spread, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, CPA>(&map_a, &map_b, &map_c, partials, M, N, K,
+                                                                       splits, counters, c_ptr, ldc, spread, src);
 }
 
 // Cluster split-K (CSPLIT in wgmma2_body): launched with a cluster of `splits` (2..8) CTAs along x,
@@ -1719,17 +1643,6 @@ struct WgmmaEntry {
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, true>, nullptr, 1, nullptr, 0,   \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true, true>, nullptr                    \
   }
-// Two accumulator chains along K (DUAL, session 16): plain and split-K, TMA only (the cp.async
-// producer's instantiations and cluster split-K are left out: null).
-#define CUDAOPT_WGMMA_CFG2D(BM, BN, CONS, ST, SCHED, EPI)                                         \
-  WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, false, true>,                    \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, false, true>, 1, nullptr, 0,     \
-        nullptr, nullptr                                                                          \
-  }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
   WgmmaEntry {                                                                                    \
@@ -1796,12 +1709,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 64-row staging chunks bought the slot too, but their serial stores cost more (measured, reverted).
     CUDAOPT_WGMMA_CFG2PS(128, 192, 2, 5, 2, 1),  // 30
     CUDAOPT_WGMMA_CFG2PS(192, 128, 2, 5, 2, 1),  // 31
-    // Two accumulator chains along K (DUAL, session 16, not yet run on a GPU): twins of the 64-row
-    // ping-pongs 8 and 23, whose consumer warpgroup issues one chain of m64nN wgmmas (Nsight: tensor pipe
-    // 71.6% on 1024x1024x8192, cuBLAS 89.5%). Left out: a twin of the 64 x 192 ping-pong (15) spilled in
-    // its split-K kernel; ptxas serialised the wgmmas of one of the cooperative 128 x 64 (22).
-    CUDAOPT_WGMMA_CFG2D(64, 128, 2, 8, 2, 0),  // 32: as 8
-    CUDAOPT_WGMMA_CFG2D(64, 64, 2, 8, 2, 1),   // 33: as 23
+    // Cluster split-K twin of the cooperative 128 x 128 (24; session 16, not yet run as a config): the
+    // long-K shapes of about a million outputs, where one 64 x 128 tile a block leaves one consumer
+    // warpgroup issuing (tensor pipe 72% busy, cuBLAS 89.5%; neither B multicast nor two accumulator
+    // chains changed that, session 16): 128 x 128 tiles, both consumers, K split over a cluster.
+    CUDAOPT_WGMMA_CFG2CS(128, 128, 2, 6, 1, 1),  // 32: as 24
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
