@@ -58,15 +58,15 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2W") else int(g or 0), kind == "CFG2CS",
-             kind == "CFG2PS", 2 if kind == "CFG2W" else 1)
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS") else int(g or 0), kind == "CFG2CS",
+             kind == "CFG2PS")
             for kind, a, b, c, d, e, f, g in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2W|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.inflight) for c in WGMMA_CONFIGS]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi)
+                    for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
-    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2W|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
+    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
 
 
@@ -263,15 +263,14 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
-    # (the two-in-flight configs, session 16, have no cp.async instantiations)
-    gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1 and c.inflight == 1]
+    gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
     assert len(wgmma_funcs) == len(own) + len(gen2_plain), out[-3000:]
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs) == len(gen2_plain)  # EPI, then CPA
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
     # Split-K: one more kernel per generation-2 config (and its cp.async twin), and the (default,
     # serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
-    assert len(splitk_funcs) == sum(2 if c.inflight == 1 else 1 for c in own if c.max_splits > 1) + 1, out[-3000:]
+    assert len(splitk_funcs) == 2 * sum(1 for c in own if c.max_splits > 1) + 1, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
@@ -294,8 +293,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     split = {name: body for name, body in funcs.items() if "hgemm_wgmma2_splitk_kernel" in name}
     assert len(split) == sum(1 for c in gen2 if c.max_splits > 1)
     for name, body in split.items():
-        depbar = "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body or "WARPGROUP.DEPBAR.LE gsb0, 0x2" in body  # (0x2: INFLIGHT 2)
-        assert "HGMMA.64x" in body and depbar and "UTMALDG.2D" in body, name
+        assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMALDG.2D" in body, name
         assert "STG.E.64" in body and "UTMASTG" not in body, name
     reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_serial_kernel" in name)
     assert "LDG.E.128" in reduce and "STG.E.128" in reduce
@@ -330,12 +328,11 @@ def _sass_functions(sass: str) -> dict[str, str]:
 
 CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
-GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0 and c.inflight == 1]
-INFLIGHT2 = [c for c in _OWN if c.inflight == 2]  # session 16: two k-blocks of wgmma in flight
-N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.inflight == 1]  # session 13
+GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
+N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
-           and c.cluster_m == 1 and c.inflight == 1]
+           and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk]
 PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk]
@@ -393,13 +390,6 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     for c in PP192:  # ring, one 64-column staging chunk per consumer (or one shared), barriers, slack
         assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + (1 if c.shared_epi else 2) * c.bm * 128 \
             + 16 * c.stages + (8 if c.shared_epi else 0) <= 227 * 1024
-    # two k-blocks in flight (session 16): twins of the 64-row ping-pongs 22 and 37, same memory
-    assert [(c.id, c.label, c.max_splits) for c in INFLIGHT2] == [
-        (47, "wgmma64x128x64_pp_s8_w2", 64), (48, "wgmma64x64x64_pp_s8_e1_w2", 64)]
-    for c, twin in zip(INFLIGHT2, (22, 37)):
-        t = KERNEL_CONFIGS[twin]
-        assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
-            t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
 
 
 def test_generation_2_shared_memory_and_staging():

@@ -42,7 +42,6 @@ class KernelConfig:
     csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
     splitk: bool = True  # wgmma generation 2: has a split-K kernel (False: plain only, CUDAOPT_WGMMA_CFG2P)
     shared_epi: bool = False  # wgmma ping-pong: both consumers share one set of staging chunks (CFG2PS)
-    inflight: int = 1  # wgmma generation 2: k-blocks of wgmma kept in flight behind the newest (CFG2W: 2)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -112,8 +111,7 @@ class KernelConfig:
     @property
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
-                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "")
-                + (f"_w{self.inflight}" if self.inflight > 1 else ""))
+                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else ""))
 
     @property
     def label(self) -> str:
@@ -208,13 +206,8 @@ _WGMMA_TABLE = [
     (192, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, True),
     # Cluster split-K twin of the cooperative 128 x 128 (38; session 16): for the long-K shapes of about a
     # million outputs, where a 64 x 128 tile a block leaves one consumer issuing. Measured 0.859x of the
-    # table on 12 of them (2 splits; 4: 0.601x), faster on none: retired.
+    # table on 12 of them (2 splits; 4: 0.601x), faster on none: retired (RETIRED_WGMMA_IDS).
     (128, 128, 2, 6, SCHED_COOP_TMA, 1, 1, True),
-    # Two k-blocks of wgmma in flight (an eleventh field; session 16, not yet run on a GPU): twins of the
-    # 64 x 128 and 64 x 64 ping-pongs 22, 37, whose one issuing warpgroup kept the tensor pipe 72% busy on
-    # 1024x1024x8192 (cuBLAS's kernel 88%), with one accumulator chain or two.
-    (64, 128, 2, 8, SCHED_PINGPONG, 1, 0, False, True, False, 2),
-    (64, 64, 2, 8, SCHED_PINGPONG, 1, 1, False, True, False, 2),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -278,11 +271,10 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, inflight = [
-            *rest, *(1, 0, False, True, False, 1)[len(rest):]]  # 6th-11th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi = [*rest, *(1, 0, False, True, False)[len(rest):]]  # 6th-10th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
-                                csplit=csplit, splitk=splitk, shared_epi=shared_epi, inflight=inflight))
+                                csplit=csplit, splitk=splitk, shared_epi=shared_epi))
     return tuple(out)
 
 
@@ -321,7 +313,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({47, 48})  # 44-46 first ran (and passed) in session 16
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 44-46 first ran (and passed) in session 16
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

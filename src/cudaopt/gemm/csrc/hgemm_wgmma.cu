@@ -853,13 +853,8 @@ struct WgmmaTile2 {
 // CTAs in rank order 0, 1, ... (bitwise the serial reduce kernel's sums) through distributed shared
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
-//
-// INFLIGHT (session 16): k-blocks of wgmma kept in flight behind the one just issued (wait_group
-// INFLIGHT), each slot released INFLIGHT k-blocks later. 1 for every config measured before; 2 for a
-// twin of the 64 x 128 ping-pong, whose one issuing warpgroup kept the tensor pipe 72% busy on
-// 1024x1024x8192 (cuBLAS's kernel 88%) whether its k-blocks formed one accumulator chain or two.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false, int INFLIGHT = 1>
+          bool CPA = false, bool SHEPI = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -867,8 +862,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                                             CpSrc src = CpSrc{}) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI>;
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
-  static_assert(INFLIGHT == 1 || (INFLIGHT == 2 && STAGES >= 4 && !CSPLIT && !SHEPI),
-                "two k-blocks in flight: a ring of 4 slots or more; no cluster split-K, no shared staging");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -956,7 +949,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       // (the block's first item goes without; a cluster split-K block's one item likewise)
       if (T::kPingPong && item != (CSPLIT ? first : (int)blockIdx.x)) named_bar_sync(kBarOrder + consumer, 256);
       uint32_t prev_slot = 0;
-      [[maybe_unused]] uint32_t prev2_slot = 0;  // INFLIGHT 2: the slot of two k-blocks back
       for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
         mbar_wait(&full[slot], (pos / STAGES) & 1);
@@ -978,18 +970,10 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         wgmma_commit();
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-        if constexpr (INFLIGHT == 2) {
-          wgmma_wait<2>();  // the k-block of two back is done: its slot can be refilled
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-          if (kt > 1 && lane == 0) mbar_arrive(&empty[prev2_slot]);
-          prev2_slot = prev_slot;
-        } else {
         wgmma_wait<1>();  // the previous k-block is done: its slot can be refilled
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
         if (kt > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
-        }
         prev_slot = slot;
         ++pos;
       }
@@ -1000,9 +984,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-      if constexpr (INFLIGHT == 2) {
-        if (kb_count > 1 && lane == 0) mbar_arrive(&empty[prev2_slot]);
-      }
       if (kb_count > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
       if (T::kPingPong) {  // skip the other consumer's item
         if constexpr (SPLITK) {
@@ -1492,14 +1473,13 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
 // CPA: the cp.async producer's instantiation (src.a != nullptr selects it at run time); without it the
 // kernel is TMA only and `src` is unused.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool SHEPI = false,
-          int INFLIGHT = 1>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool SHEPI = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI, INFLIGHT>(
-      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI>(&map_a, &map_b, &map_c, nullptr, M, N,
+                                                                               K, 1, nullptr, nullptr, 0, 0, src);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1518,15 +1498,15 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 // written by the last item of each tile (counters given: the in-kernel fixup, through map_c and the
 // staging buffer) or by a reduce kernel afterwards (counters null). Same shared-memory
 // layout as the plain kernel, so one smem size per config.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, int INFLIGHT = 1>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c, float* partials,
                                int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
                                int spread, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, CPA, false, INFLIGHT>(
-      &map_a, &map_b, &map_c, partials, M, N, K, splits, counters, c_ptr, ldc, spread, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, CPA>(&map_a, &map_b, &map_c, partials, M, N, K,
+                                                                       splits, counters, c_ptr, ldc, spread, src);
 }
 
 // Cluster split-K (CSPLIT in wgmma2_body): launched with a cluster of `splits` (2..8) CTAs along x,
@@ -1663,17 +1643,6 @@ struct WgmmaEntry {
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, true>, nullptr, 1, nullptr, 0,   \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true, true>, nullptr                    \
   }
-// Two k-blocks of wgmma in flight (INFLIGHT 2, session 16): plain and split-K, TMA only (no cp.async
-// instantiations, no cluster split-K: null).
-#define CUDAOPT_WGMMA_CFG2W(BM, BN, CONS, ST, SCHED, EPI)                                         \
-  WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, false, 2>,                       \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, false, 2>, 1, nullptr, 0,        \
-        nullptr, nullptr                                                                          \
-  }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
   WgmmaEntry {                                                                                    \
@@ -1742,13 +1711,9 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2PS(192, 128, 2, 5, 2, 1),  // 31
     // Cluster split-K twin of the cooperative 128 x 128 (24; session 16): the long-K shapes of about a
     // million outputs, where one 64 x 128 tile a block leaves one consumer warpgroup issuing (tensor pipe
-    // 72% busy, cuBLAS 88-89.5%; neither B multicast nor two accumulator chains changed that, session 16):
-    // 128 x 128 tiles, both consumers, K split over a cluster. Measured 0.859x of the table (retired).
+    // 72% busy, cuBLAS's kernel 88-89.5%): 128 x 128 tiles, both consumers, K split over a cluster.
+    // Measured 0.859x of the table on 12 of them, faster on none (retired; docs/gemm.md, session 16).
     CUDAOPT_WGMMA_CFG2CS(128, 128, 2, 6, 1, 1),  // 32: as 24
-    // Two k-blocks in flight (INFLIGHT 2, session 16, not yet run on a GPU): twins of the 64 x 128 and
-    // 64 x 64 ping-pongs (8, 23), whose one issuing warpgroup kept the tensor pipe 72% busy.
-    CUDAOPT_WGMMA_CFG2W(64, 128, 2, 8, 2, 0),  // 33: as 8
-    CUDAOPT_WGMMA_CFG2W(64, 64, 2, 8, 2, 1),   // 34: as 23
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
