@@ -386,10 +386,39 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # the 128 x 192 ping-pong (session 15): 4 slots of 40 KB, one 16 KB staging chunk per consumer, no split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits) for c in PP192] == [
         (42, "wgmma128x192x64_pp_s4_e1", 197696, 1), (43, "wgmma192x128x64_pp_s4_e1", 214080, 1),
-        (44, "wgmma128x192x64_pp_s5_e1sh", 222296, 1), (45, "wgmma192x128x64_pp_s5_e1sh", 230488, 1)]
-    for c in PP192:  # ring, one 64-column staging chunk per consumer (or one shared), barriers, slack
-        assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + (1 if c.shared_epi else 2) * c.bm * 128 \
-            + 16 * c.stages + (8 if c.shared_epi else 0) <= 227 * 1024
+        (44, "wgmma128x192x64_pp_s5_e1sh", 222296, 1), (45, "wgmma192x128x64_pp_s5_e1sh", 230488, 1),
+        (47, "wgmma128x192x64_pp_s4_e2", 230464, 1)]
+    for c in PP192:  # ring, 64-column staging chunks per consumer (or one set shared), barriers, slack
+        assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + (1 if c.shared_epi else 2) * c.epi_chunks \
+            * c.bm * 128 + 16 * c.stages + (8 if c.shared_epi else 0) <= 227 * 1024
+
+
+def _staging_reuse_distances(chunks_per_tile: int, buffers: int, tiles: int, running: bool) -> set[int]:
+    """Model of the chunked epilogue's buffer choice over a consumer's tiles: for each staged chunk, how
+    many store groups back the buffer it takes was last committed (one group per chunk). The kernel
+    waits with bulk_wait_read<buffers - 1>, which frees exactly the buffer `buffers` groups back."""
+    last: dict[int, int] = {}
+    out = set()
+    seq = 0
+    for _ in range(tiles):
+        for c in range(chunks_per_tile):
+            buf = (seq if running else c) % buffers
+            if buf in last:
+                out.add(seq - last[buf])
+            last[buf] = seq
+            seq += 1
+    return out
+
+
+def test_staging_buffers_that_do_not_divide_the_chunks_count_staged_chunks():
+    """Session 16's 128 x 192 ping-pong with two staging buffers for three chunks (kEpiRunning): choosing
+    buffer c % 2 would take, at a tile's first chunk, the buffer committed one group back, which
+    bulk_wait_read<1> does not wait for (a race); the running count keeps every reuse 2 groups back."""
+    assert min(_staging_reuse_distances(3, 2, 5, running=False)) == 1  # the race the counter avoids
+    assert _staging_reuse_distances(3, 2, 5, running=True) == {2}
+    for c in WGMMA_CONFIGS:  # where buffers divide the chunks, the compile-time choice is already safe
+        if c.epi_chunks and (c.bn // 64) % c.epi_chunks == 0:
+            assert _staging_reuse_distances(c.bn // 64, c.epi_chunks, 4, running=False) <= {c.epi_chunks}
 
 
 def test_generation_2_shared_memory_and_staging():

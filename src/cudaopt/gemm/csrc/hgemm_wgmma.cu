@@ -801,8 +801,12 @@ struct WgmmaTile2 {
   static_assert((CONSUMERS == 3 ? 128 * kProducerRegsT + 384 * kConsumerRegsT : 65536) <= 65536,
                 "the register file holds the 3-consumer split");
   // Chunk c of every tile uses buffer c % kEpiChunks, so the buffer a store last read is always the
-  // one committed kEpiChunks groups earlier, across tiles too.
-  static_assert(EPI >= 0 && (BN / 64) % kEpiChunks == 0, "staging buffers must divide the tile's chunks");
+  // one committed kEpiChunks groups earlier, across tiles too. Where the buffers do not divide the
+  // chunks (two for the 128 x 192 ping-pong's three, session 16) the plain body counts the chunks it
+  // has staged instead (kEpiRunning), which keeps that invariant across tiles.
+  static constexpr bool kEpiRunning = (BN / 64) % kEpiChunks != 0;
+  static_assert(EPI >= 0 && kEpiChunks <= BN / 64 && (!kEpiRunning || EPI > 0),
+                "at most one staging buffer per 64-column chunk");
   // wait_group 1 keeps two slots held by a consumer (the k-block in flight and the one being
   // issued); with one slot the producer would wait for a release that needs its own next fill.
   static_assert(STAGES >= 2, "the wait_group 1 mainloop needs at least two slots");
@@ -916,6 +920,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       if (wg_thread == 0) tma_prefetch_map(map_c);
     }
     unsigned char* my_epi = epi + (SHEPI ? 0 : consumer) * T::kEpiBytesPerConsumer;
+    [[maybe_unused]] int epi_seq = 0;  // kEpiRunning: 64-column chunks this consumer has staged so far
     const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
     float acc[T::kMI][T::kAcc];
 #pragma unroll
@@ -1106,7 +1111,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         const int rsub = lane / 4;
 #pragma unroll
         for (int c = 0; c < BN / 64; ++c) {
-          unsigned char* buf = my_epi + (c % T::kEpiChunks) * T::kEpiChunkBytes;
+          unsigned char* buf = my_epi + ((T::kEpiRunning ? epi_seq + c : c) % T::kEpiChunks) * T::kEpiChunkBytes;
           if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
           named_bar_sync(kBarEpilogue + consumer, 128);
 #pragma unroll
@@ -1128,6 +1133,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
             bulk_commit();
           }
         }
+        if constexpr (T::kEpiRunning) epi_seq += BN / 64;
         if constexpr (SHEPI) {
           if (wg_thread == 0) {
             bulk_wait_read<0>();  // every chunk of this epilogue has been read: hand the buffers over
@@ -1234,6 +1240,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
                                             int K, int splits) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
   static_assert(CM == kClusterMax && !SPLITK, "2x1 clusters, without split-K");
+  static_assert(!T::kEpiRunning, "the cluster body's chunked epilogue reuses buffer c % kEpiChunks");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -1714,6 +1721,10 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 72% busy, cuBLAS's kernel 88-89.5%): 128 x 128 tiles, both consumers, K split over a cluster.
     // Measured 0.859x of the table on 12 of them, faster on none (retired; docs/gemm.md, session 16).
     CUDAOPT_WGMMA_CFG2CS(128, 128, 2, 6, 1, 1),  // 32: as 24
+    // The 128 x 192 ping-pong (28) with two staging buffers a consumer (session 16, not yet run on a GPU):
+    // with one, each 64-column chunk waits until TMA has read the last before it is staged (Nsight at
+    // 16384x12288x256: barrier stalls 2.70 a issue, the largest); 4 slots + 2 x 2 x 16 KB fit in 227 KB.
+    CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 2),  // 33: as 28
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
