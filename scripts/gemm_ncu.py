@@ -34,9 +34,12 @@ SHOWN = {  # raw metric -> column
     "launch__grid_size": "grid",
     "launch__cluster_dim_x": "cluster",
     "smsp__average_warp_latency_per_inst_issued.ratio": "cycles/issue",
-    "dram__bytes_read.sum": "DRAM read",
-    "lts__t_bytes.sum": "L2 bytes",
+    "dram__bytes_read.sum": "DRAM read B",
+    "lts__t_bytes.sum": "L2 B",
+    "sm__cycles_elapsed.avg.per_second": "SM Hz",
 }
+# Collected beside the sections (which do not all carry them), printed in base units (bytes, Hz).
+EXTRA_METRICS = "dram__bytes_read.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second"
 STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
 # The tensor pipe's utilisation: the metric's name differs between ncu versions and pipe families
 # (hmma, gmma, ...), so the busiest column of this form is shown.
@@ -140,7 +143,8 @@ def main() -> None:
         per_call = 2 if config >= 0 and splits > 1 and not KERNEL_CONFIGS[config].csplit else 1
         names = OUR_KERNELS if config >= 0 else TORCH_KERNELS
         cmd = [args.ncu, "--kernel-name", names, "--launch-skip", str(per_call * (CALLS - 1)),
-               "--launch-count", str(per_call), "--csv", "--page", "raw",
+               "--launch-count", str(per_call), "--csv", "--page", "raw", "--print-units", "base",
+               "--metrics", EXTRA_METRICS,
                *[x for s in SECTIONS for x in ("--section", s)],
                sys.executable, __file__, "--shape", args.shape, "--child", text]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
