@@ -58,16 +58,16 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2K") else int(g or 0), kind == "CFG2CS",
-             kind == "CFG2PS", kind == "CFG2K")
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS") else int(g or 0), kind == "CFG2CS",
+             kind == "CFG2PS")
             for kind, a, b, c, d, e, f, g in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2K|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.ksplit2) for c in WGMMA_CONFIGS]
-    # CFG2P / CFG2PS / CFG2K entries (no split-K kernel) are the configs the mirror marks splitk=False
-    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2K|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
-    assert [k in ("CFG2P", "CFG2PS", "CFG2K") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi)
+                    for c in WGMMA_CONFIGS]
+    # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
+    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
+    assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
 
 
 # The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
@@ -263,8 +263,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
-    # (KS2, session 16, has no cp.async instantiation)
-    gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1 and not c.ksplit2]
+    gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
     assert len(wgmma_funcs) == len(own) + len(gen2_plain), out[-3000:]
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs) == len(gen2_plain)  # EPI, then CPA
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
@@ -329,13 +328,13 @@ def _sass_functions(sass: str) -> dict[str, str]:
 
 CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
-GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0 and c.splitk]
+GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
            and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk]
-PP192 = [c for c in _OWN if not c.splitk and not c.ksplit2]  # session 15: the 128 x 192 ping-pong, plain kernel only
+PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
@@ -389,12 +388,6 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (42, "wgmma128x192x64_pp_s4_e1", 197696, 1), (43, "wgmma192x128x64_pp_s4_e1", 214080, 1),
         (44, "wgmma128x192x64_pp_s5_e1sh", 222296, 1), (45, "wgmma192x128x64_pp_s5_e1sh", 230488, 1),
         (47, "wgmma128x192x64_pp_s4_e2", 230464, 1)]
-    # KS2 (session 16): the 64 x 128 ping-pong 22's tile, ring and memory, both consumers on every tile
-    ks2 = [c for c in _OWN if c.ksplit2]
-    assert [(c.id, c.label, c.max_splits) for c in ks2] == [(48, "wgmma64x128x64_pp_s8_ks2", 1)]
-    t = KERNEL_CONFIGS[22]
-    assert (ks2[0].bm, ks2[0].bn, ks2[0].stages, ks2[0].schedule, ks2[0].smem_bytes) == (
-        t.bm, t.bn, t.stages, t.schedule, t.smem_bytes)
     for c in PP192:  # ring, 64-column staging chunks per consumer (or one set shared), barriers, slack
         assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + (1 if c.shared_epi else 2) * c.epi_chunks \
             * c.bm * 128 + 16 * c.stages + (8 if c.shared_epi else 0) <= 227 * 1024
@@ -1550,24 +1543,3 @@ def test_shared_staging_model_catches_a_wrong_parity():
     with pytest.raises(AssertionError):
         for seed in range(200):
             _simulate_shared_staging(6, seed, wait_parity_of=lambda t: t & 1)  # waits for phase t instead
-
-
-def _ks2_positions(consumer: int, k_tiles: int, tiles: int) -> list[int]:
-    """KS2's consumer loop (hgemm_wgmma.cu, wgmma2_body): ring positions consumer `consumer` waits for over
-    a block's `tiles` tiles of `k_tiles` k-blocks each, as the kernel computes them."""
-    out, base = [], 0
-    for _ in range(tiles):
-        out += [base + kt for kt in range((base + consumer) & 1, k_tiles, 2)]
-        base += k_tiles
-    return out
-
-
-@pytest.mark.parametrize("k_tiles", [1, 2, 3, 7, 128])
-def test_ks2_consumers_split_the_ring_by_position_parity(k_tiles):
-    """Both KS2 consumers together take every position the producer fills, each once, in order; with an
-    even ring (8 slots) every slot serves one consumer only, so each waits for every phase of its slots in
-    turn, the one-consumer ring's parity argument."""
-    tiles = 5
-    p0, p1 = _ks2_positions(0, k_tiles, tiles), _ks2_positions(1, k_tiles, tiles)
-    assert sorted(p0 + p1) == list(range(k_tiles * tiles)) and p0 == sorted(p0) and p1 == sorted(p1)
-    assert {p % 8 % 2 for p in p0} <= {0} and {p % 8 % 2 for p in p1} <= {1}

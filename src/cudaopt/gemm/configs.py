@@ -42,7 +42,6 @@ class KernelConfig:
     csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
     splitk: bool = True  # wgmma generation 2: has a split-K kernel (False: plain only, CUDAOPT_WGMMA_CFG2P)
     shared_epi: bool = False  # wgmma ping-pong: both consumers share one set of staging chunks (CFG2PS)
-    ksplit2: bool = False  # wgmma 64-row ping-pong: both consumers on every tile, K split between them (CFG2K)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -112,7 +111,7 @@ class KernelConfig:
     @property
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
-                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_ks2" if self.ksplit2 else ""))
+                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else ""))
 
     @property
     def label(self) -> str:
@@ -209,15 +208,12 @@ _WGMMA_TABLE = [
     # million outputs, where a 64 x 128 tile a block leaves one consumer issuing. Measured 0.859x of the
     # table on 12 of them (2 splits; 4: 0.601x), faster on none: retired (RETIRED_WGMMA_IDS).
     (128, 128, 2, 6, SCHED_COOP_TMA, 1, 1, True),
-    # The 128 x 192 ping-pong (42) with two staging buffers a consumer (session 16, not yet run on a GPU):
-    # with one, each 64-column chunk of C waits for TMA to have read the last (Nsight, 16384x12288x256:
-    # barrier stalls the largest). Two buffers for three chunks: the kernel counts staged chunks.
+    # The 128 x 192 ping-pong (42) with two staging buffers a consumer (session 16): with one, each
+    # 64-column chunk of C waits for TMA to have read the last (Nsight, 16384x12288x256: barrier stalls the
+    # largest). Two buffers for three chunks: the kernel counts staged chunks. Measured: under Nsight's
+    # locked clocks 201 against 211 us (tensor pipe 85 against 81%), but at the card's own clocks, under
+    # its power cap, 0.984x of the table where 42 read 0.988x (14 shapes): retired.
     (128, 192, 2, 4, SCHED_PINGPONG, 1, 2, False, False),
-    # Both consumers of the 64 x 128 ping-pong (22) on every tile, splitting its k-blocks, consumer 1
-    # handing its sums to consumer 0 through shared memory (an eleventh field; session 16, not yet run on a
-    # GPU): on the long-K shapes of about a million outputs a block has one tile, and a ping-pong leaves one
-    # warpgroup issuing (Nsight, 1024x1024x8192: tensor pipe 72% busy; cuBLAS's kernel, two issuing, 89.6%).
-    (64, 128, 2, 8, SCHED_PINGPONG, 1, 0, False, False, False, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -281,11 +277,10 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, ksplit2 = [
-            *rest, *(1, 0, False, True, False, False)[len(rest):]]  # 6th-11th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi = [*rest, *(1, 0, False, True, False)[len(rest):]]  # 6th-10th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
-                                csplit=csplit, splitk=splitk, shared_epi=shared_epi, ksplit2=ksplit2))
+                                csplit=csplit, splitk=splitk, shared_epi=shared_epi))
     return tuple(out)
 
 
@@ -324,14 +319,16 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({47, 48})  # 44-46 first ran (and passed) in session 16
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 44-47 first ran (and passed) in session 16
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
 # 44, 45 (session 16): the 5-slot shared-staging ping-pongs, 0.969x / 0.955x of the table on 10 large
 # shapes where their 4-slot twins 42, 43 read 1.005x / 0.963x (docs/gpu-runs.md, session 16). 46 (session 16):
 # the cooperative 128 x 128 as cluster split-K, 0.859x of the table on 12 long-K shapes, faster on none.
-RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46})
+# 47 (session 16): the 128 x 192 ping-pong with two staging buffers, 0.984x of the table where 42 read
+# 0.988x (14 large shapes; under Nsight's locked clocks 4.7% faster than 42: the card's power cap decides).
+RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -623,8 +623,6 @@ constexpr int kSchedPingPong = 2;
 constexpr int kBarOrder = 1;     // named barriers 1, 2: ping-pong turn of consumer 0, 1
 constexpr int kBarEpilogue = 3;  // named barriers 3, 4 (, 5): epilogue of consumer 0, 1 (, 2)
 constexpr int kBarCsplit = 6;    // named barrier 6: every consumer past its mainloop (cluster split-K)
-constexpr int kBarKs2Full = 7;   // named barriers 7, 8: KS2's exchange buffer holds consumer 1's sums / is free
-constexpr int kBarKs2Empty = 8;
 
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -859,18 +857,8 @@ struct WgmmaTile2 {
 // CTAs in rank order 0, 1, ... (bitwise the serial reduce kernel's sums) through distributed shared
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
-//
-// KS2 (session 16): the two consumer warpgroups of a 64-row ping-pong tile both work on every tile,
-// splitting its k-blocks by ring position (consumer c takes the positions p with p % 2 == c; with an
-// even ring each slot then always serves the same consumer, so its full-barrier parity is read as in a
-// one-consumer ring). Each accumulates its share; consumer 1 hands its sums to consumer 0 through its
-// own (otherwise unused) staging buffer, half the fragment at a time (named barriers kBarKs2Full /
-// kBarKs2Empty), and consumer 0 adds them and stores the tile. Why: on the long-K shapes of about a
-// million outputs there is one 64 x 128 tile a block, so a ping-pong leaves one warpgroup issuing every
-// wgmma (tensor pipe 72% busy, cuBLAS's 128 x 64 kernel with two issuing warpgroups 89.6%), and neither
-// two accumulator chains in one warpgroup nor two k-blocks in flight changed that (session 16).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false, bool KS2 = false>
+          bool CPA = false, bool SHEPI = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -878,9 +866,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                                             CpSrc src = CpSrc{}) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI>;
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
-  static_assert(!KS2 || (T::kPingPong && !SPLITK && !CSPLIT && !SHEPI && !CPA && EPI == 0 && STAGES % 2 == 0 &&
-                         T::kMI * T::kAcc % 8 == 0 && 128 * T::kMI * T::kAcc * 2 <= T::kEpiBytesPerConsumer),
-                "KS2: a plain TMA ping-pong with whole-slab staging, an even ring, and half a fragment per buffer");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -955,109 +940,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       first = (T::kPingPong && consumer == 1) ? num_items : csplit_item(num_tiles, splits);
       step = num_items;
     }
-    if constexpr (KS2) {
-      uint32_t base = 0;  // ring position of the current tile's first k-block
-      // consumer 1's staging buffer, which it never stores from: the exchange buffer
-      float4* xbuf = reinterpret_cast<float4*>(epi + T::kEpiBytesPerConsumer);
-      constexpr int kHalf = T::kMI * T::kAcc / 2;  // accumulators a thread hands over per round
-      if (consumer == 0 && (int)blockIdx.x < num_items) named_bar_arrive(kBarKs2Empty, 256);  // starts free
-      for (int item = blockIdx.x; item < num_items; item += gridDim.x) {
-        int tm, tn;
-        tile_coords(item, tiles_m, tiles_n, tm, tn);
-        const int m0 = tm * BM, n0 = tn * BN;
-#pragma unroll
-        for (int mi = 0; mi < T::kMI; ++mi)
-#pragma unroll
-          for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;  // (a consumer may get none of a tile's k-blocks)
-        uint32_t prev_slot = 0;
-        bool any = false;
-        for (int kt = (int)((base + consumer) & 1); kt < k_tiles; kt += 2) {
-          const uint32_t p = base + kt;
-          const uint32_t slot = p % STAGES;
-          mbar_wait(&full[slot], (p / STAGES) & 1);
-          const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes);
-          const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk) {
-            const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
-#pragma unroll
-            for (int mi = 0; mi < T::kMI; ++mi)
-              wgmma_m64k16<BN>(acc[mi], make_desc(a_base + mi * 64 * 128 + kk * 32, 16, 8 * 128), desc_b, true);
-          }
-          wgmma_commit();
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-          wgmma_wait<1>();
-#pragma unroll
-          for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-          if (any && lane == 0) mbar_arrive(&empty[prev_slot]);
-          prev_slot = slot;
-          any = true;
-        }
-        wgmma_wait<0>();
-#pragma unroll
-        for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-        if (any && lane == 0) mbar_arrive(&empty[prev_slot]);
-        base += k_tiles;
-        // Consumer 1's sums to consumer 0, kHalf accumulators a thread per round, float4 q of thread t
-        // at xbuf[q * 128 + t] (consecutive threads, consecutive 16 bytes).
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          if (consumer == 1) {
-            named_bar_sync(kBarKs2Empty, 256);
-#pragma unroll
-            for (int q = 0; q < kHalf / 4; ++q) {
-              const int f = h * kHalf + 4 * q;
-              xbuf[q * 128 + wg_thread] =
-                  make_float4(acc[f / T::kAcc][f % T::kAcc], acc[(f + 1) / T::kAcc][(f + 1) % T::kAcc],
-                              acc[(f + 2) / T::kAcc][(f + 2) % T::kAcc], acc[(f + 3) / T::kAcc][(f + 3) % T::kAcc]);
-            }
-            named_bar_arrive(kBarKs2Full, 256);
-          } else {
-            named_bar_sync(kBarKs2Full, 256);
-#pragma unroll
-            for (int q = 0; q < kHalf / 4; ++q) {
-              const int f = h * kHalf + 4 * q;
-              const float4 v = xbuf[q * 128 + wg_thread];
-              acc[f / T::kAcc][f % T::kAcc] += v.x;
-              acc[(f + 1) / T::kAcc][(f + 1) % T::kAcc] += v.y;
-              acc[(f + 2) / T::kAcc][(f + 2) % T::kAcc] += v.z;
-              acc[(f + 3) / T::kAcc][(f + 3) % T::kAcc] += v.w;
-            }
-            // free again, unless nothing more will come (no barrier is left half-arrived at exit)
-            if (h == 0 || item + (int)gridDim.x < num_items) named_bar_arrive(kBarKs2Empty, 256);
-          }
-        }
-        if (consumer == 1) continue;  // consumer 0 stores the tile
-        // Whole-slab epilogue, as below (consumer 0's buffer is free once its previous store read it).
-        if (wg_thread == 0) bulk_wait_read<0>();
-        named_bar_sync(kBarEpilogue, 128);
-        const int rsub = lane / 4;
-#pragma unroll
-        for (int mi = 0; mi < T::kMI; ++mi) {
-          const int r = mi * 64 + warp * 16 + rsub;
-#pragma unroll
-          for (int j = 0; j < BN / 8; ++j) {
-            unsigned char* q = epi + (j / 8) * T::kEpiChunkBytes + r * 128 + (((j % 8) ^ rsub) * 16) + (lane % 4) * 4;
-            *reinterpret_cast<half2*>(q) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
-            *reinterpret_cast<half2*>(q + 8 * 128) = __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
-          }
-        }
-        fence_proxy_async_smem();
-        named_bar_sync(kBarEpilogue, 128);
-        if (wg_thread == 0) {
-          if (m0 < M) {
-#pragma unroll
-            for (int j = 0; j < BN / 64; ++j)
-              if (n0 + j * 64 < N) tma_store_2d(map_c, n0 + j * 64, m0, epi + j * T::kEpiChunkBytes);
-          }
-          bulk_commit();
-        }
-      }
-    } else {
     for (int item = first; item < num_items; item += step) {
       int tile = item, split = 0, kb_count = k_tiles;
       if constexpr (SPLITK) {
@@ -1294,7 +1176,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         }
       }
     }
-    }  // KS2
     if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
     if constexpr (CSPLIT) {
       // Every consumer is past its mainloop (so no wgmma reads the ring any more, and every TMA load
@@ -1599,14 +1480,13 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
 // CPA: the cp.async producer's instantiation (src.a != nullptr selects it at run time); without it the
 // kernel is TMA only and `src` is unused.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool SHEPI = false,
-          bool KS2 = false>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool CPA = false, bool SHEPI = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI, KS2>(
-      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, src);
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI>(&map_a, &map_b, &map_c, nullptr, M, N,
+                                                                               K, 1, nullptr, nullptr, 0, 0, src);
 }
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
@@ -1770,15 +1650,6 @@ struct WgmmaEntry {
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, true>, nullptr, 1, nullptr, 0,   \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true, true>, nullptr                    \
   }
-// Both ping-pong consumers on every tile, K split between them (KS2, session 16): plain, TMA only.
-#define CUDAOPT_WGMMA_CFG2K(BM, BN, CONS, ST, SCHED, EPI)                                         \
-  WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, false, true>, nullptr, 1, nullptr, 0, \
-        nullptr, nullptr                                                                          \
-  }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
   WgmmaEntry {                                                                                    \
@@ -1850,13 +1721,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 72% busy, cuBLAS's kernel 88-89.5%): 128 x 128 tiles, both consumers, K split over a cluster.
     // Measured 0.859x of the table on 12 of them, faster on none (retired; docs/gemm.md, session 16).
     CUDAOPT_WGMMA_CFG2CS(128, 128, 2, 6, 1, 1),  // 32: as 24
-    // The 128 x 192 ping-pong (28) with two staging buffers a consumer (session 16, not yet run on a GPU):
-    // with one, each 64-column chunk waits until TMA has read the last before it is staged (Nsight at
-    // 16384x12288x256: barrier stalls 2.70 a issue, the largest); 4 slots + 2 x 2 x 16 KB fit in 227 KB.
+    // The 128 x 192 ping-pong (28) with two staging buffers a consumer (session 16): with one, each
+    // 64-column chunk waits until TMA has read the last before it is staged (Nsight at 16384x12288x256:
+    // barrier stalls 2.70 a issue, the largest); 4 slots + 2 x 2 x 16 KB fit in 227 KB. Measured 4.7%
+    // faster than 28 under Nsight's locked clocks, 0.4% slower at the card's clocks (power cap): retired.
     CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 2),  // 33: as 28
-    // Both consumers of the 64 x 128 ping-pong (8) on every tile, K split between them (KS2, session 16,
-    // not yet run on a GPU): for the long-K shapes of about a million outputs, one tile a block.
-    CUDAOPT_WGMMA_CFG2K(64, 128, 2, 8, 2, 0),  // 34: as 8
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
