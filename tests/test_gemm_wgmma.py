@@ -1543,3 +1543,30 @@ def test_shared_staging_model_catches_a_wrong_parity():
     with pytest.raises(AssertionError):
         for seed in range(200):
             _simulate_shared_staging(6, seed, wait_parity_of=lambda t: t & 1)  # waits for phase t instead
+
+
+def test_gemm_ncu_source_ranks_sass_lines_by_stall_samples():
+    """scripts/gemm_ncu_source.py's table from `ncu --page source --csv --print-source sass` text."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ncu_source.py"
+    spec = importlib.util.spec_from_file_location("gemm_ncu_source_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = "\n".join([
+        "==PROF== Connected to process 1",
+        '"Kernel Name","void k<1>(int)",',
+        '"Address","Source","Warp Stall Sampling (All Samples)","stall_barrier","stall_long_sb",'
+        '"stall_long_sb (Not Issued)","stall_wait"',
+        '"0x10","  HGMMA.64x128x16.F32 R24","30","0","5","5","25"',
+        '"0x20","  UCGABAR_WAIT","60","60","0","0","0"',
+        '"0x30","  @!P0 BRA 0x10","10","0","1,0","9","0"',
+    ])
+    kernel, header, rows = mod.parse_source_csv(text)
+    assert kernel == "void k<1>(int)" and len(rows) == 3
+    total, lines = mod.top_stalls(header, rows, top=2)
+    assert total == 100
+    assert lines == [(60.0, "UCGABAR_WAIT", "barrier 60"), (30.0, "HGMMA.64x128x16.F32 R24", "wait 25, long_sb 5")]
+    with pytest.raises(ValueError):
+        mod.parse_source_csv("==PROF== nothing profiled")
