@@ -1152,8 +1152,7 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
 
         def release(s, p):
             released[x][p] = released[x].get(p, 0) + 1
-            # lane 0 of warp y signals CTA y
-            for y in (0, 1):
+            for y in (0, 1):  # lane 0 of warp y signals CTA y
                 remote_arrive(y, s, 1)
 
         for j in range(first, units, step):
