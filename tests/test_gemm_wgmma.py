@@ -1073,8 +1073,7 @@ def test_cluster_grid_and_candidates(shape):
 # Two-CTA model of the cluster kernel (hgemm_wgmma2_cluster_kernel, transcribed by hand): per CTA a
 # producer and two consumers as in _simulate, plus: full barriers expect A (own, local; none for an
 # idle CTA) + both B halves (own multicast + the peer's); each producer multicasts its B half to
-# both CTAs; empty barriers count one arrival per consumer warpgroup of each CTA (session 16; before, one
-# per consumer warp), each consumer releasing on both CTAs;
+# both CTAs; empty barriers count both CTAs' consumer warps, each consumer releasing on both CTAs;
 # barrier init, then a cluster barrier; a cluster barrier before exit. Pieces land asynchronously,
 # in any order, per destination. Checks, besides _simulate's: a piece never lands in a slot whose
 # previous position the destination CTA's consumers have not all released (refill before both
@@ -1096,7 +1095,7 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
     rng = random.Random(seed)
     units = len(live)  # live[j] = (rank 0 live, rank 1 live) for the cluster's unit j
     a_bytes, b_half = 1000, 700
-    per_cta = 1 if pingpong else 2  # consumer warpgroups that read a slot, per CTA
+    per_cta = 4 if pingpong else 8
     empty_count = per_cta * 2
     full = [[_CBar(1) for _ in range(stages)] for _ in range(2)]
     empty = [[_CBar(empty_count) for _ in range(stages)] for _ in range(2)]
@@ -1152,8 +1151,8 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
 
         def release(s, p):
             released[x][p] = released[x].get(p, 0) + 1
-            for y in (0, 1):  # lane 0 of warp y signals CTA y
-                remote_arrive(y, s, 1)
+            for y in (0, 1):
+                remote_arrive(y, s, 4)
 
         for j in range(first, units, step):
             if pingpong and j != 0:

@@ -1229,8 +1229,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 //
 // CM = 2: the 2x1 cluster kernel (cluster_tile, produce_tiles_cluster): units are pairs of tiles
 // sharing B, walked per cluster; each slot's empty barrier collects the releases of both CTAs'
-// consumers (one arrival per consumer warpgroup and CTA: lane 0 of warp r of each signals CTA r through
-// its shared::cluster address, see mbar_arrive_cluster); an idle CTA (its tile past M) waits and releases but issues no wgmma and
+// consumers (2 x the one-CTA count; every consumer warp arrives on its own CTA's barrier and on the
+// peer's through its shared::cluster address, see mbar_arrive_cluster); an idle CTA (its tile past M) waits and releases but issues no wgmma and
 // no store. Barrier init is published to the cluster (fence.mbarrier_init + cluster barrier) before
 // any thread of either CTA may touch them, and no CTA exits before a final cluster barrier: until
 // then the peer may still arrive on its empty barriers. Without split-K only.
@@ -1256,8 +1256,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);
       // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
-      // one arrival per consumer warpgroup and CTA (see `release`)
-      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * CM);
+      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * CM);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -1305,14 +1304,15 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     if constexpr (SPLITK) {
       pos = (T::kPingPong && consumer == 1) ? work_item(seq0, num_tiles, splits, k_tiles).kb_count : 0;
     }
-    // Slot release: one arrival per consumer warpgroup on each CTA's empty barrier, lane 0 of warp r
-    // signalling CTA r, so the two arrivals (one remote) go out from different warps at once. (Until
-    // session 16 lane 0 of every warp arrived on both barriers in turn, 8 arrivals a slot a CTA: the
-    // cluster kernels kept the tensor pipe 12 points less busy than their twins, their warps stalled at
-    // the next k-block's first wgmma.) The wgmma group a warp has waited for is the warpgroup's, so one
-    // warp's wait covers the slot's reads by all four.
+    // Slot release: this CTA's empty barrier, and with a cluster also the peer's (its producer
+    // multicasts into this CTA's slot too).
     auto release = [&](uint32_t s) {
-      if (warp < CM) mbar_arrive_cluster(&empty[s], warp);
+      if constexpr (CM > 1) {
+        mbar_arrive_cluster(&empty[s], 0);
+        mbar_arrive_cluster(&empty[s], 1);
+      } else {
+        mbar_arrive(&empty[s]);
+      }
     };
     const int first = T::kPingPong ? seq0 + consumer * seq_step : seq0;
     const int step = T::kPingPong ? 2 * seq_step : seq_step;
