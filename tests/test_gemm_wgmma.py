@@ -59,14 +59,14 @@ def test_python_mirror_matches_the_wgmma_source():
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS") else int(g or 0), kind == "CFG2CS",
-             kind == "CFG2PS")
+             kind == "CFG2PS", kind == "CLUSTERU")
             for kind, a, b, c, d, e, f, g in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
-    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi)
-                    for c in WGMMA_CONFIGS]
+    assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
+                     c.uncond) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
-    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTER)\(\d+, \d+", src)
+    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER)\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
 
 
@@ -265,7 +265,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # TMA kernels, which are again the code session 14's grid measured)
     gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
     assert len(wgmma_funcs) == len(own) + len(gen2_plain), out[-3000:]
-    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs) == len(gen2_plain)  # EPI, then CPA
+    # EPI, then CPA (a cluster kernel's flag after EPI is UNCOND, session 16)
+    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" not in name) == len(gen2_plain)
+    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" in name) == sum(
+        c.uncond for c in CLUSTER)
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
     # Split-K: one more kernel per generation-2 config (and its cp.async twin), and the (default,
     # serial) reduce kernel.
@@ -357,7 +360,8 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     assert [(c.id, c.label, c.cluster_m, c.max_splits) for c in CLUSTER] == [
         (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1),
         (39, "wgmma128x256x64_c2_s4_tma_cm2_e2", 2, 1), (40, "wgmma128x128x64_pp_s6_cm2_e1", 2, 1),
-        (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1)]
+        (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1), (48, "wgmma128x128x64_pp_s6_cm2_e1_u", 2, 1),
+        (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1)]
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]

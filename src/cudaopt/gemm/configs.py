@@ -42,6 +42,7 @@ class KernelConfig:
     csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
     splitk: bool = True  # wgmma generation 2: has a split-K kernel (False: plain only, CUDAOPT_WGMMA_CFG2P)
     shared_epi: bool = False  # wgmma ping-pong: both consumers share one set of staging chunks (CFG2PS)
+    uncond: bool = False  # wgmma 2x1 cluster: consumers issue their wgmmas even where idle (CLUSTERU)
 
     @property
     def rows_per_consumer(self) -> int:
@@ -111,7 +112,7 @@ class KernelConfig:
     @property
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
-                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else ""))
+                + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else ""))
 
     @property
     def label(self) -> str:
@@ -214,6 +215,14 @@ _WGMMA_TABLE = [
     # locked clocks 201 against 211 us (tensor pipe 85 against 81%), but at the card's own clocks, under
     # its power cap, 0.984x of the table where 42 read 0.988x (14 shapes): retired.
     (128, 192, 2, 4, SCHED_PINGPONG, 1, 2, False, False),
+    # 2x1 cluster configs whose consumers issue their wgmmas unconditionally (an eleventh field; session 16,
+    # not yet run on a GPU): Nsight's per-instruction samples put the cluster kernel's 12-point loss to its
+    # twin (40 against 27) at each k-block's first wgmma, behind the `live` branch. 40's twin, and the 2x1
+    # cluster twin of the 64 x 128 ping-pong (22) for the long-K shapes (a pair sharing B requests 16 KB a
+    # MFLOP; the first form of it, with the branch, ran 0.93x its twin). Not offered below 2 x #SMs tiles
+    # (`cluster_offered`), so gemm_configs.py times them there.
+    (128, 128, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True),
+    (64, 128, 2, 8, SCHED_PINGPONG, 2, 0, False, True, False, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -277,10 +286,11 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi = [*rest, *(1, 0, False, True, False)[len(rest):]]  # 6th-10th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond = [
+            *rest, *(1, 0, False, True, False, False)[len(rest):]]  # 6th-11th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
-                                csplit=csplit, splitk=splitk, shared_epi=shared_epi))
+                                csplit=csplit, splitk=splitk, shared_epi=shared_epi, uncond=uncond))
     return tuple(out)
 
 
@@ -319,7 +329,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 44-47 first ran (and passed) in session 16
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({48, 49})  # 44-47 first ran (and passed) in session 16
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -1234,7 +1234,15 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // no store. Barrier init is published to the cluster (fence.mbarrier_init + cluster barrier) before
 // any thread of either CTA may touch them, and no CTA exits before a final cluster barrier: until
 // then the peer may still arrive on its empty barriers. Without split-K only.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0>
+//
+// UNCOND (session 16, not yet run on a GPU): issue every k-block's wgmmas whether or not the CTA is idle
+// for the unit (an idle CTA's A slot holds stale data; its results are never stored, and the next unit's
+// first k-block restarts the accumulators). Nsight's per-instruction samples of the 128 x 128 cluster
+// kernel (40) at 2048x1024x8192, which keeps the tensor pipe 81.8% busy where its twin (27) reaches 93.5%:
+// the `live` branch around the wgmma block leaves the full-barrier wait in a BSSY/BSYNC region and every
+// descriptor computation after it, so the k-block's first wgmma waits on them (172 samples there against
+// 20 in the twin, whose compiler hoists that work above the wait).
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0, bool UNCOND = false>
 __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
@@ -1340,7 +1348,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
         mbar_wait(&full[slot], (pos / STAGES) & 1);
         const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
         const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
-        if (live) {
+        if (UNCOND || live) {
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
           wgmma_fence();
@@ -1491,14 +1499,14 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
 // multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
-  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI>(&map_a, &map_b, &map_c,
-                                                                                 nullptr, M, N, K, 1);
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, UNCOND>(&map_a, &map_b, &map_c,
+                                                                                         nullptr, M, N, K, 1);
 }
 
 // Split-K: fp32 partials of `splits` K ranges into partials[splits][M][N] (dense, ld = N); C is
@@ -1650,6 +1658,14 @@ struct WgmmaEntry {
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, false, true>, nullptr, 1, nullptr, 0,   \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true, true>, nullptr                    \
   }
+// A 2x1 cluster config whose consumers issue every k-block's wgmmas, idle or not (UNCOND, session 16).
+#define CUDAOPT_WGMMA_CLUSTERU(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true>, nullptr, CM              \
+  }
 // 2x1 cluster twin of a chunked-epilogue config (session 15): same tile, stages, staging and smem.
 #define CUDAOPT_WGMMA_CLUSTERE(BM, BN, CONS, ST, SCHED, CM, EPI)                                  \
   WgmmaEntry {                                                                                    \
@@ -1726,6 +1742,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // barrier stalls 2.70 a issue, the largest); 4 slots + 2 x 2 x 16 KB fit in 227 KB. Measured 4.7%
     // faster than 28 under Nsight's locked clocks, 0.4% slower at the card's clocks (power cap): retired.
     CUDAOPT_WGMMA_CFG2P(128, 192, 2, 4, 2, 2),  // 33: as 28
+    // Cluster configs whose consumers issue their wgmmas unconditionally (UNCOND, session 16, not yet run
+    // on a GPU): 40's twin (26), to see whether the 12 points it loses to its one-CTA twin come back;
+    // and the 2x1 cluster twin of the 64 x 128 ping-pong (8) for the long-K shapes of about a million
+    // outputs, whose tiles are short of operands (24 KB a MFLOP; a pair sharing B requests 16).
+    CUDAOPT_WGMMA_CLUSTERU(128, 128, 2, 6, 2, 2, 1),  // 34: as 26
+    CUDAOPT_WGMMA_CLUSTERU(64, 128, 2, 8, 2, 2, 0),   // 35: as 8, a pair sharing B
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
