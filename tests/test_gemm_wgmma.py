@@ -1093,7 +1093,7 @@ class _CBar(_MBar):
         self._maybe_complete()
 
 
-def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True, True)):
+def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True, True), uncond=False):
     import random
 
     rng = random.Random(seed)
@@ -1171,10 +1171,11 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
                 want = {"B0", "B1"} | ({"A"} if live[j][x] else set())
                 got = {piece for piece, p in content[x][slot].items() if p == pos}
                 assert want <= got, f"parity aliased or incomplete: CTA {x} slot {slot} has {got} of position {pos}"
-                if live[j][x]:
+                if live[j][x] or uncond:  # UNCOND (session 16): an idle CTA's wgmmas read the slot too
                     readers[x][slot] += 1
                     groups[(x, c)].append(slot)
-                    issued.append((x, c, j, kt))
+                    if live[j][x]:
+                        issued.append((x, c, j, kt))
                 yield lambda: len(groups[(x, c)]) <= 1  # wgmma.wait_group 1
                 if kt > 0:
                     release(prev, pos - 1)
@@ -1241,13 +1242,16 @@ def _cluster_live_patterns():
     return out
 
 
+@pytest.mark.parametrize("uncond", [False, True], ids=["branch", "uncond"])
 @pytest.mark.parametrize("pingpong", [False, True], ids=["coop", "pingpong"])
-def test_cluster_protocol_model_has_no_deadlock_alias_or_early_refill(pingpong):
+def test_cluster_protocol_model_has_no_deadlock_alias_or_early_refill(pingpong, uncond):
+    """uncond: the UNCOND configs (48, 49), whose idle CTAs issue wgmmas on the slot too: the TMA of the
+    next fill must still wait for their reads (the model asserts no refill under an in-flight read)."""
     for stages in (2, 3, 5):
         for live in _cluster_live_patterns():
             for k_tiles in (1, 2, stages, stages + 2):
                 for seed in range(4):
-                    _simulate_cluster(live, k_tiles, stages, pingpong, seed)
+                    _simulate_cluster(live, k_tiles, stages, pingpong, seed, uncond=uncond)
 
 
 def _mutated_cluster_model(pairs):
