@@ -21,6 +21,7 @@
 #   bash scripts/gpu_check.sh ray      # issue 5: the service on Ray, one GPU actor (carry .whl and .whl-ray)
 #   bash scripts/gpu_check.sh gemm_ncu # issue 6: configs side by side under ncu (scripts/gemm_ncu.py; GEMM_NCU_SHAPE, GEMM_NCU_CONFIGS)
 #   bash scripts/gpu_check.sh gemm_cluster # issue 6: cluster configs' GPU tests, then against their twins (benchmarks/gemm_cluster_twins.py)
+#   bash scripts/gpu_check.sh gemm_uncond # issue 6, session 17's first call: the UNCOND cluster configs 48-49
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -435,6 +436,19 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
       timeout "${GEMM_NCU_LIMIT:-150}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x256}" \
         --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
     fi
+    ;;
+  gemm_uncond)
+    # Issue 6, plan for session 17: the UNCOND cluster configs (48: 40 issuing its wgmmas unconditionally;
+    # 49: the 64 x 128 pair sharing B). Their GPU tests (bitwise equal to their twins), 48 against 40 and
+    # the twin on large shapes, then all five on the long-K shapes of about a million outputs, then Nsight.
+    python3 -m cudaopt.gemm.build | tail -2
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster or every_wgmma" 2>&1 | tail -4
+    timeout 150 python3 benchmarks/gemm_cluster_twins.py --configs 40,48 --rounds 10 \
+      --shapes 16384x12288x256,8192x8192x4096,16384x16384x512 2>&1 | tee "$OUT/uncond_twins.txt" | tail -10
+    timeout 200 python3 benchmarks/gemm_configs.py --configs 27,40,48,22,49 --rounds 10 \
+      --shapes 2048x1024x8192,1024x1024x8192,2048x512x8192,512x2048x8192,1024x1024x12288,4096x256x8192,1024x1024x4096 \
+      2>&1 | tee "$OUT/uncond_configs.txt" | tail -14
+    timeout 150 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 49 torch 2>&1 | tail -6
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac
