@@ -23,13 +23,6 @@ SHAPES = ("16384x12288x256,16384x16384x512,12288x12288x1024,16384x4096x2048,8192
           "12288x16384x4096,16384x8192x16384,4096x16384x512")
 
 
-def twin_of(cfg, configs):
-    """The one-CTA config with the cluster config's tile, ring, schedule and staging."""
-    return next(c for c in configs if c.cluster_m == 1 and not c.csplit and
-                (c.bm, c.bn, c.stages, c.schedule, c.epi_chunks) == (cfg.bm, cfg.bn, cfg.stages, cfg.schedule,
-                                                                      cfg.epi_chunks))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
@@ -40,8 +33,8 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto
-    from cudaopt.gemm.configs import WGMMA_CONFIGS, Choice, cluster_offered
+    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto, torch_launch
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, Choice, cluster_offered, cluster_twin
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
 
@@ -57,14 +50,14 @@ def main() -> None:
             print(f"{f'{m}x{n}x{k}':>18} no cluster config offered (tiles < 2 x SMs)")
             continue
         table = choose(m, n, k)
-        table_ours = table if table.backend == "ours" else Choice("ours", table.config, table.splits)
+        table_ours = table.as_ours()
         sets = num_sets(m, n, k)
         x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, table_ours.splits), True)
         cands = {"table": ours_launch(x, m, n, k, table_ours),
-                 "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
+                 "torch": torch_launch(x)}
         for c in offered:
             cands[c.label] = ours_launch(x, m, n, k, Choice("ours", c.id, 1))
-            tw = twin_of(c, WGMMA_CONFIGS)
+            tw = cluster_twin(c)
             cands[tw.label] = ours_launch(x, m, n, k, Choice("ours", tw.id, 1))
         # correctness: twin against torch (relative Frobenius error), cluster bitwise against its twin
         cands["torch"](0)
@@ -78,7 +71,7 @@ def main() -> None:
         t = time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng)
         lt = lt_auto_best(t)
         for c in offered:
-            tw = twin_of(c, WGMMA_CONFIGS)
+            tw = cluster_twin(c)
             err = ((outs[tw.label].float() - ref).norm() / ref.norm()).item()
             same = torch.equal(outs[c.label], outs[tw.label]) and err < 1e-2
             g = t[tw.label] / t[c.label]

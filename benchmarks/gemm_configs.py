@@ -15,15 +15,9 @@ import argparse
 import math
 import random
 from statistics import geometric_mean
-from typing import NamedTuple
 
 SHAPES = ("16384x12288x256,16384x16384x512,8192x8192x512,12288x12288x1024,4096x16384x512,16384x4096x1024,"
           "8192x8192x256,12288x16384x2048,8192x8192x4096,16384x16384x16384")
-
-
-class _Pick(NamedTuple):
-    label: str
-    choice: object  # a Choice: config id and splits
 
 
 def main() -> None:
@@ -36,7 +30,7 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto
+    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto, torch_launch
     from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
@@ -50,48 +44,47 @@ def main() -> None:
     except (ValueError, IndexError):
         raise SystemExit(f"--configs {args.configs!r}: give config ids 0..{len(KERNEL_CONFIGS) - 1} (or ID:SPLITS "
                          "within the config's split limit), comma-separated") from None
-    configs = [_Pick(p.label(), p) for p in picks]
+    configs = {p.label(): p for p in picks}  # label -> Choice
     rng = random.Random(0)
-    vs_table: dict[str, list[float]] = {c.label: [] for c in configs}
-    vs_lt: dict[str, list[float]] = {c.label: [] for c in configs}
+    vs_table: dict[str, list[float]] = {label: [] for label in configs}
+    vs_lt: dict[str, list[float]] = {label: [] for label in configs}
     print(f"{'shape':>18} {'table us':>8} {'lt us':>8} {'torch us':>8}  " +
-          "  ".join(f"{c.label:>28} us (err)" for c in configs) + "  table choice")
+          "  ".join(f"{label:>28} us (err)" for label in configs) + "  table choice")
     for m, n, k in parse_shapes(args.shapes):
         table = choose(m, n, k)
-        table_ours = table if table.backend == "ours" else Choice("ours", table.config, table.splits)
+        table_ours = table.as_ours()
         sets = num_sets(m, n, k)
-        ws = max(_lib.workspace_bytes(m, n, s) for s in [table_ours.splits, *(c.choice.splits for c in configs)])
+        ws = max(_lib.workspace_bytes(m, n, c.splits) for c in [table_ours, *configs.values()])
         x = make_inputs(m, n, k, sets, ws, True)
-        cands = {"table": ours_launch(x, m, n, k, table_ours),
-                 "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
-        for c in configs:
-            cands[c.label] = ours_launch(x, m, n, k, c.choice)
+        cands = {"table": ours_launch(x, m, n, k, table_ours), "torch": torch_launch(x)}
+        for label, c in configs.items():
+            cands[label] = ours_launch(x, m, n, k, c)
         cands["torch"](0)
         ref = x.c[0].float()
         errs = {}
-        for c in configs:
-            cands[c.label](0)
+        for label in configs:
+            cands[label](0)
             torch.cuda.synchronize()
-            errs[c.label] = ((x.c[0].float() - ref).norm() / ref.norm()).item()
+            errs[label] = ((x.c[0].float() - ref).norm() / ref.norm()).item()
         t = time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng)
         lt = lt_auto_best(t)
         cells = []
-        for c in configs:
-            us = t[c.label]
-            cells.append(f"{us:31.1f} ({errs[c.label]:.0e})")
-            if math.isfinite(us) and errs[c.label] < 1e-2:
-                vs_table[c.label].append(t["table"] / us)
-                vs_lt[c.label].append(lt / us)
+        for label in configs:
+            us = t[label]
+            cells.append(f"{us:31.1f} ({errs[label]:.0e})")
+            if math.isfinite(us) and errs[label] < 1e-2:
+                vs_table[label].append(t["table"] / us)
+                vs_lt[label].append(lt / us)
         print(f"{f'{m}x{n}x{k}':>18} {t['table']:8.1f} {lt:8.1f} {t['torch']:8.1f}  " + "  ".join(cells) +
               f"  {table.label()}", flush=True)
         del x, cands
         torch.cuda.empty_cache()
     print("== geomean per config over the shapes where it ran correctly (>1: the config is faster)")
-    for c in configs:
-        a, b = vs_table[c.label], vs_lt[c.label]
+    for label in configs:
+        a, b = vs_table[label], vs_lt[label]
         if a:
             g = (geometric_mean(a), geometric_mean(b))
-            print(f"{c.label:>34}  table/config {g[0]:.3f}  cuBLASLt/config {g[1]:.3f}  over {len(a)} shapes")
+            print(f"{label:>34}  table/config {g[0]:.3f}  cuBLASLt/config {g[1]:.3f}  over {len(a)} shapes")
 
 
 if __name__ == "__main__":

@@ -60,8 +60,7 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import LT_WORKSPACE, _stream, make_inputs, num_sets, ours_launch
-    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.bench import LT_WORKSPACE, _stream, make_inputs, num_sets, ours_launch, torch_launch
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
     from cudaopt.gemm.timing import time_gpu
@@ -69,11 +68,11 @@ def main() -> None:
     rng = random.Random(0)
     for m, n, k in parse_shapes(args.shapes):
         table = choose(m, n, k)
-        ours = table if table.backend == "ours" else Choice("ours", table.config, table.splits)
+        ours = table.as_ours()
         sets = num_sets(m, n, k)
         x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, ours.splits), True)
         cands = {"ours": ours_launch(x, m, n, k, ours),
-                 "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
+                 "torch": torch_launch(x)}
         plans, infos = {}, {}
         try:
             for layout, tag in ((0, "NN"), (1, "TN")):

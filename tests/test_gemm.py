@@ -131,6 +131,7 @@ def test_untuned_shapes_without_128_byte_rows_fall_back_to_torch():
     assert dispatch.choose(4088, 4096, 4096, table) == Choice("ours", 27, 1)  # M is no row length
     for n, k in ((4088, 4096), (4096, 4088), (4040, 4040)):
         assert dispatch.choose(4096, n, k, table) == Choice("torch", 27, 1)  # the config stays on record
+        assert dispatch.choose(4096, n, k, table).as_ours() == Choice("ours", 27, 1)  # what benchmarks time
     assert dispatch.choose(4088, 4088, 4088, table) == Choice("ours", 27, 1)  # tuned exactly: as measured
     assert dispatch.choose(200, 200, 1000, {}).backend == "ours"  # 8e7 FLOP: launch latency rules
     h = dispatch.heuristic_choice(200, 200, 1256)  # 1.005e8 FLOP and K = 1256: the heuristic's kernel, then torch

@@ -365,6 +365,7 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
+        assert cluster_twin(c) is t
         assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
             t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
     # chunked C epilogue (session 11): one slot more than its whole-slab twin, in the same 227 KB
@@ -994,7 +995,7 @@ def test_protocol_model_catches_split_k_accounting_errors(old, new):
 
 # ---- 2x1 clusters (ids 23-24): pair schedule, candidates, two-CTA protocol model ---------------
 
-from cudaopt.gemm.configs import cluster_offered, cluster_sequences, cluster_tile, enabled_wgmma_ids
+from cudaopt.gemm.configs import cluster_offered, cluster_sequences, cluster_tile, cluster_twin, enabled_wgmma_ids
 
 _CLUSTER_GRIDS = [(1, 1, 1), (1, 5, 3), (2, 1, 1), (3, 3, 2), (5, 7, 4), (17, 3, 66), (33, 9, 66), (16, 16, 66),
                   (129, 64, 66), (128, 48, 66), (9, 2, 5), (2, 40, 7)]

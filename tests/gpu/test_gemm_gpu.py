@@ -496,7 +496,7 @@ def test_wgmma_cluster_configs_match_torch(shape):
     import torch
 
     from cudaopt.gemm import Choice, hgemm
-    from cudaopt.gemm.configs import WGMMA_CONFIGS
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, cluster_twin
     from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
@@ -510,9 +510,7 @@ def test_wgmma_cluster_configs_match_torch(shape):
     failures = []
     for cfg in clusters:
         out = hgemm(a, b, choice=Choice("ours", cfg.id, 1))
-        twin = next(c for c in WGMMA_CONFIGS if c.cluster_m == 1 and not c.csplit and
-                    (c.bm, c.bn, c.stages, c.schedule, c.epi_chunks) ==
-                    (cfg.bm, cfg.bn, cfg.stages, cfg.schedule, cfg.epi_chunks))
+        twin = cluster_twin(cfg)
         want = hgemm(a, b, choice=Choice("ours", twin.id, 1))
         torch.cuda.synchronize()
         err = ((out.float() - ref).norm() / ref.norm()).item()

@@ -99,6 +99,13 @@ def ours_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice, pdl: boo
     return run if pdl else run_without_pdl
 
 
+def torch_launch(x: ShapeInputs):
+    """One torch.matmul call on input set i, into the same output buffer as ours."""
+    import torch
+
+    return lambda i: torch.matmul(x.a[i], x.b[i], out=x.c[i])
+
+
 def blas_launches(x: ShapeInputs, m: int, n: int, k: int, plans: dict) -> dict:
     lib = _lib.blas()
 
@@ -334,12 +341,12 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
     rng = random.Random(env.seed * 1_000_003 + index)  # per shape: shards and resumed runs time alike
     torch.manual_seed(env.seed + index)
     choice = choose(m, n, k, env.table)
-    ours_choice = choice if choice.backend == "ours" else Choice("ours", choice.config, choice.splits)
+    ours_choice = choice.as_ours()
     sets = num_sets(m, n, k)
     x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, max(ours_choice.splits, choice.splits)), env.with_blas)
     cands = {"ours": ours_launch(x, m, n, k, ours_choice),
              "dispatch": lambda i, x=x, c=choice: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=x.ws, choice=c),
-             "torch": lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])}
+             "torch": torch_launch(x)}
     if os.environ.get("CUDAOPT_GEMM_PDL_AB") == "1":  # what programmatic dependent launch buys, same run
         cands["ours_nopdl"] = ours_launch(x, m, n, k, ours_choice, pdl=False)
     plans = {}
@@ -540,7 +547,7 @@ def _compare_time_shape(m: int, n: int, k: int, choices: list[Choice], mma: Choi
     x = make_inputs(m, n, k, sets, ws, with_blas=True)
     cands = {c.label(): ours_launch(x, m, n, k, c) for c in choices}
     cands["mma"] = ours_launch(x, m, n, k, mma)
-    cands["torch"] = lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])
+    cands["torch"] = torch_launch(x)
     t = time_with_lt_auto(cands, x, m, n, k, sets, rounds, rng)
     ref = x.a[0].float() @ x.b[0].float()
     errs = {}

@@ -274,6 +274,13 @@ def cluster_sequences(tiles_m: int, tiles_n: int, clusters: int) -> list[list[tu
              for u in range(c, units, clusters)] for c in range(clusters)]
 
 
+def cluster_twin(cfg: KernelConfig) -> KernelConfig:
+    """The one-CTA config with a cluster config's tile, ring, schedule and staging (bitwise its results)."""
+    return next(c for c in WGMMA_CONFIGS if c.cluster_m == 1 and not c.csplit and
+                (c.bm, c.bn, c.stages, c.schedule, c.epi_chunks) == (cfg.bm, cfg.bn, cfg.stages, cfg.schedule,
+                                                                      cfg.epi_chunks))
+
+
 def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H200) -> bool:
     """Whether the tuner and the comparison time cfg on (m, n): every non-cluster config; a cluster
     config only where the tile grid fills the SMs at least CLUSTER_MIN_TILES_PER_SM times (on fewer
@@ -317,6 +324,11 @@ class Choice:
         if self.backend != "ours":
             return f"fallback:{self.backend}"
         return KERNEL_CONFIGS[self.config].label + (f"_splitk{self.splits}" if self.splits > 1 else "")
+
+    def as_ours(self) -> Choice:
+        """Our kernel of this choice: itself, or for a labelled fallback the config it was tuned with
+        (what the benchmarks time as "ours" where the dispatcher calls torch)."""
+        return self if self.backend == "ours" else Choice("ours", self.config, self.splits)
 
 
 def enabled_kinds() -> frozenset[str]:

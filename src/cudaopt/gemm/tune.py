@@ -34,10 +34,8 @@ RUNOFF_ROUNDS = 9
 
 
 def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | None = None) -> dict:
-    import torch
-
     from cudaopt.gemm import _lib, hgemm
-    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch, torch_launch
     from cudaopt.gemm.correctness import check_gemm
     from cudaopt.gemm.stats import paired_ratio
     from cudaopt.gemm.timing import time_gpu
@@ -48,7 +46,7 @@ def tune_shape(m: int, n: int, k: int, rounds: int = 5, rng: random.Random | Non
     ws = max(_lib.workspace_bytes(m, n, c.splits) for c in choices)
     x = make_inputs(m, n, k, sets, ws, with_blas=False)
     cands = {c.label(): ours_launch(x, m, n, k, c) for c in choices}
-    cands["torch"] = lambda i, x=x: torch.matmul(x.a[i], x.b[i], out=x.c[i])
+    cands["torch"] = torch_launch(x)
     times = time_gpu(cands, sets, rounds=rounds, rng=rng)
 
     def confirm(c: Choice) -> tuple[float, float, float | None]:
