@@ -62,6 +62,14 @@ for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedu
     r = json.loads(r or '{}')
     print('$1 compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
 }
+# Issue 6: Nsight Compute on chosen configs after a GEMM benchmark phase, when GEMM_NCU_CONFIGS names them
+# (ids, id:splits or torch; GEMM_NCU_SHAPE, GEMM_NCU_LIMIT).
+gemm_ncu_optional() {
+  if [ -n "${GEMM_NCU_CONFIGS:-}" ]; then
+    timeout "${GEMM_NCU_LIMIT:-150}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x256}" \
+      --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
+  fi
+}
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
 # share of its evaluation time (the kernel check runs beside the trials, in its own process).
 SMALL_TASKS="sum_reduce_rows softmax_mul_sum mse_loss log_softmax_nll min_reduce_tanh_tanh"
@@ -413,10 +421,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -6
     timeout "${GEMM_CLUSTER_LIMIT:-300}" python3 benchmarks/gemm_cluster_twins.py ${GEMM_CLUSTER_ARGS:-} 2>&1 \
       | tee "$OUT/cluster_twins.txt" | tail -40
-    if [ -n "${GEMM_NCU_CONFIGS:-}" ]; then
-      timeout "${GEMM_NCU_LIMIT:-150}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x256}" \
-        --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
-    fi
+    gemm_ncu_optional
     ;;
   gemm_lt)
     # Issue 6, session 15: what cuBLASLt's fastest algorithms are (tile, stages, cluster, swizzle, split-K)
@@ -432,10 +437,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "every_wgmma or splitk_matches" 2>&1 | tail -4
     timeout "${GEMM_CONFIGS_LIMIT:-300}" python3 benchmarks/gemm_configs.py ${GEMM_CONFIGS_ARGS:---configs 27,42} 2>&1 \
       | tee "$OUT/gemm_configs.txt" | tail -30
-    if [ -n "${GEMM_NCU_CONFIGS:-}" ]; then
-      timeout "${GEMM_NCU_LIMIT:-150}" python scripts/gemm_ncu.py --shape "${GEMM_NCU_SHAPE:-16384x12288x256}" \
-        --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
-    fi
+    gemm_ncu_optional
     ;;
   gemm_uncond)
     # Issue 6, plan for session 17: the UNCOND cluster configs (48: 40 issuing its wgmmas unconditionally;

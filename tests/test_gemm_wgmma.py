@@ -1295,15 +1295,21 @@ def test_cluster_protocol_model_catches_breakages(pairs, expect):
     pytest.fail(f"mutation {pairs!r} not caught")
 
 
-def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
-    """scripts/gemm_ncu.py's table from `ncu --csv --page raw` text (the GPU run is gpu_check.sh gemm_ncu)."""
+def _load_repo_script(rel: str):
+    """A script or benchmark of this repository (not a package module) loaded as a module, for its helpers."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ncu.py"
-    spec = importlib.util.spec_from_file_location("gemm_ncu_script", path)
+    path = Path(__file__).resolve().parents[1] / rel
+    spec = importlib.util.spec_from_file_location(f"repo_{path.stem}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
+    """scripts/gemm_ncu.py's table from `ncu --csv --page raw` text (the GPU run is gpu_check.sh gemm_ncu)."""
+    mod = _load_repo_script("scripts/gemm_ncu.py")
     text = "\n".join([
         "==PROF== Connected to process 1",
         '"ID","Kernel Name","gpu__time_duration.sum","launch__cluster_dim_x",'
@@ -1336,14 +1342,9 @@ def test_reduce_benchmark_picks_each_shapes_best_reduce_split_candidate(tmp_path
     """benchmarks/gemm_reduce_kernels.py's shape list from a screening log: per shape the fastest
     wgmma split-K candidate of 2..8 splits that runs a reduce kernel (not a cluster split-K twin, not
     more splits, not mma, not torch), kept only within `within` of the shape's screened best."""
-    import importlib.util
     import json
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "gemm_reduce_kernels.py"
-    spec = importlib.util.spec_from_file_location("gemm_reduce_kernels_bench", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_repo_script("benchmarks/gemm_reduce_kernels.py")
     pp = next(c for c in GEN2 if c.schedule == 2 and (c.bm, c.bn) == (64, 128)).label
     cs = next(c for c in CSPLIT if (c.bm, c.bn) == (64, 128)).label
     mma = MMA_CONFIGS[0].label
@@ -1556,13 +1557,7 @@ def test_shared_staging_model_catches_a_wrong_parity():
 
 def test_gemm_ncu_source_ranks_sass_lines_by_stall_samples():
     """scripts/gemm_ncu_source.py's table from `ncu --page source --csv --print-source sass` text."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ncu_source.py"
-    spec = importlib.util.spec_from_file_location("gemm_ncu_source_script", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_repo_script("scripts/gemm_ncu_source.py")
     text = "\n".join([
         "==PROF== Connected to process 1",
         '"Kernel Name","void k<1>(int)",',
