@@ -82,8 +82,11 @@ def main() -> None:
         text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
         report(text, path.name, args.top)
         return
+    from gemm_ncu import TORCH_KERNELS  # (this script's directory is on sys.path when it runs)
+
     for cfg in args.configs:
-        names = "regex:(nvjet|gemm|cutlass|sm90_xmma)" if cfg == "torch" else "regex:hgemm_"
+        # our GEMM kernel only (a split-K call's reduce kernel is not named hgemm_), or cuBLAS's
+        names = TORCH_KERNELS if cfg == "torch" else "regex:hgemm_"
         cmd = [args.ncu, "--kernel-name", names, "--launch-skip", "2", "--launch-count", "1",
                "--section", "SourceCounters", "--page", "source", "--csv", "--print-source", "sass",
                sys.executable, str(HERE / "gemm_ncu.py"), "--shape", args.shape, "--child", cfg]
