@@ -86,6 +86,20 @@ def child(shape: tuple[int, int, int], config: int, splits: int, launches: int) 
     torch.cuda.synchronize()
 
 
+def known_metrics(ncu: str, wanted: list[str]) -> list[str]:
+    """The names of `wanted` whose base name (before the rollup suffix) `ncu --query-metrics` lists: an
+    unknown name would make ncu refuse the whole profile."""
+    if not wanted:
+        return []
+    listed = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120).stdout
+    bases = {ln.split()[0] for ln in listed.splitlines() if ln.strip()}
+    known = [m for m in wanted if m.split(".")[0] in bases]
+    for m in wanted:
+        if m not in known:
+            print(f"(metric {m} not listed by this ncu: left out)")
+    return known
+
+
 def rows_of(csv_text: str) -> list[dict]:
     """The kernel rows of `ncu --csv --page raw` (a header, a units row, then a row per profiled launch)."""
     lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
@@ -125,6 +139,9 @@ def main() -> None:
     ap.add_argument("--configs", nargs="+", default=["18", "23", "21", "24"], help="ID or ID:SPLITS")
     ap.add_argument("--top", type=int, default=8)
     ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--metrics", default="",
+                    help="extra raw metrics (comma-separated, e.g. lts__t_sectors_srcunit_tex_op_read.sum), printed "
+                         "in base units on a third line; names this ncu does not list are dropped, with a note")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)  # "id" or "id:splits"
     args = ap.parse_args()
     shape = tuple(int(x) for x in args.shape.lower().split("x"))
@@ -137,6 +154,7 @@ def main() -> None:
     from cudaopt.gemm.configs import KERNEL_CONFIGS
 
     build.build(with_blas=False)  # here, not in the child under ncu
+    extra = known_metrics(args.ncu, [m.strip() for m in args.metrics.split(",") if m.strip()])
     for text in args.configs:
         config, splits = parse_config(text)
         # split-K: the GEMM kernel, then the reduce kernel; cluster split-K sums in the cluster, one kernel
@@ -144,7 +162,7 @@ def main() -> None:
         names = OUR_KERNELS if config >= 0 else TORCH_KERNELS
         cmd = [args.ncu, "--kernel-name", names, "--launch-skip", str(per_call * (CALLS - 1)),
                "--launch-count", str(per_call), "--csv", "--page", "raw", "--print-units", "base",
-               "--metrics", EXTRA_METRICS,
+               "--metrics", ",".join([EXTRA_METRICS, *extra]),
                *[x for s in SECTIONS for x in ("--section", s)],
                sys.executable, __file__, "--shape", args.shape, "--child", text]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -161,6 +179,8 @@ def main() -> None:
                 what += f" [{(row.get('Kernel Name') or '?')[:60]}]"
             print(f"{what} @ {args.shape}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "stalls"))
             print(f"   stalls (warps per issue): {s['stalls']}")
+            if extra:
+                print("   " + ", ".join(f"{m} {row.get(m, '')}" for m in extra))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@
 #   bash scripts/gpu_check.sh gemm_ncu # issue 6: configs side by side under ncu (scripts/gemm_ncu.py; GEMM_NCU_SHAPE, GEMM_NCU_CONFIGS)
 #   bash scripts/gpu_check.sh gemm_cluster # issue 6: cluster configs' GPU tests, then against their twins (benchmarks/gemm_cluster_twins.py)
 #   bash scripts/gpu_check.sh gemm_uncond # issue 6, session 17's first call: the UNCOND cluster configs 48-49
+#   bash scripts/gpu_check.sh gemm_nomc   # issue 6, session 17: B multicast against no multicast (diagnostic build)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -451,6 +452,26 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
       --shapes 2048x1024x8192,1024x1024x8192,2048x512x8192,512x2048x8192,1024x1024x12288,4096x256x8192,1024x1024x4096 \
       2>&1 | tee "$OUT/uncond_configs.txt" | tail -14
     timeout 150 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 49 torch 2>&1 | tail -6
+    ;;
+  gemm_nomc)
+    # Issue 6, session 17: does our B multicast cut L2 traffic at all? The long-K shapes on the pair
+    # configs and their twins, Nsight with L2/crossbar byte counters, then the same with a diagnostic build
+    # whose cluster kernels load all of B per CTA (CUDAOPT_EXPERIMENT_NO_MULTICAST: same barriers, no
+    # multicast). 22 and 27 are the anchors across the two builds (they have no cluster code).
+    python3 -m cudaopt.gemm.build | tail -1
+    ncu --query-metrics 2>/dev/null | grep -iE "multicast|xbar2l1tex|^lts__t_(sectors|requests)_(srcunit_tex|srcnode|op_read)" | cut -c1-110 | head -30
+    shapes=1024x1024x8192,2048x512x8192,1024x1024x12288,2048x1024x8192
+    metrics=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,l1tex__m_xbar2l1tex_read_bytes.sum,lts__t_sectors_srcnode_gpc_op_read.sum
+    timeout 150 python3 benchmarks/gemm_configs.py --configs 22,49,27,40,48,27:2 --rounds 10 --shapes $shapes \
+      2>&1 | tee "$OUT/nomc_multicast.txt" | tail -7
+    timeout 120 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 49 torch --metrics $metrics 2>&1 | tail -9
+    python3 -c "
+from cudaopt.gemm import build as b
+b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_NO_MULTICAST'); print(b.build(with_blas=False, force=True).kernel_lib)"
+    timeout 150 python3 benchmarks/gemm_configs.py --configs 22,49,27,40,48 --rounds 10 --shapes $shapes \
+      2>&1 | tee "$OUT/nomc_no_multicast.txt" | tail -7
+    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 49 --metrics $metrics 2>&1 | tail -3
+    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

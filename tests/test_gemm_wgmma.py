@@ -1338,6 +1338,21 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
             mod.parse_config(bad)
 
 
+def test_gemm_ncu_keeps_only_the_extra_metrics_ncu_lists(tmp_path, capsys):
+    """--metrics: a name whose base `ncu --query-metrics` does not list is dropped with a note (ncu would
+    refuse the whole profile for it); the rollup suffix is not part of the match."""
+    mod = _load_repo_script("scripts/gemm_ncu.py")
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\nprintf 'Device GH100\\nMetric Name   Metric Description\\n"
+                    "lts__t_sectors_srcunit_tex_op_read   # of sectors read\\ndram__bytes_read   # of bytes\\n'\n")
+    fake.chmod(0o755)
+    got = mod.known_metrics(str(fake), ["lts__t_sectors_srcunit_tex_op_read.sum", "made_up__metric.sum",
+                                        "dram__bytes_read.sum.per_second"])
+    assert got == ["lts__t_sectors_srcunit_tex_op_read.sum", "dram__bytes_read.sum.per_second"]
+    assert "made_up__metric.sum not listed" in capsys.readouterr().out
+    assert mod.known_metrics(str(tmp_path / "absent"), []) == []  # nothing asked: ncu is not run
+
+
 def test_reduce_benchmark_picks_each_shapes_best_reduce_split_candidate(tmp_path):
     """benchmarks/gemm_reduce_kernels.py's shape list from a screening log: per shape the fastest
     wgmma split-K candidate of 2..8 splits that runs a reduce kernel (not a cluster split-K twin, not

@@ -485,12 +485,20 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       mbar_expect_tx(&full[slot], live ? T::kSlotBytes : T::kSlotBBytes);
       const int k0 = kt * kBK;
       if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+#ifdef CUDAOPT_EXPERIMENT_NO_MULTICAST
+      // Diagnostic build only (session 17, scripts/gpu_check.sh gemm_nomc): each CTA loads all of B itself,
+      // the cluster's barriers unchanged, to separate what multicast saves from what the pairing costs.
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)
+        tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0, &full[slot]);
+#else
 #pragma unroll
       for (int j = 0; j < kChunksPerCta; ++j) {
         const int chunk = rank * kChunksPerCta + j;
         tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
                               n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
       }
+#endif
       if (++slot == STAGES) {
         slot = 0;
         phase ^= 1;
