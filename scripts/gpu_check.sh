@@ -23,6 +23,7 @@
 #   bash scripts/gpu_check.sh gemm_cluster # issue 6: cluster configs' GPU tests, then against their twins (benchmarks/gemm_cluster_twins.py)
 #   bash scripts/gpu_check.sh gemm_uncond # issue 6, session 17's first call: the UNCOND cluster configs 48-49
 #   bash scripts/gpu_check.sh gemm_nomc   # issue 6, session 17: B multicast against no multicast (diagnostic build)
+#   bash scripts/gpu_check.sh gemm_order  # issue 6, session 17: block placement on GPCs, tile orders (diagnostic builds)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -471,6 +472,26 @@ b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_NO_MULTICAST'); print(b.build(with_b
     timeout 150 python3 benchmarks/gemm_configs.py --configs 22,49,27,40,48 --rounds 10 --shapes $shapes \
       2>&1 | tee "$OUT/nomc_no_multicast.txt" | tail -7
     timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 49 --metrics $metrics 2>&1 | tail -3
+    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
+    ;;
+  gemm_order)
+    # Issue 6, session 17: the long-K shapes are bound by L2 read sectors (gemm_nomc), and the GPC's request
+    # coalescing merges only reads of blocks on one GPC. Where blocks land (scripts/sm_placement_probe.cu),
+    # then the 64 x 128 ping-pong and the 128 x 128 split in two under diagnostic builds with other tile
+    # orders (CUDAOPT_EXPERIMENT_GROUP_M: tile-rows per column sweep; 8 is the shipped order).
+    nvcc -O2 -std=c++17 -arch=sm_90a scripts/sm_placement_probe.cu -o /tmp/sm_placement_probe && /tmp/sm_placement_probe 128 | tee "$OUT/sm_placement.txt" | head -12
+    shapes=1024x1024x8192,2048x512x8192,1024x1024x12288,512x512x8192
+    for g in 8 1 2 4 16; do
+      t0=$(date +%s)
+      python3 -c "
+from cudaopt.gemm import build as b
+b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_GROUP_M=$g'); b.build(with_blas=False, force=True)"
+      echo "== kGroupM $g (build $(( $(date +%s) - t0 )) s)"
+      timeout 100 python3 benchmarks/gemm_configs.py --configs 22,27:2 --rounds 8 --shapes $shapes 2>&1 \
+        | tee "$OUT/order_g$g.txt" | tail -3
+      timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 \
+        --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | grep -E "time us|lts__" | cut -c1-90
+    done
     rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;

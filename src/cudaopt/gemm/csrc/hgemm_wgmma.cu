@@ -53,7 +53,11 @@
 namespace {
 
 constexpr int kBK = 64;          // K per pipeline slot: 64 halves = one 128-byte swizzle row
+#ifdef CUDAOPT_EXPERIMENT_GROUP_M  // diagnostic builds only (scripts/gpu_check.sh gemm_order)
+constexpr int kGroupM = CUDAOPT_EXPERIMENT_GROUP_M;
+#else
 constexpr int kGroupM = 8;       // tile-rows per column sweep of the persistent schedule
+#endif
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;  // 128 x 40 + 256 x 232 <= 64K registers for 384 threads
 
