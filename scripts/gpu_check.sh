@@ -24,6 +24,7 @@
 #   bash scripts/gpu_check.sh gemm_uncond # issue 6, session 17's first call: the UNCOND cluster configs 48-49
 #   bash scripts/gpu_check.sh gemm_nomc   # issue 6, session 17: B multicast against no multicast (diagnostic build)
 #   bash scripts/gpu_check.sh gemm_order  # issue 6, session 17: block placement on GPCs, tile orders (diagnostic builds)
+#   bash scripts/gpu_check.sh gemm_khalf  # issue 6, session 17: the pair sharing B by K-halves (diagnostic build)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -492,6 +493,23 @@ b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_GROUP_M=$g'); b.build(with_blas=Fals
       timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 \
         --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | grep -E "time us|lts__" | cut -c1-90
     done
+    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
+    ;;
+  gemm_khalf)
+    # Issue 6, session 17: cuBLAS's kernel for the long-K shapes is our 49's layout (64 x 128 tiles, pairs
+    # along M sharing B by multicast, one consumer warpgroup, 8 stages) at 89% tensor against 64%; it
+    # issues two multicasts a CTA a k-block. A diagnostic build (CUDAOPT_EXPERIMENT_KHALF) whose cluster
+    # kernels split B between the pair by K-halves (32-row boxes of every chunk) instead of by chunk:
+    # the cluster GPU tests (bitwise against the twins), then 22 and 27 (no cluster code) as anchors.
+    python3 -c "
+from cudaopt.gemm import build as b
+b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_KHALF'); print(b.build(with_blas=False, force=True).kernel_lib)"
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -3
+    timeout 200 python3 benchmarks/gemm_configs.py --configs 22,49,27,48 --rounds 10 \
+      --shapes 1024x1024x8192,2048x512x8192,1024x1024x12288,2048x1024x8192,8192x8192x4096,16384x16384x512 \
+      2>&1 | tee "$OUT/khalf.txt" | tail -12
+    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 49 \
+      --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | tail -3
     rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;

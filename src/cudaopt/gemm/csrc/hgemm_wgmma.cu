@@ -489,7 +489,16 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       mbar_expect_tx(&full[slot], live ? T::kSlotBytes : T::kSlotBBytes);
       const int k0 = kt * kBK;
       if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
-#ifdef CUDAOPT_EXPERIMENT_NO_MULTICAST
+#if defined(CUDAOPT_EXPERIMENT_KHALF)
+      // Diagnostic build only (session 17, gpu_check.sh gemm_khalf): the pair shares B as cuBLAS's kernel
+      // for these shapes appears to (two multicasts a CTA a k-block): CTA r loads K-rows 32r..32r+31 of
+      // every 64-column chunk (the host encodes B's map with 32-row boxes for cluster launches), so each
+      // box lands 1024-aligned at row 32r of its chunk and the 128B swizzle matches a 64-row box's.
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)
+        tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes + rank * (kBK / 2) * 128, map_b,
+                              n0 + j * 64, k0 + rank * (kBK / 2), &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+#elif defined(CUDAOPT_EXPERIMENT_NO_MULTICAST)
       // Diagnostic build only (session 17, scripts/gpu_check.sh gemm_nomc): each CTA loads all of B itself,
       // the cluster's barriers unchanged, to separate what multicast saves from what the pairing costs.
 #pragma unroll
@@ -2134,6 +2143,10 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     CUtensorMap map_c;
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
+#ifdef CUDAOPT_EXPERIMENT_KHALF  // (see produce_tiles_cluster)
+    st = tensor_map(MapKey{B, K, N, ldb, kBK / 2}, &map_b);
+    if (st != 0) return st;
+#endif
     const int grid = launch_grid(c, M, N, 1, sms, most);
     CpSrc none{};
     void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &none};
