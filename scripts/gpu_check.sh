@@ -25,6 +25,7 @@
 #   bash scripts/gpu_check.sh gemm_nomc   # issue 6, session 17: B multicast against no multicast (diagnostic build)
 #   bash scripts/gpu_check.sh gemm_order  # issue 6, session 17: block placement on GPCs, tile orders (diagnostic builds)
 #   bash scripts/gpu_check.sh gemm_khalf  # issue 6, session 17: the pair sharing B by K-halves (diagnostic build)
+#   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: B's chunks in one 3-D TMA box (diagnostic build)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -510,6 +511,23 @@ b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_KHALF'); print(b.build(with_blas=Fal
       2>&1 | tee "$OUT/khalf.txt" | tail -12
     timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 49 \
       --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | tail -3
+    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
+    ;;
+  gemm_b3d)
+    # Issue 6, session 17: splitting B between the pair into more, smaller boxes made the pair slower
+    # (gemm_khalf). Does the number of TMA instructions a k-block matter for the plain kernels too? A
+    # diagnostic build (CUDAOPT_EXPERIMENT_B3D) whose non-cluster gen-2 kernels load all of B's chunks
+    # with one 3-D box (2 TMA instructions a k-block instead of 1 + BN/64); 49 (cluster, 2-D) and the
+    # cuBLAS columns are the anchors. Errors are printed per config (a wrong layout would show there).
+    python3 -c "
+from cudaopt.gemm import build as b
+b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_B3D'); print(b.build(with_blas=False, force=True).kernel_lib)" || exit 1
+    timeout 200 python3 benchmarks/gemm_configs.py --configs 22,49,27,27:2,42,37 --rounds 10 \
+      --shapes 1024x1024x8192,2048x512x8192,1024x1024x12288,2048x1024x8192,512x512x8192,8192x8192x4096,16384x16384x512 \
+      2>&1 | tee "$OUT/b3d.txt" | tail -14
+    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 \
+      --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | tail -3
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "every_wgmma" 2>&1 | tail -3
     rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;

@@ -103,6 +103,16 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
       : "memory");
 }
+#ifdef CUDAOPT_EXPERIMENT_B3D  // diagnostic build only (gpu_check.sh gemm_b3d): B's chunks in one box
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2,
+                                            uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+      : "memory");
+}
+#endif
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
@@ -444,10 +454,16 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
       mbar_expect_tx(&full[slot], T::kSlotBytes);  // OOB-filled boxes still count in full
       const int k0 = (kb_first + kt) * kBK;
       tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+#ifdef CUDAOPT_EXPERIMENT_B3D
+      // (diagnostic build) every 64-column chunk of B in one box of a 3-D map: one TMA instruction, the
+      // slot's chunk-major layout unchanged (the host encodes B as 64 columns x K x N/64 chunks)
+      tma_load_3d(slots_b + slot * T::kSlotBBytes, map_b, 0, k0, n0 / 64, &full[slot]);
+#else
 #pragma unroll
       for (int j = 0; j < BN / 64; ++j)
         tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0,
                     &full[slot]);
+#endif
       if (++slot == STAGES) {
         slot = 0;
         phase ^= 1;
@@ -2158,6 +2174,19 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     void* args[] = {&map_a, &map_b, &c_half, &M, &N, &K, &ldc};
     return launch(reinterpret_cast<const void*>(c.kernel), grid, c.threads, c.smem_bytes, s, args, 1);
   }
+#ifdef CUDAOPT_EXPERIMENT_B3D  // (diagnostic build: see produce_tiles; whole chunks only)
+  if (N % 64 != 0) return -4;
+  {
+    const cuuint64_t dims[3] = {64, (cuuint64_t)K, (cuuint64_t)(N / 64)};
+    const cuuint64_t strides[2] = {(cuuint64_t)ldb * sizeof(half), 64 * sizeof(half)};
+    const cuuint32_t box[3] = {64, (cuuint32_t)kBK, (cuuint32_t)(c.bn / 64)};
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
+    if (encode_tiled()(&map_b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(B), dims, strides, box,
+                       elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return -3;
+  }
+#endif
   if (splits == 1) {
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
