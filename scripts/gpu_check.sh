@@ -22,9 +22,7 @@
 #   bash scripts/gpu_check.sh gemm_ncu # issue 6: configs side by side under ncu (scripts/gemm_ncu.py; GEMM_NCU_SHAPE, GEMM_NCU_CONFIGS)
 #   bash scripts/gpu_check.sh gemm_cluster # issue 6: cluster configs' GPU tests, then against their twins (benchmarks/gemm_cluster_twins.py)
 #   bash scripts/gpu_check.sh gemm_uncond # issue 6, session 17's first call: the UNCOND cluster configs 48-49
-#   bash scripts/gpu_check.sh gemm_nomc   # issue 6, session 17: B multicast against no multicast (diagnostic build)
 #   bash scripts/gpu_check.sh gemm_order  # issue 6, session 17: block placement on GPCs, tile orders (diagnostic builds)
-#   bash scripts/gpu_check.sh gemm_khalf  # issue 6, session 17: the pair sharing B by K-halves (diagnostic build)
 #   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: B's chunks in one 3-D TMA box (diagnostic build)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -456,31 +454,11 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
       2>&1 | tee "$OUT/uncond_configs.txt" | tail -14
     timeout 150 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 49 torch 2>&1 | tail -6
     ;;
-  gemm_nomc)
-    # Issue 6, session 17: does our B multicast cut L2 traffic at all? The long-K shapes on the pair
-    # configs and their twins, Nsight with L2/crossbar byte counters, then the same with a diagnostic build
-    # whose cluster kernels load all of B per CTA (CUDAOPT_EXPERIMENT_NO_MULTICAST: same barriers, no
-    # multicast). 22 and 27 are the anchors across the two builds (they have no cluster code).
-    python3 -m cudaopt.gemm.build | tail -1
-    ncu --query-metrics 2>/dev/null | grep -iE "multicast|xbar2l1tex|^lts__t_(sectors|requests)_(srcunit_tex|srcnode|op_read)" | cut -c1-110 | head -30
-    shapes=1024x1024x8192,2048x512x8192,1024x1024x12288,2048x1024x8192
-    metrics=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_op_read.sum,l1tex__m_xbar2l1tex_read_bytes.sum,lts__t_sectors_srcnode_gpc_op_read.sum
-    timeout 150 python3 benchmarks/gemm_configs.py --configs 22,49,27,40,48,27:2 --rounds 10 --shapes $shapes \
-      2>&1 | tee "$OUT/nomc_multicast.txt" | tail -7
-    timeout 120 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 49 torch --metrics $metrics 2>&1 | tail -9
-    python3 -c "
-from cudaopt.gemm import build as b
-b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_NO_MULTICAST'); print(b.build(with_blas=False, force=True).kernel_lib)"
-    timeout 150 python3 benchmarks/gemm_configs.py --configs 22,49,27,40,48 --rounds 10 --shapes $shapes \
-      2>&1 | tee "$OUT/nomc_no_multicast.txt" | tail -7
-    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 49 --metrics $metrics 2>&1 | tail -3
-    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
-    ;;
   gemm_order)
-    # Issue 6, session 17: the long-K shapes are bound by L2 read sectors (gemm_nomc), and the GPC's request
-    # coalescing merges only reads of blocks on one GPC. Where blocks land (scripts/sm_placement_probe.cu),
-    # then the 64 x 128 ping-pong and the 128 x 128 split in two under diagnostic builds with other tile
-    # orders (CUDAOPT_EXPERIMENT_GROUP_M: tile-rows per column sweep; 8 is the shipped order).
+    # Issue 6, session 17: where blocks land (scripts/sm_placement_probe.cu: 16 consecutive blocks share a
+    # GPC), then the 64 x 128 ping-pong and the 128 x 128 split in two under diagnostic builds with other
+    # tile orders (CUDAOPT_EXPERIMENT_GROUP_M: tile-rows per column sweep; 8 is the shipped order). Measured:
+    # L2 read sectors 6.5-8.6 M across the orders, time unchanged (docs/gemm.md, session 17).
     nvcc -O2 -std=c++17 -arch=sm_90a scripts/sm_placement_probe.cu -o /tmp/sm_placement_probe && /tmp/sm_placement_probe 128 | tee "$OUT/sm_placement.txt" | head -12
     shapes=1024x1024x8192,2048x512x8192,1024x1024x12288,512x512x8192
     for g in 8 1 2 4 16; do
@@ -496,29 +474,12 @@ b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_GROUP_M=$g'); b.build(with_blas=Fals
     done
     rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
     ;;
-  gemm_khalf)
-    # Issue 6, session 17: cuBLAS's kernel for the long-K shapes is our 49's layout (64 x 128 tiles, pairs
-    # along M sharing B by multicast, one consumer warpgroup, 8 stages) at 89% tensor against 64%; it
-    # issues two multicasts a CTA a k-block. A diagnostic build (CUDAOPT_EXPERIMENT_KHALF) whose cluster
-    # kernels split B between the pair by K-halves (32-row boxes of every chunk) instead of by chunk:
-    # the cluster GPU tests (bitwise against the twins), then 22 and 27 (no cluster code) as anchors.
-    python3 -c "
-from cudaopt.gemm import build as b
-b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_KHALF'); print(b.build(with_blas=False, force=True).kernel_lib)"
-    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -3
-    timeout 200 python3 benchmarks/gemm_configs.py --configs 22,49,27,48 --rounds 10 \
-      --shapes 1024x1024x8192,2048x512x8192,1024x1024x12288,2048x1024x8192,8192x8192x4096,16384x16384x512 \
-      2>&1 | tee "$OUT/khalf.txt" | tail -12
-    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 49 \
-      --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | tail -3
-    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
-    ;;
   gemm_b3d)
-    # Issue 6, session 17: splitting B between the pair into more, smaller boxes made the pair slower
-    # (gemm_khalf). Does the number of TMA instructions a k-block matter for the plain kernels too? A
-    # diagnostic build (CUDAOPT_EXPERIMENT_B3D) whose non-cluster gen-2 kernels load all of B's chunks
-    # with one 3-D box (2 TMA instructions a k-block instead of 1 + BN/64); 49 (cluster, 2-D) and the
-    # cuBLAS columns are the anchors. Errors are printed per config (a wrong layout would show there).
+    # Issue 6, session 17: does the number of TMA instructions a k-block matter? (Splitting the cluster
+    # pair's B into more, smaller multicast boxes made it 8% slower; cuBLAS's kernel loads through 3-D
+    # maps.) A diagnostic build (CUDAOPT_EXPERIMENT_B3D) whose non-cluster gen-2 kernels load all of B's
+    # chunks with one 3-D box (2 TMA instructions a k-block instead of 1 + BN/64); 49 (cluster, 2-D) and
+    # the cuBLAS columns are the anchors. It refuses N % 64 != 0 (-4), so every_wgmma's awkward shapes fail.
     python3 -c "
 from cudaopt.gemm import build as b
 b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_B3D'); print(b.build(with_blas=False, force=True).kernel_lib)" || exit 1

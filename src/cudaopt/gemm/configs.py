@@ -215,8 +215,9 @@ _WGMMA_TABLE = [
     # locked clocks 201 against 211 us (tensor pipe 85 against 81%), but at the card's own clocks, under
     # its power cap, 0.984x of the table where 42 read 0.988x (14 shapes): retired.
     (128, 192, 2, 4, SCHED_PINGPONG, 1, 2, False, False),
-    # 2x1 cluster configs whose consumers issue their wgmmas unconditionally (an eleventh field; session 16,
-    # not yet run on a GPU): Nsight's per-instruction samples put the cluster kernel's 12-point loss to its
+    # 2x1 cluster configs whose consumers issue their wgmmas unconditionally (an eleventh field; session 16;
+    # measured in session 17, correct, slower than their twins: retired, see RETIRED_WGMMA_IDS). Nsight's
+    # per-instruction samples put the cluster kernel's 12-point loss to its
     # twin (40 against 27) at each k-block's first wgmma, behind the `live` branch. 40's twin, and the 2x1
     # cluster twin of the 64 x 128 ping-pong (22) for the long-K shapes (a pair sharing B requests 16 KB a
     # MFLOP; the first form of it, with the branch, ran 0.93x its twin). Not offered below 2 x #SMs tiles
@@ -341,7 +342,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({48, 49})  # 44-47 first ran (and passed) in session 16
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 48, 49 first ran (and passed) in session 17
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -350,7 +351,10 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({48, 49})  # 44-47 first ran (a
 # the cooperative 128 x 128 as cluster split-K, 0.859x of the table on 12 long-K shapes, faster on none.
 # 47 (session 16): the 128 x 192 ping-pong with two staging buffers, 0.984x of the table where 42 read
 # 0.988x (14 large shapes; under Nsight's locked clocks 4.7% faster than 42: the card's power cap decides).
-RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47})
+# 48 (session 17): 40 with UNCOND, 0.956x its non-cluster twin 27 (geomean of 3 large shapes) where 40 read
+# 0.911x, and 0.91-0.95x of 27 on the long-K shapes: better than 40, slower than the twin everywhere timed.
+# 49 (session 17): the UNCOND pair of 22, 0.88-0.93x of 22 on 7 long-K shapes (docs/gpu-runs.md, session 17).
+RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -505,29 +505,12 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       mbar_expect_tx(&full[slot], live ? T::kSlotBytes : T::kSlotBBytes);
       const int k0 = kt * kBK;
       if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
-#if defined(CUDAOPT_EXPERIMENT_KHALF)
-      // Diagnostic build only (session 17, gpu_check.sh gemm_khalf): the pair shares B as cuBLAS's kernel
-      // for these shapes appears to (two multicasts a CTA a k-block): CTA r loads K-rows 32r..32r+31 of
-      // every 64-column chunk (the host encodes B's map with 32-row boxes for cluster launches), so each
-      // box lands 1024-aligned at row 32r of its chunk and the 128B swizzle matches a 64-row box's.
-#pragma unroll
-      for (int j = 0; j < BN / 64; ++j)
-        tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes + rank * (kBK / 2) * 128, map_b,
-                              n0 + j * 64, k0 + rank * (kBK / 2), &full[slot], (uint16_t)((1u << kClusterMax) - 1));
-#elif defined(CUDAOPT_EXPERIMENT_NO_MULTICAST)
-      // Diagnostic build only (session 17, scripts/gpu_check.sh gemm_nomc): each CTA loads all of B itself,
-      // the cluster's barriers unchanged, to separate what multicast saves from what the pairing costs.
-#pragma unroll
-      for (int j = 0; j < BN / 64; ++j)
-        tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0, &full[slot]);
-#else
 #pragma unroll
       for (int j = 0; j < kChunksPerCta; ++j) {
         const int chunk = rank * kChunksPerCta + j;
         tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
                               n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
       }
-#endif
       if (++slot == STAGES) {
         slot = 0;
         phase ^= 1;
@@ -1272,7 +1255,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // any thread of either CTA may touch them, and no CTA exits before a final cluster barrier: until
 // then the peer may still arrive on its empty barriers. Without split-K only.
 //
-// UNCOND (session 16, not yet run on a GPU): issue every k-block's wgmmas whether or not the CTA is idle
+// UNCOND (session 16; measured in session 17: 48 recovers about half of 40's loss to its twin, 49 loses to
+// 22; both retired, configs.RETIRED_WGMMA_IDS): issue every k-block's wgmmas whether or not the CTA is idle
 // for the unit (an idle CTA's A slot holds stale data; its results are never stored, and the next unit's
 // first k-block restarts the accumulators). Nsight's per-instruction samples of the 128 x 128 cluster
 // kernel (40) at 2048x1024x8192, which keeps the tensor pipe 81.8% busy where its twin (27) reaches 93.5%:
@@ -2159,10 +2143,6 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     CUtensorMap map_c;
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
-#ifdef CUDAOPT_EXPERIMENT_KHALF  // (see produce_tiles_cluster)
-    st = tensor_map(MapKey{B, K, N, ldb, kBK / 2}, &map_b);
-    if (st != 0) return st;
-#endif
     const int grid = launch_grid(c, M, N, 1, sms, most);
     CpSrc none{};
     void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &none};
