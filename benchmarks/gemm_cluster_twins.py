@@ -34,7 +34,7 @@ def main() -> None:
 
     from cudaopt.gemm import _lib
     from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto, torch_launch
-    from cudaopt.gemm.configs import WGMMA_CONFIGS, Choice, cluster_offered, cluster_twin
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, Choice, cluster_offered, plain_twin
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
 
@@ -57,7 +57,7 @@ def main() -> None:
                  "torch": torch_launch(x)}
         for c in offered:
             cands[c.label] = ours_launch(x, m, n, k, Choice("ours", c.id, 1))
-            tw = cluster_twin(c)
+            tw = plain_twin(c)
             cands[tw.label] = ours_launch(x, m, n, k, Choice("ours", tw.id, 1))
         # correctness: twin against torch (relative Frobenius error), cluster bitwise against its twin
         cands["torch"](0)
@@ -71,7 +71,7 @@ def main() -> None:
         t = time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng)
         lt = lt_auto_best(t)
         for c in offered:
-            tw = cluster_twin(c)
+            tw = plain_twin(c)
             err = ((outs[tw.label].float() - ref).norm() / ref.norm()).item()
             same = torch.equal(outs[c.label], outs[tw.label]) and err < 1e-2
             g = t[tw.label] / t[c.label]

@@ -23,7 +23,7 @@
 #   bash scripts/gpu_check.sh gemm_cluster # issue 6: cluster configs' GPU tests, then against their twins (benchmarks/gemm_cluster_twins.py)
 #   bash scripts/gpu_check.sh gemm_uncond # issue 6, session 17's first call: the UNCOND cluster configs 48-49
 #   bash scripts/gpu_check.sh gemm_order  # issue 6, session 17: block placement on GPCs, tile orders (diagnostic builds)
-#   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: B's chunks in one 3-D TMA box (diagnostic build)
+#   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: the B3D configs 50-52 (tests, paired table swap)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -475,21 +475,23 @@ b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_GROUP_M=$g'); b.build(with_blas=Fals
     rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
     ;;
   gemm_b3d)
-    # Issue 6, session 17: does the number of TMA instructions a k-block matter? (Splitting the cluster
-    # pair's B into more, smaller multicast boxes made it 8% slower; cuBLAS's kernel loads through 3-D
-    # maps.) A diagnostic build (CUDAOPT_EXPERIMENT_B3D) whose non-cluster gen-2 kernels load all of B's
-    # chunks with one 3-D box (2 TMA instructions a k-block instead of 1 + BN/64); 49 (cluster, 2-D) and
-    # the cuBLAS columns are the anchors. It refuses N % 64 != 0 (-4), so every_wgmma's awkward shapes fail.
+    # Issue 6, session 17: the B3D configs 50-52 (twins of the 64-row ping-pongs 22, 29, 20 that load B's
+    # chunks with one 3-D TMA box). Their GPU tests (bitwise equal to the twins), then the shipped table
+    # against the same table with every 22 / 29 / 20 entry (splits kept) on its B3D twin, paired on every
+    # shape that changes, then Nsight of 22 and 50 at 1024x1024x8192.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "b3d or every_wgmma or splitk_matches" 2>&1 | tail -3
+    mkdir -p "$OUT/tables"
     python3 -c "
-from cudaopt.gemm import build as b
-b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_B3D'); print(b.build(with_blas=False, force=True).kernel_lib)" || exit 1
-    timeout 200 python3 benchmarks/gemm_configs.py --configs 22,49,27,27:2,42,37 --rounds 10 \
-      --shapes 1024x1024x8192,2048x512x8192,1024x1024x12288,2048x1024x8192,512x512x8192,8192x8192x4096,16384x16384x512 \
-      2>&1 | tee "$OUT/b3d.txt" | tail -14
-    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 \
-      --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | tail -3
-    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "every_wgmma" 2>&1 | tail -3
-    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
+import json; from cudaopt.gemm.configs import Choice
+t = json.load(open('src/cudaopt/gemm/tuned_h200.json')); swap = {22: 50, 29: 51, 20: 52}
+for e in t['entries']:
+    if e['config'] in swap and e['n'] % 64 == 0:
+        e['config'] = swap[e['config']]; e['label'] = Choice('ours', e['config'], e['splits']).label()
+json.dump(t, open('$OUT/tables/b3d.json', 'w'), indent=1)"
+    timeout 330 python3 benchmarks/gemm_tables.py src/cudaopt/gemm/tuned_h200.json "$OUT/tables/b3d.json" --count 400 \
+      --rounds 12 2>&1 | tee "$OUT/tables_b3d.txt" | tail -4
+    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 50 2>&1 | grep -v stalls | cut -c1-200
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

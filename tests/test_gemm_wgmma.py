@@ -22,11 +22,13 @@ from cudaopt.gemm.configs import (
     KERNEL_CONFIGS,
     MMA_CONFIGS,
     NUM_SMS_H200,
+    SCHED_PINGPONG,
     WGMMA_CONFIGS,
     WGMMA_MAX_SPLITS,
     Choice,
     block_items,
     candidate_choices,
+    plain_twin,
     split_choices,
     wgmma_k_blocks,
     work_item,
@@ -57,16 +59,18 @@ def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
+    # (CFG2B, the B3D twins, takes CFG2E's arguments)
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS") else int(g or 0), kind == "CFG2CS",
-             kind == "CFG2PS", kind == "CLUSTERU")
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B") else int(g or 0), kind == "CFG2CS",
+             kind == "CFG2PS", kind == "CLUSTERU", kind == "CFG2B")
             for kind, a, b, c, d, e, f, g in
-            re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER)\((\d+), (\d+), (\d+), (\d+)"
+            re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
-    kinds = re.findall(r"CUDAOPT_WGMMA_(CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER)\(\d+, \d+", src)
+    kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
 
 
@@ -259,12 +263,15 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
-    own = [c for c in WGMMA_CONFIGS if not c.csplit]  # a cluster split-K twin shares its twin's kernels
+    # a cluster split-K twin shares its twin's kernels; a B3D twin shares its twin's and adds two of its own
+    own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
     gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
     assert len(wgmma_funcs) == len(own) + len(gen2_plain), out[-3000:]
+    b3d_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:splitk_)?b3d_kernel\S*)\n\s*(.*)", out)
+    assert len(b3d_funcs) == 2 * len(B3D), out[-3000:]
     # EPI, then CPA (a cluster kernel's flag after EPI is UNCOND, session 16)
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" not in name) == len(gen2_plain)
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" in name) == sum(
@@ -274,7 +281,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
     assert len(splitk_funcs) == 2 * sum(1 for c in own if c.max_splits > 1) + 1, out[-3000:]
-    for name, props in wgmma_funcs + splitk_funcs:
+    for name, props in wgmma_funcs + splitk_funcs + b3d_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
     tool = _cuobjdump()
@@ -330,7 +337,8 @@ def _sass_functions(sass: str) -> dict[str, str]:
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
 
 CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
-_OWN = [c for c in WGMMA_CONFIGS if not c.csplit]
+B3D = [c for c in WGMMA_CONFIGS if c.b3d]  # session 17: twins loading B through a 3-D map, tested apart
+_OWN = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
@@ -365,7 +373,7 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
-        assert cluster_twin(c) is t
+        assert plain_twin(c) is t
         assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
             t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes)
     # chunked C epilogue (session 11): one slot more than its whole-slab twin, in the same 227 KB
@@ -442,6 +450,20 @@ def test_generation_2_shared_memory_and_staging():
     assert pp.rows_per_consumer == 64 and pp.epilogue_bytes == 2 * 64 * 256 * 2
     co = next(c for c in GEN2 if c.schedule == 1 and (c.bm, c.bn) == (256, 128))
     assert co.rows_per_consumer == 128 and co.epilogue_bytes == 256 * 128 * 2
+
+
+def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):
+    """Session 17's B3D configs: the tile, ring, staging and shared memory of a measured 64-row ping-pong
+    (their twin), "_b3" labels, split-K kept, unmeasured until a GPU run passes them; the library marks
+    exactly them as B3D."""
+    assert [(c.id, c.label) for c in B3D] == [(50, "wgmma64x128x64_pp_s8_b3"), (51, "wgmma64x192x64_pp_s6_e1_b3"),
+                                              (52, "wgmma64x256x64_pp_s4_b3")]
+    for c in B3D:
+        t = plain_twin(c)
+        assert (t.id, t.smem_bytes, t.max_splits) == ({50: 22, 51: 29, 52: 20}[c.id], c.smem_bytes, c.max_splits)
+        assert c.label == t.label + "_b3" and t.bm == 64 and t.schedule == SCHED_PINGPONG
+    assert [kernel_lib.cudaopt_wgmma_b3d(c.index) for c in WGMMA_CONFIGS] == [int(c.b3d) for c in WGMMA_CONFIGS]
+
 
 
 @pytest.mark.parametrize("shape", [(8, 8, 8), (72, 200, 40), (16384, 2048, 256), (16384, 12288, 1024),
@@ -995,7 +1017,7 @@ def test_protocol_model_catches_split_k_accounting_errors(old, new):
 
 # ---- 2x1 clusters (ids 23-24): pair schedule, candidates, two-CTA protocol model ---------------
 
-from cudaopt.gemm.configs import cluster_offered, cluster_sequences, cluster_tile, cluster_twin, enabled_wgmma_ids
+from cudaopt.gemm.configs import cluster_offered, cluster_sequences, cluster_tile, enabled_wgmma_ids
 
 _CLUSTER_GRIDS = [(1, 1, 1), (1, 5, 3), (2, 1, 1), (3, 3, 2), (5, 7, 4), (17, 3, 66), (33, 9, 66), (16, 16, 66),
                   (129, 64, 66), (128, 48, 66), (9, 2, 5), (2, 40, 7)]

@@ -496,7 +496,7 @@ def test_wgmma_cluster_configs_match_torch(shape):
     import torch
 
     from cudaopt.gemm import Choice, hgemm
-    from cudaopt.gemm.configs import WGMMA_CONFIGS, cluster_twin
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, plain_twin
     from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
@@ -510,7 +510,7 @@ def test_wgmma_cluster_configs_match_torch(shape):
     failures = []
     for cfg in clusters:
         out = hgemm(a, b, choice=Choice("ours", cfg.id, 1))
-        twin = cluster_twin(cfg)
+        twin = plain_twin(cfg)
         want = hgemm(a, b, choice=Choice("ours", twin.id, 1))
         torch.cuda.synchronize()
         err = ((out.float() - ref).norm() / ref.norm()).item()
@@ -520,6 +520,42 @@ def test_wgmma_cluster_configs_match_torch(shape):
     first = Choice("ours", clusters[0].id, 1)
     r = check_gemm(lambda a_, b_, out, c=first: hgemm(a_, b_, out=out, choice=c), m, n, k, seed=m + n + k)
     assert r.ok, (clusters[0].label, r)
+
+
+# B3D configs (session 17): N multiples of 64 with partial last tiles (1024 on 192- and 256-wide tiles: the
+# box's chunks past N are zero-filled), K tails and K below one slot; N = 136 runs the twin's own kernels.
+B3D_SHAPES = [(1024, 1024, 8192), (200, 192, 1000), (8192, 768, 512), (4104, 1536, 72), (64, 4096, 2048),
+              (200, 136, 264)]
+
+
+@pytest.mark.parametrize("shape", B3D_SHAPES)
+def test_wgmma_b3d_configs_equal_their_twins(shape):
+    """Every B3D config, plain and split-K, bitwise equal to its twin (the 3-D box lands B's chunks where
+    the twin's 2-D boxes do) and within 1.25x torch.matmul's error against fp32."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, plain_twin, wgmma_k_blocks
+
+    m, n, k = shape
+    gen = torch.Generator(device="cuda").manual_seed(m + 5 * n + 11 * k)
+    a = torch.randn((m, k), generator=gen, device="cuda").half()
+    b = torch.randn((k, n), generator=gen, device="cuda").half()
+    ref = a.float() @ b.float()
+    torch_err = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+    b3d = [c for c in WGMMA_CONFIGS if c.b3d]
+    assert b3d
+    failures = []
+    for cfg in b3d:
+        twin = plain_twin(cfg)
+        for splits in sorted({1, min(2, wgmma_k_blocks(k)), min(5, wgmma_k_blocks(k))}):
+            out = hgemm(a, b, choice=Choice("ours", cfg.id, splits))
+            want = hgemm(a, b, choice=Choice("ours", twin.id, splits))
+            torch.cuda.synchronize()
+            err = ((out.float() - ref).norm() / ref.norm()).item()
+            if not err <= 1.25 * torch_err + 1e-4 or not torch.equal(out, want):
+                failures.append((cfg.label, splits, err, torch_err, torch.equal(out, want)))
+    assert not failures, failures
 
 
 def _chain_choices():

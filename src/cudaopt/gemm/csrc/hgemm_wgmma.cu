@@ -103,7 +103,7 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
       : "memory");
 }
-#ifdef CUDAOPT_EXPERIMENT_B3D  // diagnostic build only (gpu_check.sh gemm_b3d): B's chunks in one box
+// A box of a 3-D map (B3D: all of a k-block's 64-column chunks of B in one instruction).
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2,
                                             uint64_t* bar) {
   asm volatile(
@@ -112,7 +112,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
       : "memory");
 }
-#endif
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
@@ -423,7 +422,10 @@ __device__ __forceinline__ float4 ld_dsmem_f4(uint32_t local, uint32_t cta) {
 // tiles without split-K), each item's k-blocks in order, one TMA load of A and BN/64 of B into each
 // ring slot once its consumers freed it. The ring position simply advances by one per k-block
 // loaded, whatever each item's k-block count.
-template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false>
+// B3D (session 17): map_b is 3-D (64 columns x K x N/64 chunks, see tensor_map) and each k-block's B
+// chunks come in one box: two TMA instructions a k-block instead of 1 + BN/64, the slot's chunk-major
+// layout unchanged. Nsight, 64 x 128 ping-pong at 1024x1024x8192: tensor pipe 81% against 71%.
+template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false, bool B3D = false>
 __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
@@ -454,16 +456,14 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
       mbar_expect_tx(&full[slot], T::kSlotBytes);  // OOB-filled boxes still count in full
       const int k0 = (kb_first + kt) * kBK;
       tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
-#ifdef CUDAOPT_EXPERIMENT_B3D
-      // (diagnostic build) every 64-column chunk of B in one box of a 3-D map: one TMA instruction, the
-      // slot's chunk-major layout unchanged (the host encodes B as 64 columns x K x N/64 chunks)
-      tma_load_3d(slots_b + slot * T::kSlotBBytes, map_b, 0, k0, n0 / 64, &full[slot]);
-#else
+      if constexpr (B3D) {
+        tma_load_3d(slots_b + slot * T::kSlotBBytes, map_b, 0, k0, n0 / 64, &full[slot]);
+      } else {
 #pragma unroll
-      for (int j = 0; j < BN / 64; ++j)
-        tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0,
-                    &full[slot]);
-#endif
+        for (int j = 0; j < BN / 64; ++j)
+          tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0,
+                      &full[slot]);
+      }
       if (++slot == STAGES) {
         slot = 0;
         phase ^= 1;
@@ -878,7 +878,7 @@ struct WgmmaTile2 {
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false>
+          bool CPA = false, bool SHEPI = false, bool B3D = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -930,8 +930,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                                                          num_tiles, k_tiles, splits, M, N, K, wg_thread);
     }
     if (!cp && wg_thread == 0)
-      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
-                                                       tiles_n, num_tiles, k_tiles, splits);
+      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D>(map_a, map_b, slots_a, slots_b, full, empty,
+                                                            tiles_m, tiles_n, num_tiles, k_tiles, splits);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
@@ -1518,6 +1518,27 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                                                K, 1, nullptr, nullptr, 0, 0, src);
 }
 
+// B3D twins of the plain and split-K kernels (produce_tiles: B's chunks in one 3-D box), TMA only; the
+// host launches them with a 3-D map of B, only where N % 64 == 0 (elsewhere the twin's 2-D kernels).
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_b3d_kernel(const __grid_constant__ CUtensorMap map_a,
+                            const __grid_constant__ CUtensorMap map_b,
+                            const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, true>(
+      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
+}
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_splitk_b3d_kernel(const __grid_constant__ CUtensorMap map_a,
+                                   const __grid_constant__ CUtensorMap map_b,
+                                   const __grid_constant__ CUtensorMap map_c, float* partials,
+                                   int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
+                                   int spread, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, false, false, true>(
+      &map_a, &map_b, &map_c, partials, M, N, K, splits, counters, c_ptr, ldc, spread, CpSrc{});
+}
+
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
 // multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false>
@@ -1606,6 +1627,10 @@ struct WgmmaEntry {
   // where cpasync_src selects that producer.
   Kernel2Fn kernel2_cp;
   Kernel2SplitFn kernel2_splitk_cp;
+  // B3D instantiations (session 17; null elsewhere): launched instead of kernel2 / kernel2_splitk, with
+  // a 3-D map of B, where N % 64 == 0 and the TMA producer runs.
+  Kernel2Fn kernel2_b3d;
+  Kernel2SplitFn kernel2_splitk_b3d;
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
@@ -1696,6 +1721,22 @@ struct WgmmaEntry {
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, CM                    \
   }
 
+// A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
+// session 17); its twin's kernels (cp.async ones included) everywhere else, and for cluster split-K.
+#define CUDAOPT_WGMMA_CFG2B(BM, BN, CONS, ST, SCHED, EPI)                                         \
+  WgmmaEntry {                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
+        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 0,                              \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                  \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                           \
+        hgemm_wgmma2_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                    \
+        hgemm_wgmma2_splitk_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>                              \
+  }
+
 // The wgmma family. Order is the index the Python side mirrors (configs.py, kind="wgmma"): append only.
 const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG(128, 128, 2, 6),  // 0: 2 consumers of m64n128
@@ -1769,6 +1810,13 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // outputs, whose tiles are short of operands (24 KB a MFLOP; a pair sharing B requests 16).
     CUDAOPT_WGMMA_CLUSTERU(128, 128, 2, 6, 2, 2, 1),  // 34: as 26
     CUDAOPT_WGMMA_CLUSTERU(64, 128, 2, 8, 2, 2, 0),   // 35: as 8, a pair sharing B
+    // B3D twins of the 64-row ping-pongs (session 17, not yet run as configs): a diagnostic build whose
+    // producers loaded B's chunks in one 3-D box ran the 64 x 128 ping-pong (8) 2.5-4% faster at the
+    // card's clocks on the long-K shapes (tensor pipe 81% against 71% under Nsight), where those tiles
+    // wait on their operands; more, smaller boxes made the cluster pair 8% slower.
+    CUDAOPT_WGMMA_CFG2B(64, 128, 2, 8, 2, 0),  // 36: as 8
+    CUDAOPT_WGMMA_CFG2B(64, 192, 2, 6, 2, 1),  // 37: as 15
+    CUDAOPT_WGMMA_CFG2B(64, 256, 2, 4, 2, 0),  // 38: as 6
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -1790,12 +1838,16 @@ EncodeTiledFn encode_tiled() {
   return fn;
 }
 
-// A row-major fp16 matrix (rows x cols, leading dimension ld) read in boxes of box_rows x 64.
+// A row-major fp16 matrix (rows x cols, leading dimension ld) read in boxes of box_rows x 64; with
+// chunks > 0 (B3D) a 3-D map of it, 64 columns x rows x cols/64 chunks (cols % 64 == 0), read in boxes
+// of 64 x box_rows x chunks: a box lands chunk-major, as `chunks` 2-D boxes side by side would.
 struct MapKey {
   const void* ptr;
   int rows, cols, ld, box_rows;
+  int chunks = 0;
   bool operator==(const MapKey& o) const {
-    return ptr == o.ptr && rows == o.rows && cols == o.cols && ld == o.ld && box_rows == o.box_rows;
+    return ptr == o.ptr && rows == o.rows && cols == o.cols && ld == o.ld && box_rows == o.box_rows &&
+           chunks == o.chunks;
   }
 };
 
@@ -1818,15 +1870,18 @@ int tensor_map(const MapKey& key, CUtensorMap* out) {
   h = h * 31 + (size_t)key.rows;
   h = h * 31 + (size_t)key.cols;
   h = h * 31 + (size_t)key.box_rows;
+  h = h * 31 + (size_t)key.chunks;
   std::lock_guard<std::mutex> lock(g_map_mutex);
   MapSlot& slot = g_map_cache[h % kMapCacheSlots];
   if (!(slot.used && slot.key == key)) {
-    const cuuint64_t dims[2] = {(cuuint64_t)key.cols, (cuuint64_t)key.rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)key.ld * sizeof(half)};
-    const cuuint32_t box[2] = {(cuuint32_t)kBK, (cuuint32_t)key.box_rows};
-    const cuuint32_t elem_strides[2] = {1, 1};
+    const bool b3d = key.chunks > 0;
+    if (b3d && key.cols % 64 != 0) return -3;
+    const cuuint64_t dims[3] = {b3d ? 64u : (cuuint64_t)key.cols, (cuuint64_t)key.rows, (cuuint64_t)key.cols / 64};
+    const cuuint64_t strides[2] = {(cuuint64_t)key.ld * sizeof(half), 64 * sizeof(half)};
+    const cuuint32_t box[3] = {(cuuint32_t)kBK, (cuuint32_t)key.box_rows, (cuuint32_t)key.chunks};
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
     slot.used = false;
-    const CUresult r = encode(&slot.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+    const CUresult r = encode(&slot.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, b3d ? 3 : 2,
                               const_cast<void*>(key.ptr), dims, strides, box, elem_strides,
                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -1980,6 +2035,11 @@ int cudaopt_wgmma_cluster_size(int config) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 0;
   return kWgmmaConfigs[config].cluster;
 }
+// 1 where config `config` loads B's chunks through one 3-D box a k-block where N % 64 == 0 (B3D).
+int cudaopt_wgmma_b3d(int config) {
+  if (config < 0 || config >= kNumWgmmaConfigs) return 0;
+  return kWgmmaConfigs[config].kernel2_b3d != nullptr ? 1 : 0;
+}
 
 // How many clusters of config `config` the launcher may keep resident (cudaOccupancyMaxActiveClusters,
 // the cap on its grid): > 0, 0 for a bad id or a one-CTA config, or a negated cudaError_t. Needs the
@@ -2067,6 +2127,10 @@ int cudaopt_wgmma_init() {
       e = cudaFuncSetAttribute(c.kernel2_cp, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e == cudaSuccess && c.kernel2_splitk_cp)
       e = cudaFuncSetAttribute(c.kernel2_splitk_cp, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
+    if (e == cudaSuccess && c.kernel2_b3d)
+      e = cudaFuncSetAttribute(c.kernel2_b3d, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
+    if (e == cudaSuccess && c.kernel2_splitk_b3d)
+      e = cudaFuncSetAttribute(c.kernel2_splitk_b3d, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
@@ -2154,27 +2218,22 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     void* args[] = {&map_a, &map_b, &c_half, &M, &N, &K, &ldc};
     return launch(reinterpret_cast<const void*>(c.kernel), grid, c.threads, c.smem_bytes, s, args, 1);
   }
-#ifdef CUDAOPT_EXPERIMENT_B3D  // (diagnostic build: see produce_tiles; whole chunks only)
-  if (N % 64 != 0) return -4;
-  {
-    const cuuint64_t dims[3] = {64, (cuuint64_t)K, (cuuint64_t)(N / 64)};
-    const cuuint64_t strides[2] = {(cuuint64_t)ldb * sizeof(half), 64 * sizeof(half)};
-    const cuuint32_t box[3] = {64, (cuuint32_t)kBK, (cuuint32_t)(c.bn / 64)};
-    const cuuint32_t elem_strides[3] = {1, 1, 1};
-    if (encode_tiled()(&map_b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(B), dims, strides, box,
-                       elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-      return -3;
+  // B3D: B's chunks through one 3-D box a k-block, where every chunk is whole (N % 64 == 0) and the TMA
+  // producer runs (not cp.async); the twin's 2-D kernels elsewhere.
+  const bool b3d = c.kernel2_b3d != nullptr && N % 64 == 0 && cpasync_src(c, A, B, lda, ldb).a == nullptr;
+  CUtensorMap map_b3;
+  if (b3d) {
+    st = tensor_map(MapKey{B, K, N, ldb, kBK, c.bn / 64}, &map_b3);
+    if (st != 0) return st;
   }
-#endif
   if (splits == 1) {
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
     CpSrc src = cpasync_src(c, A, B, lda, ldb);
-    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &src};
-    return launch(reinterpret_cast<const void*>(src.a ? c.kernel2_cp : c.kernel2), grid, c.threads, c.smem_bytes, s,
-                  args, 1);
+    void* args[] = {&map_a, b3d ? &map_b3 : &map_b, &map_c, &M, &N, &K, &src};
+    return launch(reinterpret_cast<const void*>(src.a ? c.kernel2_cp : b3d ? c.kernel2_b3d : c.kernel2), grid,
+                  c.threads, c.smem_bytes, s, args, 1);
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
   const int mode = g_splitk_fixup.load();
@@ -2185,7 +2244,9 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   int* counters = nullptr;
   CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
   CpSrc src = cpasync_src(c, A, B, lda, ldb);  // (the cluster split-K kernel ignores it)
-  const Kernel2SplitFn splitk_fn = src.a && c.kernel2_splitk_cp ? c.kernel2_splitk_cp : c.kernel2_splitk;
+  const Kernel2SplitFn splitk_fn = src.a && c.kernel2_splitk_cp ? c.kernel2_splitk_cp
+                                   : b3d                         ? c.kernel2_splitk_b3d
+                                                                 : c.kernel2_splitk;
   if (src.a && !c.kernel2_splitk_cp) src = CpSrc{};  // no cp.async split-K instantiation: TMA
   void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &c_half, &ldc, &spread,
                   &src};
@@ -2199,6 +2260,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     if (e == 0 || c.csplit_only) return e;
     (void)cudaGetLastError();
   }
+  if (b3d) args[1] = &map_b3;  // (cluster split-K, above, reads B through the 2-D map)
   // The spread fixup needs every item to be its block's only one (grid == items) and all blocks
   // resident together (a cooperative launch; where that is refused, the reduce kernel path).
   spread = (mode == 2 || mode == 3) && (long long)grid == items;
