@@ -226,7 +226,7 @@ _WGMMA_TABLE = [
     # (`cluster_offered`), so gemm_configs.py times them there.
     (128, 128, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True),
     (64, 128, 2, 8, SCHED_PINGPONG, 2, 0, False, True, False, True),
-    # B3D twins of the 64-row ping-pongs 22, 29, 20 (a twelfth field; session 17, not yet run as configs):
+    # B3D twins of the 64-row ping-pongs 22, 29, 20 (a twelfth field; session 17; measured: see RETIRED_WGMMA_IDS):
     # each k-block's B chunks in one 3-D TMA box, two TMA instructions a k-block instead of 1 + BN/64,
     # where N % 64 == 0 (their twins' kernels elsewhere). A diagnostic build of it ran 22 2.5-4% faster at
     # the card's clocks on long-K shapes (tensor pipe 81% against 71% under Nsight at 1024x1024x8192).
@@ -352,7 +352,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({50, 51, 52})  # 48, 49 first ran (and passed) in session 17
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 48-52 first ran (and passed) in session 17
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -364,7 +364,9 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({50, 51, 52})  # 48, 49 first r
 # 48 (session 17): 40 with UNCOND, 0.956x its non-cluster twin 27 (geomean of 3 large shapes) where 40 read
 # 0.911x, and 0.91-0.95x of 27 on the long-K shapes: better than 40, slower than the twin everywhere timed.
 # 49 (session 17): the UNCOND pair of 22, 0.88-0.93x of 22 on 7 long-K shapes (docs/gpu-runs.md, session 17).
-RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49})
+# 51, 52 (session 17): the B3D twins of 29 and 20, 1.00x and 0.997x of them over the 10 shapes each uses in the
+# table (paired); 50, the B3D twin of 22, stays: 1.04-1.08x on the long-K shapes of about a million outputs.
+RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

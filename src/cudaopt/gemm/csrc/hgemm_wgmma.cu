@@ -1810,7 +1810,7 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // outputs, whose tiles are short of operands (24 KB a MFLOP; a pair sharing B requests 16).
     CUDAOPT_WGMMA_CLUSTERU(128, 128, 2, 6, 2, 2, 1),  // 34: as 26
     CUDAOPT_WGMMA_CLUSTERU(64, 128, 2, 8, 2, 2, 0),   // 35: as 8, a pair sharing B
-    // B3D twins of the 64-row ping-pongs (session 17, not yet run as configs): a diagnostic build whose
+    // B3D twins of the 64-row ping-pongs (session 17; 36 kept, 37-38 retired: configs.py): a diagnostic build whose
     // producers loaded B's chunks in one 3-D box ran the 64 x 128 ping-pong (8) 2.5-4% faster at the
     // card's clocks on the long-K shapes (tensor pipe 81% against 71% under Nsight), where those tiles
     // wait on their operands; more, smaller boxes made the cluster pair 8% slower.
