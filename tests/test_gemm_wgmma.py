@@ -59,16 +59,17 @@ def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
-    # (CFG2B, the B3D twins, takes CFG2E's arguments)
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER"
+    # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep)
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B") else int(g or 0), kind == "CFG2CS",
-             kind == "CFG2PS", kind == "CLUSTERU", kind == "CFG2B")
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B", "CFG2B2") else int(g or 0),
+             kind == "CFG2CS", kind == "CFG2PS", kind == "CLUSTERU", kind.startswith("CFG2B"),
+             128 if kind == "CFG2B2" else 64)
             for kind, a, b, c, d, e, f, g in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond, c.b3d) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d, c.bk) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
@@ -269,18 +270,21 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
     gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
-    assert len(wgmma_funcs) == len(own) + len(gen2_plain), out[-3000:]
     b3d_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:splitk_)?b3d_kernel\S*)\n\s*(.*)", out)
     assert len(b3d_funcs) == 2 * len(B3D), out[-3000:]
+    # a 128-deep B3D config also brings 64-deep 2-D kernels of its slot count (plain, split-K, cp.async each)
+    deep = [c for c in B3D if c.bk == 128]
+    assert len(wgmma_funcs) == len(own) + len(gen2_plain) + 2 * len(deep), out[-3000:]
     # EPI, then CPA (a cluster kernel's flag after EPI is UNCOND, session 16)
-    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" not in name) == len(gen2_plain)
+    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" not in name) == len(
+        gen2_plain) + len(deep)
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" in name) == sum(
         c.uncond for c in CLUSTER)
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
     # Split-K: one more kernel per generation-2 config (and its cp.async twin), and the (default,
     # serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
-    assert len(splitk_funcs) == 2 * sum(1 for c in own if c.max_splits > 1) + 1, out[-3000:]
+    assert len(splitk_funcs) == 2 * sum(1 for c in own if c.max_splits > 1) + 2 * len(deep) + 1, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs + b3d_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
@@ -457,11 +461,15 @@ def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):
     (their twin), "_b3" labels, split-K kept, unmeasured until a GPU run passes them; the library marks
     exactly them as B3D."""
     assert [(c.id, c.label) for c in B3D] == [(50, "wgmma64x128x64_pp_s8_b3"), (51, "wgmma64x192x64_pp_s6_e1_b3"),
-                                              (52, "wgmma64x256x64_pp_s4_b3")]
+                                              (52, "wgmma64x256x64_pp_s4_b3"), (53, "wgmma64x128x128_pp_s4_b3")]
     for c in B3D:
         t = plain_twin(c)
-        assert (t.id, t.smem_bytes, t.max_splits) == ({50: 22, 51: 29, 52: 20}[c.id], c.smem_bytes, c.max_splits)
-        assert c.label == t.label + "_b3" and t.bm == 64 and t.schedule == SCHED_PINGPONG
+        assert (t.id, t.max_splits) == ({50: 22, 51: 29, 52: 20, 53: 22}[c.id], c.max_splits)
+        assert t.bm == 64 and t.schedule == SCHED_PINGPONG
+        if c.bk == 64:
+            assert c.label == t.label + "_b3" and c.smem_bytes == t.smem_bytes
+    deep = B3D[-1]  # 128-deep slots: half the slots of 22, the same ring bytes
+    assert (deep.bk, deep.stages) == (128, 4) and deep.smem_bytes - deep.epilogue_bytes < plain_twin(deep).smem_bytes
     assert [kernel_lib.cudaopt_wgmma_b3d(c.index) for c in WGMMA_CONFIGS] == [int(c.b3d) for c in WGMMA_CONFIGS]
 
 

@@ -425,7 +425,9 @@ __device__ __forceinline__ float4 ld_dsmem_f4(uint32_t local, uint32_t cta) {
 // B3D (session 17): map_b is 3-D (64 columns x K x N/64 chunks, see tensor_map) and each k-block's B
 // chunks come in one box: two TMA instructions a k-block instead of 1 + BN/64, the slot's chunk-major
 // layout unchanged. Nsight, 64 x 128 ping-pong at 1024x1024x8192: tensor pipe 81% against 71%.
-template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false, bool B3D = false>
+// KB = 2 (with B3D): 128-deep slots, A's two k-chunks in one box of a 3-D map of A (64 columns x M x
+// K/64 chunks) and B's chunks in one 128-row box: two TMA instructions per 128 of K.
+template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false, bool B3D = false, int KB = 1>
 __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
@@ -454,8 +456,13 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
       // pass over the ring (parity 1) does not wait.
       mbar_wait(&empty[slot], phase ^ 1);
       mbar_expect_tx(&full[slot], T::kSlotBytes);  // OOB-filled boxes still count in full
-      const int k0 = (kb_first + kt) * kBK;
-      tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+      const int k0 = (kb_first + kt) * kBK * KB;
+      if constexpr (KB == 1) {
+        tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+      } else {
+        static_assert(B3D, "128-deep slots load B through the 3-D map too");
+        tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
+      }
       if constexpr (B3D) {
         tma_load_3d(slots_b + slot * T::kSlotBBytes, map_b, 0, k0, n0 / 64, &full[slot]);
       } else {
@@ -786,17 +793,21 @@ __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned
 // with 2 buffers, where the whole slab leaves room for 3), at the cost of waiting on TMA's reads.
 // SHEPI (session 15): one set of staging buffers shared by the two ping-pong consumers, whose epilogues
 // take turns (an mbarrier hands the buffers over), so that the ring gets the memory of the other set.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool SHEPI = false>
+// KB (session 17): 64-wide k-chunks per ring slot (2: 128-deep slots, A and B each in one 3-D box, see
+// produce_tiles); the slot holds A as KB chunks of BM rows x 128 B, B as BN/64 chunks of 64*KB rows x 128 B.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool SHEPI = false, int KB = 1>
 struct WgmmaTile2 {
   static constexpr bool kPingPong = SCHED == kSchedPingPong;
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
   static constexpr int kRowsPerConsumer = kPingPong ? BM : BM / CONSUMERS;  // C rows one consumer stores
   static constexpr int kMI = kRowsPerConsumer / 64;
   static constexpr int kAcc = BN / 2;
-  static constexpr int kSlotABytes = BM * kBK * 2;
-  static constexpr int kChunkBBytes = 64 * kBK * 2;
-  static constexpr int kSlotBBytes = BN * kBK * 2;
+  static constexpr int kSlotABytes = BM * kBK * 2 * KB;
+  static constexpr int kChunkABytes = BM * kBK * 2;       // one 64-wide k-chunk of the A slot
+  static constexpr int kChunkBBytes = 64 * kBK * 2 * KB;  // one 64-column chunk of the B slot
+  static constexpr int kSlotBBytes = BN * kBK * 2 * KB;
   static constexpr int kSlotBytes = kSlotABytes + kSlotBBytes;
+  static_assert(KB == 1 || KB == 2, "64- or 128-deep slots");
   static constexpr int kEpiChunkBytes = kRowsPerConsumer * 128;  // 64 columns of C, 128 B per row
   static constexpr int kEpiChunks = EPI == 0 ? BN / 64 : EPI;      // staging buffers per consumer
   static constexpr int kEpiBytesPerConsumer = kEpiChunks * kEpiChunkBytes;
@@ -878,13 +889,14 @@ struct WgmmaTile2 {
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false, bool B3D = false>
+          bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
                                             half* c_ptr = nullptr, int ldc = 0, int spread = 0,
                                             CpSrc src = CpSrc{}) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI, KB>;
+  static_assert(KB == 1 || (B3D && !SPLITK && !CSPLIT && !CPA), "128-deep slots: plain B3D kernels only");
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -919,7 +931,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
   const int num_tiles = tiles_m * tiles_n;
-  const int k_tiles = (K + kBK - 1) / kBK;
+  const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes (k-blocks of 64 * KB)
   const int num_items = SPLITK ? num_tiles * splits : num_tiles;
 
   if (warpgroup == 0) {
@@ -930,8 +942,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                                                          num_tiles, k_tiles, splits, M, N, K, wg_thread);
     }
     if (!cp && wg_thread == 0)
-      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D>(map_a, map_b, slots_a, slots_b, full, empty,
-                                                            tiles_m, tiles_n, num_tiles, k_tiles, splits);
+      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB>(map_a, map_b, slots_a, slots_b, full, empty,
+                                                                tiles_m, tiles_n, num_tiles, k_tiles, splits);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
@@ -984,11 +996,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kBK / 16; ++kk) {
+        for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
           const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) {
-            const uint64_t desc_a = make_desc(a_base + mi * 64 * 128 + kk * 32, 16, 8 * 128);
+            const uint64_t desc_a =
+                make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
             wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
           }
         }
@@ -1520,12 +1533,12 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 // B3D twins of the plain and split-K kernels (produce_tiles: B's chunks in one 3-D box), TMA only; the
 // host launches them with a 3-D map of B, only where N % 64 == 0 (elsewhere the twin's 2-D kernels).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, int KB = 1>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_b3d_kernel(const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b,
                             const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, true>(
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, true, KB>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
@@ -1737,6 +1750,23 @@ struct WgmmaEntry {
         hgemm_wgmma2_splitk_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>                              \
   }
 
+// A 64 x N ping-pong with 128-deep slots (KB = 2, session 17): where N and K are multiples of 64, its plain
+// kernel loads A's two k-chunks and B's chunks each in one 3-D box (two TMA instructions per 128 of K); its
+// split-K runs the 64-deep B3D kernels of the same ring depth in slots, and elsewhere the 64-deep 2-D ones.
+// bk = 128 in the entry; the shared memory is the 128-deep ring's (the 64-deep kernels use half of it).
+#define CUDAOPT_WGMMA_CFG2B2(BM, BN, CONS, ST, SCHED, EPI)                                        \
+  WgmmaEntry {                                                                                    \
+    BM, BN, 2 * kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 2>::kSmemBytes,    \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1, nullptr, 0,                  \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                  \
+        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                           \
+        hgemm_wgmma2_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI, 2>,                                 \
+        hgemm_wgmma2_splitk_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>                              \
+  }
+
 // The wgmma family. Order is the index the Python side mirrors (configs.py, kind="wgmma"): append only.
 const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG(128, 128, 2, 6),  // 0: 2 consumers of m64n128
@@ -1817,6 +1847,9 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2B(64, 128, 2, 8, 2, 0),  // 36: as 8
     CUDAOPT_WGMMA_CFG2B(64, 192, 2, 6, 2, 1),  // 37: as 15
     CUDAOPT_WGMMA_CFG2B(64, 256, 2, 4, 2, 0),  // 38: as 6
+    // 36 with 128-deep slots (session 17, not yet run): 4 slots of 48 KB, the same 192 KB in flight, half the
+    // TMA instructions, barrier waits and releases per FLOP.
+    CUDAOPT_WGMMA_CFG2B2(64, 128, 2, 4, 2, 0),  // 39
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2220,18 +2253,26 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   }
   // B3D: B's chunks through one 3-D box a k-block, where every chunk is whole (N % 64 == 0) and the TMA
   // producer runs (not cp.async); the twin's 2-D kernels elsewhere.
-  const bool b3d = c.kernel2_b3d != nullptr && N % 64 == 0 && cpasync_src(c, A, B, lda, ldb).a == nullptr;
-  CUtensorMap map_b3;
+  // A config with 128-deep slots (bk = 128) runs them in its plain kernel only, where K % 64 == 0 too
+  // (A's 3-D map takes whole k-chunks); its split-K and everything else run 64-deep.
+  const bool deep = c.bk == 2 * kBK && splits == 1;
+  const bool b3d = c.kernel2_b3d != nullptr && N % 64 == 0 && cpasync_src(c, A, B, lda, ldb).a == nullptr &&
+                   (!deep || K % 64 == 0);
+  CUtensorMap map_b3, map_a3;
   if (b3d) {
-    st = tensor_map(MapKey{B, K, N, ldb, kBK, c.bn / 64}, &map_b3);
+    st = tensor_map(MapKey{B, K, N, ldb, deep ? 2 * kBK : kBK, c.bn / 64}, &map_b3);
     if (st != 0) return st;
+    if (deep) {
+      st = tensor_map(MapKey{A, M, K, lda, c.bm, 2}, &map_a3);
+      if (st != 0) return st;
+    }
   }
   if (splits == 1) {
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
     CpSrc src = cpasync_src(c, A, B, lda, ldb);
-    void* args[] = {&map_a, b3d ? &map_b3 : &map_b, &map_c, &M, &N, &K, &src};
+    void* args[] = {b3d && deep ? &map_a3 : &map_a, b3d ? &map_b3 : &map_b, &map_c, &M, &N, &K, &src};
     return launch(reinterpret_cast<const void*>(src.a ? c.kernel2_cp : b3d ? c.kernel2_b3d : c.kernel2), grid,
                   c.threads, c.smem_bytes, s, args, 1);
   }
