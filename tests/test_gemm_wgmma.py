@@ -43,7 +43,8 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
     assert all(c.kind == "mma" for c in KERNEL_CONFIGS[:14])  # ids in the shipped table keep their meaning
     assert [c.index for c in WGMMA_CONFIGS] == list(range(len(WGMMA_CONFIGS)))
     for c in WGMMA_CONFIGS:
-        assert c.bk == 64 and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
+        # 64-deep slots, or 128-deep for a B3D config (session 17: config 53)
+        assert (c.bk == 64 or (c.bk == 128 and c.b3d)) and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 192, 256) and c.bm <= 256
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
