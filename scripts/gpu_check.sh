@@ -25,6 +25,7 @@
 #   bash scripts/gpu_check.sh gemm_order  # issue 6, session 17: block placement on GPCs, tile orders (diagnostic builds)
 #   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: the B3D configs 50-52 (tests, paired table swap)
 #   bash scripts/gpu_check.sh gemm_deep   # issue 6, session 17: config 53, 128-deep slots (tests, timing, Nsight)
+#   bash scripts/gpu_check.sh gemm_pair_deep # issue 6, session 18's first call: config 54 (the pair, 128-deep slots)
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -504,6 +505,18 @@ json.dump(t, open('$OUT/tables/b3d.json', 'w'), indent=1)"
       --shapes 1024x1024x8192,2048x512x8192,512x2048x8192,4096x256x8192,1024x1024x4096,2048x1024x8192,1024x1024x12288 \
       2>&1 | tee "$OUT/deep.txt" | tail -5
     timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 50 53 2>&1 | grep -v stalls | cut -c1-170
+    ;;
+  gemm_pair_deep)
+    # Issue 6, session 18's first call: config 54, the UNCOND pair sharing B with 128-deep slots (written in
+    # session 17, not yet run). Its GPU tests (bitwise equal to 22; K tails run its 64-deep cluster kernel),
+    # then 22, 50, 53, 49, 54 on the long-K shapes, then Nsight of 53, 54 and cuBLAS at 1024x1024x8192.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster or b3d or every_wgmma" 2>&1 | tail -2
+    timeout 150 python3 benchmarks/gemm_configs.py --configs 22,50,53,49,54 --rounds 10 \
+      --shapes 1024x1024x8192,2048x512x8192,512x2048x8192,4096x256x8192,1024x1024x4096,2048x1024x8192,1024x1024x12288 \
+      2>&1 | tee "$OUT/pair_deep.txt" | tail -7
+    timeout 90 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 53 54 torch \
+      --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | tail -9
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

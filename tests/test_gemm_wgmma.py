@@ -61,11 +61,11 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep)
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B", "CFG2B2") else int(g or 0),
-             kind == "CFG2CS", kind == "CFG2PS", kind == "CLUSTERU", kind.startswith("CFG2B"),
-             128 if kind == "CFG2B2" else 64)
+             kind == "CFG2CS", kind == "CFG2PS", kind.startswith("CLUSTERU"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
+             128 if kind in ("CFG2B2", "CLUSTERU2") else 64)
             for kind, a, b, c, d, e, f, g in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
@@ -275,7 +275,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     assert len(b3d_funcs) == 2 * len(B3D), out[-3000:]
     # a 128-deep B3D config also brings 64-deep 2-D kernels of its slot count (plain, split-K, cp.async each)
     deep = [c for c in B3D if c.bk == 128]
-    assert len(wgmma_funcs) == len(own) + len(gen2_plain) + 2 * len(deep), out[-3000:]
+    # (a 128-deep pair brings its 64-deep cluster kernel, counted here, and its deep one, below)
+    assert len(wgmma_funcs) == len(own) + len(gen2_plain) + 2 * len(deep) + len(B3D_PAIR), out[-3000:]
+    deep_pairs = re.findall(r"Function properties for (\S*hgemm_wgmma2_cluster_deep_kernel\S*)\n\s*(.*)", out)
+    assert len(deep_pairs) == len(B3D_PAIR), out[-3000:]
     # EPI, then CPA (a cluster kernel's flag after EPI is UNCOND, session 16)
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" not in name) == len(
         gen2_plain) + len(deep)
@@ -286,7 +289,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
     assert len(splitk_funcs) == 2 * sum(1 for c in own if c.max_splits > 1) + 2 * len(deep) + 1, out[-3000:]
-    for name, props in wgmma_funcs + splitk_funcs + b3d_funcs:
+    for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
     tool = _cuobjdump()
@@ -342,7 +345,8 @@ def _sass_functions(sass: str) -> dict[str, str]:
 # ---- generation 2 (schedules 1 and 2): host-side logic ------------------------------------------
 
 CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
-B3D = [c for c in WGMMA_CONFIGS if c.b3d]  # session 17: twins loading B through a 3-D map, tested apart
+B3D = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m == 1]  # session 17: 3-D-map twins, tested apart
+B3D_PAIR = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m > 1]  # session 17: the pair with 128-deep slots
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
@@ -374,7 +378,7 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1),
         (39, "wgmma128x256x64_c2_s4_tma_cm2_e2", 2, 1), (40, "wgmma128x128x64_pp_s6_cm2_e1", 2, 1),
         (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1), (48, "wgmma128x128x64_pp_s6_cm2_e1_u", 2, 1),
-        (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1)]
+        (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1), (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 2, 1)]
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -471,6 +475,9 @@ def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):
             assert c.label == t.label + "_b3" and c.smem_bytes == t.smem_bytes
     deep = B3D[-1]  # 128-deep slots: half the slots of 22, the same ring bytes
     assert (deep.bk, deep.stages) == (128, 4) and deep.smem_bytes - deep.epilogue_bytes < plain_twin(deep).smem_bytes
+    # the pair with 128-deep slots: 53's ring, 49's pairing (UNCOND), bitwise 22's results
+    assert [(c.id, c.label, c.bk, c.stages, c.uncond, plain_twin(c).id, c.smem_bytes) for c in B3D_PAIR] == [
+        (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 128, 4, True, 22, deep.smem_bytes)]
     assert [kernel_lib.cudaopt_wgmma_b3d(c.index) for c in WGMMA_CONFIGS] == [int(c.b3d) for c in WGMMA_CONFIGS]
 
 

@@ -544,7 +544,7 @@ def test_wgmma_b3d_configs_equal_their_twins(shape):
     b = torch.randn((k, n), generator=gen, device="cuda").half()
     ref = a.float() @ b.float()
     torch_err = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
-    b3d = [c for c in WGMMA_CONFIGS if c.b3d]
+    b3d = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m == 1]  # (the pair: test_wgmma_cluster_configs_match_torch)
     assert b3d
     failures = []
     for cfg in b3d:

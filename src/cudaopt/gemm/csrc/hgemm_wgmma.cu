@@ -489,7 +489,9 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // mbarrier allows; the phase cannot complete while this producer's arrival is pending), never in an
 // earlier phase: the peer refills slot s only after this CTA's consumers released it, i.e. after
 // this CTA's full barrier completed the slot's previous phase.
-template <class T, int BM, int BN, int STAGES>
+// KB = 2 (session 17): 128-deep slots; A's two k-chunks in one box of a 3-D map of A, this CTA's B chunks
+// as 128-row boxes of a 2-D map (the host encodes both).
+template <class T, int BM, int BN, int STAGES, int KB = 1>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
@@ -510,8 +512,12 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
     for (int kt = 0; kt < k_tiles; ++kt) {
       mbar_wait(&empty[slot], phase ^ 1);  // (plain: its .acquire.cluster form added an L1 invalidate)
       mbar_expect_tx(&full[slot], live ? T::kSlotBytes : T::kSlotBBytes);
-      const int k0 = kt * kBK;
-      if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+      const int k0 = kt * kBK * KB;
+      if constexpr (KB == 1) {
+        if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+      } else {
+        if (live) tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
+      }
 #pragma unroll
       for (int j = 0; j < kChunksPerCta; ++j) {
         const int chunk = rank * kChunksPerCta + j;
@@ -1276,11 +1282,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // the `live` branch around the wgmma block leaves the full-barrier wait in a BSSY/BSYNC region and every
 // descriptor computation after it, so the k-block's first wgmma waits on them (172 samples there against
 // 20 in the twin, whose compiler hoists that work above the wait).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0, bool UNCOND = false>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0, bool UNCOND = false,
+          int KB = 1>
 __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, false, KB>;
   static_assert(CM == kClusterMax && !SPLITK, "2x1 clusters, without split-K");
   static_assert(!T::kEpiRunning, "the cluster body's chunked epilogue reuses buffer c % kEpiChunks");
   extern __shared__ unsigned char smem_raw[];
@@ -1309,7 +1316,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
   const int num_tiles = tiles_m * tiles_n;
-  const int k_tiles = (K + kBK - 1) / kBK;
+  const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes
   // The sequence this CTA walks: items seq0, seq0 + seq_step, ... (one block's, or one cluster's).
   const int num_items = CM > 1 ? (tiles_m + 1) / 2 * tiles_n : (SPLITK ? num_tiles * splits : num_tiles);
   const int seq0 = CM > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
@@ -1320,7 +1327,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
     if (wg_thread == 0) {
       if constexpr (CM > 1)
-        produce_tiles_cluster<T, BM, BN, STAGES>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
+        produce_tiles_cluster<T, BM, BN, STAGES, KB>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
                                                  tiles_n, num_items, k_tiles, rank, seq0, seq_step);
       else
         produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
@@ -1387,11 +1394,12 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
           for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
           wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk) {
+          for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
             const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
 #pragma unroll
             for (int mi = 0; mi < T::kMI; ++mi) {
-              const uint64_t desc_a = make_desc(a_base + mi * 64 * 128 + kk * 32, 16, 8 * 128);
+              const uint64_t desc_a =
+                  make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
               wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
             }
           }
@@ -1561,6 +1569,17 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
   wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, UNCOND>(&map_a, &map_b, &map_c,
+                                                                                         nullptr, M, N, K, 1);
+}
+
+// The 2x1 cluster kernel with 128-deep slots (KB = 2, session 17): A through a 3-D map of A, B through a
+// 2-D map of 128-row boxes (the host launches it where K % 64 == 0; the 64-deep cluster kernel elsewhere).
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_cluster_deep_kernel(const __grid_constant__ CUtensorMap map_a,
+                                     const __grid_constant__ CUtensorMap map_b,
+                                     const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, true, 2>(&map_a, &map_b, &map_c,
                                                                                          nullptr, M, N, K, 1);
 }
 
@@ -1767,6 +1786,17 @@ struct WgmmaEntry {
         hgemm_wgmma2_splitk_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>                              \
   }
 
+// The UNCOND pair with 128-deep slots (session 17): kernel2_b3d holds the 128-deep cluster kernel, launched
+// where K % 64 == 0; kernel2 the 64-deep one of the same slot count. bk = 128 in the entry.
+#define CUDAOPT_WGMMA_CLUSTERU2(BM, BN, CONS, ST, SCHED, CM, EPI)                                 \
+  WgmmaEntry {                                                                                    \
+    BM, BN, 2 * kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 2>::kSmemBytes,    \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true>, nullptr, CM, nullptr, 0, \
+        nullptr, nullptr, hgemm_wgmma2_cluster_deep_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr \
+  }
+
 // The wgmma family. Order is the index the Python side mirrors (configs.py, kind="wgmma"): append only.
 const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG(128, 128, 2, 6),  // 0: 2 consumers of m64n128
@@ -1850,6 +1880,9 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 36 with 128-deep slots (session 17): 4 slots of 48 KB, the same 192 KB in flight, half the TMA
     // instructions, barrier waits and releases per FLOP. Measured: 1.6% faster than 36 on long-K shapes.
     CUDAOPT_WGMMA_CFG2B2(64, 128, 2, 4, 2, 0),  // 39
+    // The 64 x 128 pair sharing B (35) with 39's 128-deep slots (session 17, not yet run): each CTA asks for
+    // half of the bytes 39 asks for, in two TMA instructions a slot (its A box, its multicast B box).
+    CUDAOPT_WGMMA_CLUSTERU2(64, 128, 2, 4, 2, 2, 0),  // 40
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2242,8 +2275,18 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     if (st != 0) return st;
     const int grid = launch_grid(c, M, N, 1, sms, most);
     CpSrc none{};
-    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &none};
-    return launch(reinterpret_cast<const void*>(c.kernel2), grid, c.threads, c.smem_bytes, s, args, c.cluster);
+    // 128-deep slots (kernel2_b3d of a cluster entry) where A's 3-D map takes whole k-chunks
+    const bool deep = c.kernel2_b3d != nullptr && K % 64 == 0;
+    CUtensorMap map_a3, map_b2;
+    if (deep) {
+      st = tensor_map(MapKey{A, M, K, lda, c.bm, 2}, &map_a3);
+      if (st != 0) return st;
+      st = tensor_map(MapKey{B, K, N, ldb, 2 * kBK}, &map_b2);
+      if (st != 0) return st;
+    }
+    void* args[] = {deep ? &map_a3 : &map_a, deep ? &map_b2 : &map_b, &map_c, &M, &N, &K, &none};
+    return launch(reinterpret_cast<const void*>(deep ? c.kernel2_b3d : c.kernel2), grid, c.threads, c.smem_bytes,
+                  s, args, c.cluster);
   }
   const int grid = launch_grid(c, M, N, splits, sms);
   half* c_half = static_cast<half*>(C);
