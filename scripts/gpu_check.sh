@@ -26,6 +26,7 @@
 #   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: the B3D configs 50-52 (tests, paired table swap)
 #   bash scripts/gpu_check.sh gemm_deep   # issue 6, session 17: config 53, 128-deep slots (tests, timing, Nsight)
 #   bash scripts/gpu_check.sh gemm_pair_deep # issue 6, session 18's first call: config 54 (the pair, 128-deep slots)
+#   bash scripts/gpu_check.sh gemm_retune_longk # issue 6, session 18: retune the 180 long-K shapes, paired check
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -517,6 +518,30 @@ json.dump(t, open('$OUT/tables/b3d.json', 'w'), indent=1)"
       2>&1 | tee "$OUT/pair_deep.txt" | tail -7
     timeout 90 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 53 54 torch \
       --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | tail -9
+    ;;
+  gemm_retune_longk)
+    # Issue 6, plan for session 18: retune the grid's long-K shapes of 256K-2M outputs (180 shapes, where
+    # 50 and 53 measured faster than 22) with every enabled config: the shipped table less those entries is
+    # the start, and the tuner (merging) fills them in, so a call that runs out of time is continued by
+    # passing the returned table back (`carry`, GEMM_RETUNE_SEED=path). Then the new table against the
+    # shipped one, paired, on the shapes whose choice changed.
+    python3 -m cudaopt.gemm.build | tail -1
+    mkdir -p "$OUT/tables"
+    python3 -c "
+import json, os
+from cudaopt.gemm.shapes import parse_shapes
+sel = [s for s in parse_shapes('grid') if 2**18 <= s[0] * s[1] <= 2**21 and s[2] >= 2048]
+open('$OUT/tables/longk_shapes.txt', 'w').write(','.join(f'{m}x{n}x{k}' for m, n, k in sel))
+seed = os.environ.get('GEMM_RETUNE_SEED')
+t = json.load(open(seed or 'src/cudaopt/gemm/tuned_h200.json'))
+if not seed:
+    t['entries'] = [e for e in t['entries'] if (e['m'], e['n'], e['k']) not in set(sel)]
+json.dump(t, open('$OUT/tables/retuned.json', 'w'), indent=1)
+print(len(sel), 'long-K shapes;', len(t['entries']), 'entries to start from')"
+    timeout 420 python3 -m cudaopt.cli tune-gemm --shapes "$(cat "$OUT/tables/longk_shapes.txt")" \
+      --out "$OUT/tables/retuned.json" --budget-s 330 2>&1 | tail -3
+    timeout 150 python3 benchmarks/gemm_tables.py src/cudaopt/gemm/tuned_h200.json "$OUT/tables/retuned.json" \
+      --count 200 --rounds 12 2>&1 | tee "$OUT/tables_retuned.txt" | tail -3
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac
