@@ -24,7 +24,6 @@
 #   bash scripts/gpu_check.sh gemm_uncond # issue 6, session 17's first call: the UNCOND cluster configs 48-49
 #   bash scripts/gpu_check.sh gemm_order  # issue 6, session 17: block placement on GPCs, tile orders (diagnostic builds)
 #   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: the B3D configs 50-52 (tests, paired table swap)
-#   bash scripts/gpu_check.sh gemm_deep   # issue 6, session 17: config 53, 128-deep slots (tests, timing, Nsight)
 #   bash scripts/gpu_check.sh gemm_pair_deep # issue 6, session 18's first call: config 54 (the pair, 128-deep slots)
 #   bash scripts/gpu_check.sh gemm_retune_longk # issue 6, session 18: retune the 180 long-K shapes, paired check
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -495,17 +494,6 @@ json.dump(t, open('$OUT/tables/b3d.json', 'w'), indent=1)"
     timeout 330 python3 benchmarks/gemm_tables.py src/cudaopt/gemm/tuned_h200.json "$OUT/tables/b3d.json" --count 400 \
       --rounds 12 2>&1 | tee "$OUT/tables_b3d.txt" | tail -4
     timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 50 2>&1 | grep -v stalls | cut -c1-200
-    ;;
-  gemm_deep)
-    # Issue 6, session 17: config 53, the 64 x 128 ping-pong with 128-deep slots (A and B each in one 3-D
-    # box a slot). Its GPU tests (bitwise equal to 22, plain and split-K), then 22, 50 and 53 on the long-K
-    # shapes, then Nsight of 50 and 53 at 1024x1024x8192.
-    python3 -m cudaopt.gemm.build | tail -1
-    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "b3d or every_wgmma" 2>&1 | tail -2
-    timeout 100 python3 benchmarks/gemm_configs.py --configs 22,50,53 --rounds 10 \
-      --shapes 1024x1024x8192,2048x512x8192,512x2048x8192,4096x256x8192,1024x1024x4096,2048x1024x8192,1024x1024x12288 \
-      2>&1 | tee "$OUT/deep.txt" | tail -5
-    timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 50 53 2>&1 | grep -v stalls | cut -c1-170
     ;;
   gemm_pair_deep)
     # Issue 6, session 18's first call: config 54, the UNCOND pair sharing B with 128-deep slots (written in

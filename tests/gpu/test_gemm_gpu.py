@@ -489,34 +489,48 @@ CLUSTER_SHAPES = [(8192, 8192, 4096), (8200, 4096, 512), (4104, 1032, 136), (163
                   (200, 136, 264), (4224, 8200, 72), (12416, 4104, 1000)]
 
 
+def _operands(m, n, k, seed):
+    """Random fp16 A and B, their fp32 product and torch.matmul's relative error against it."""
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn((m, k), generator=gen, device="cuda").half()
+    b = torch.randn((k, n), generator=gen, device="cuda").half()
+    ref = a.float() @ b.float()
+    return a, b, ref, ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+
+
+def _twin_mismatch(a, b, ref, torch_err, cfg, splits):
+    """None where cfg (with `splits`) is within 1.25x torch.matmul's error and bitwise equal to its plain
+    twin; otherwise what differs."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import plain_twin
+
+    out = hgemm(a, b, choice=Choice("ours", cfg.id, splits))
+    want = hgemm(a, b, choice=Choice("ours", plain_twin(cfg).id, splits))
+    torch.cuda.synchronize()
+    err = ((out.float() - ref).norm() / ref.norm()).item()
+    if err <= 1.25 * torch_err + 1e-4 and torch.equal(out, want):
+        return None
+    return cfg.label, splits, err, torch_err, torch.equal(out, want)
+
+
 @pytest.mark.parametrize("shape", CLUSTER_SHAPES)
 def test_wgmma_cluster_configs_match_torch(shape):
     """Every cluster config against an fp32 reference, within 1.25x torch.matmul's own error, and
     bitwise equal to its non-cluster twin (same tile, same k order per tile: same fp32 sums); the
     first one through every check of check_gemm."""
-    import torch
-
     from cudaopt.gemm import Choice, hgemm
-    from cudaopt.gemm.configs import WGMMA_CONFIGS, plain_twin
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
     from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
-    gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + 7 * k)
-    a = torch.randn((m, k), generator=gen, device="cuda").half()
-    b = torch.randn((k, n), generator=gen, device="cuda").half()
-    ref = a.float() @ b.float()
-    torch_err = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+    a, b, ref, torch_err = _operands(m, n, k, m + 3 * n + 7 * k)
     clusters = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
     assert clusters
-    failures = []
-    for cfg in clusters:
-        out = hgemm(a, b, choice=Choice("ours", cfg.id, 1))
-        twin = plain_twin(cfg)
-        want = hgemm(a, b, choice=Choice("ours", twin.id, 1))
-        torch.cuda.synchronize()
-        err = ((out.float() - ref).norm() / ref.norm()).item()
-        if not err <= 1.25 * torch_err + 1e-4 or not torch.equal(out, want):
-            failures.append((cfg.label, err, torch_err, torch.equal(out, want)))
+    failures = [f for cfg in clusters if (f := _twin_mismatch(a, b, ref, torch_err, cfg, 1))]
     assert not failures, failures
     first = Choice("ours", clusters[0].id, 1)
     r = check_gemm(lambda a_, b_, out, c=first: hgemm(a_, b_, out=out, choice=c), m, n, k, seed=m + n + k)
@@ -533,29 +547,14 @@ B3D_SHAPES = [(1024, 1024, 8192), (200, 192, 1000), (8192, 768, 512), (4104, 153
 def test_wgmma_b3d_configs_equal_their_twins(shape):
     """Every B3D config, plain and split-K, bitwise equal to its twin (the 3-D box lands B's chunks where
     the twin's 2-D boxes do) and within 1.25x torch.matmul's error against fp32."""
-    import torch
-
-    from cudaopt.gemm import Choice, hgemm
-    from cudaopt.gemm.configs import WGMMA_CONFIGS, plain_twin, wgmma_k_blocks
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, wgmma_k_blocks
 
     m, n, k = shape
-    gen = torch.Generator(device="cuda").manual_seed(m + 5 * n + 11 * k)
-    a = torch.randn((m, k), generator=gen, device="cuda").half()
-    b = torch.randn((k, n), generator=gen, device="cuda").half()
-    ref = a.float() @ b.float()
-    torch_err = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+    a, b, ref, torch_err = _operands(m, n, k, m + 5 * n + 11 * k)
     b3d = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m == 1]  # (the pair: test_wgmma_cluster_configs_match_torch)
     assert b3d
-    failures = []
-    for cfg in b3d:
-        twin = plain_twin(cfg)
-        for splits in sorted({1, min(2, wgmma_k_blocks(k)), min(5, wgmma_k_blocks(k))}):
-            out = hgemm(a, b, choice=Choice("ours", cfg.id, splits))
-            want = hgemm(a, b, choice=Choice("ours", twin.id, splits))
-            torch.cuda.synchronize()
-            err = ((out.float() - ref).norm() / ref.norm()).item()
-            if not err <= 1.25 * torch_err + 1e-4 or not torch.equal(out, want):
-                failures.append((cfg.label, splits, err, torch_err, torch.equal(out, want)))
+    splits = sorted({1, min(2, wgmma_k_blocks(k)), min(5, wgmma_k_blocks(k))})
+    failures = [f for cfg in b3d for s in splits if (f := _twin_mismatch(a, b, ref, torch_err, cfg, s))]
     assert not failures, failures
 
 

@@ -1671,44 +1671,28 @@ struct WgmmaEntry {
         WgmmaTile<BM, BN, CONS, ST>::kThreads, 0, 0, hgemm_wgmma_kernel<BM, BN, CONS, ST>, \
         nullptr, nullptr, 1                                                               \
   }
-#define CUDAOPT_WGMMA_CFG2(BM, BN, CONS, ST, SCHED)                                               \
-  WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED>::kSmemBytes,                       \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED>::kThreads, SCHED,                                     \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED>::kRowsPerConsumer, nullptr,                           \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED>,                                             \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED>, 1,                                   \
-        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED>, 0,                                   \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, 0, true>,                                    \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, 0, true>                              \
-  }
+// The fields of a generation-2 entry with split-K (plain, split-K, cluster split-K and cp.async kernels);
+// CSPLIT_ONLY: splits > 1 always take the cluster split-K kernel (CFG2CS below).
+#define CUDAOPT_WGMMA_CFG2_FIELDS(BM, BN, CONS, ST, SCHED, EPI, CSPLIT_ONLY)                      \
+  BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                    \
+      WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                  \
+      WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                        \
+      hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                          \
+      hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                                \
+      hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, CSPLIT_ONLY,                      \
+      hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                    \
+      hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>
+#define CUDAOPT_WGMMA_CFG2(BM, BN, CONS, ST, SCHED) \
+  WgmmaEntry { CUDAOPT_WGMMA_CFG2_FIELDS(BM, BN, CONS, ST, SCHED, 0, 0) }
 // Generation 2 with a chunked C epilogue (EPI staging buffers of 64 columns, see WgmmaTile2).
-#define CUDAOPT_WGMMA_CFG2E(BM, BN, CONS, ST, SCHED, EPI)                                         \
-  WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
-        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 0,                              \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                  \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>                            \
-  }
+#define CUDAOPT_WGMMA_CFG2E(BM, BN, CONS, ST, SCHED, EPI) \
+  WgmmaEntry { CUDAOPT_WGMMA_CFG2_FIELDS(BM, BN, CONS, ST, SCHED, EPI, 0) }
 // Cluster split-K variant of a generation-2 config (session 12): the same kernels, but its splits (2..8)
 // always run as hgemm_wgmma2_csplit_kernel, a cluster of `splits` CTAs per tile summing through
 // distributed shared memory, whatever CUDAOPT_GEMM_SPLITK_FIXUP says; a refused cluster launch is an
 // error, not a fallback (the tuner must time what the label says).
-#define CUDAOPT_WGMMA_CFG2CS(BM, BN, CONS, ST, SCHED, EPI)                                        \
-  WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
-        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                  \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>                            \
-  }
+#define CUDAOPT_WGMMA_CFG2CS(BM, BN, CONS, ST, SCHED, EPI) \
+  WgmmaEntry { CUDAOPT_WGMMA_CFG2_FIELDS(BM, BN, CONS, ST, SCHED, EPI, 1) }
 // 2x1 cluster variant of a generation-2 config (same tile, stages, smem; CM = 2 along M).
 #define CUDAOPT_WGMMA_CLUSTER(BM, BN, CONS, ST, SCHED, CM)                                        \
   WgmmaEntry {                                                                                    \
@@ -1755,18 +1739,11 @@ struct WgmmaEntry {
 
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
 // session 17); its twin's kernels (cp.async ones included) everywhere else, and for cluster split-K.
-#define CUDAOPT_WGMMA_CFG2B(BM, BN, CONS, ST, SCHED, EPI)                                         \
-  WgmmaEntry {                                                                                    \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                  \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                        \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI>, 1,                              \
-        hgemm_wgmma2_csplit_kernel<BM, BN, CONS, ST, SCHED, EPI>, 0,                              \
-        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                                  \
-        hgemm_wgmma2_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, true>,                           \
-        hgemm_wgmma2_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>,                                    \
-        hgemm_wgmma2_splitk_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>                              \
+#define CUDAOPT_WGMMA_CFG2B(BM, BN, CONS, ST, SCHED, EPI)                               \
+  WgmmaEntry {                                                                          \
+    CUDAOPT_WGMMA_CFG2_FIELDS(BM, BN, CONS, ST, SCHED, EPI, 0),                         \
+        hgemm_wgmma2_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>,                          \
+        hgemm_wgmma2_splitk_b3d_kernel<BM, BN, CONS, ST, SCHED, EPI>                    \
   }
 
 // A 64 x N ping-pong with 128-deep slots (KB = 2, session 17): where N and K are multiples of 64, its plain
@@ -2299,8 +2276,8 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   // A config with 128-deep slots (bk = 128) runs them in its plain kernel only, where K % 64 == 0 too
   // (A's 3-D map takes whole k-chunks); its split-K and everything else run 64-deep.
   const bool deep = c.bk == 2 * kBK && splits == 1;
-  const bool b3d = c.kernel2_b3d != nullptr && N % 64 == 0 && cpasync_src(c, A, B, lda, ldb).a == nullptr &&
-                   (!deep || K % 64 == 0);
+  CpSrc src = cpasync_src(c, A, B, lda, ldb);  // (the cluster split-K kernel ignores it)
+  const bool b3d = c.kernel2_b3d != nullptr && N % 64 == 0 && src.a == nullptr && (!deep || K % 64 == 0);
   CUtensorMap map_b3, map_a3;
   if (b3d) {
     st = tensor_map(MapKey{B, K, N, ldb, deep ? 2 * kBK : kBK, c.bn / 64}, &map_b3);
@@ -2314,7 +2291,6 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
-    CpSrc src = cpasync_src(c, A, B, lda, ldb);
     void* args[] = {b3d && deep ? &map_a3 : &map_a, b3d ? &map_b3 : &map_b, &map_c, &M, &N, &K, &src};
     return launch(reinterpret_cast<const void*>(src.a ? c.kernel2_cp : b3d ? c.kernel2_b3d : c.kernel2), grid,
                   c.threads, c.smem_bytes, s, args, 1);
@@ -2327,7 +2303,6 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   int spread = 0;
   int* counters = nullptr;
   CUtensorMap map_c = map_a;  // unused without the ticket fixup (the reduce kernel or c_half write C)
-  CpSrc src = cpasync_src(c, A, B, lda, ldb);  // (the cluster split-K kernel ignores it)
   const Kernel2SplitFn splitk_fn = src.a && c.kernel2_splitk_cp ? c.kernel2_splitk_cp
                                    : b3d                         ? c.kernel2_splitk_b3d
                                                                  : c.kernel2_splitk;
