@@ -60,6 +60,9 @@ def test_parse_shapes(tmp_path):
     assert len(parse_shapes("grid")) == 1000
     with pytest.raises(ValueError):
         parse_shapes("nonsense")
+    # A list of hundreds of shapes is longer than a file name may be: it must parse, not raise OSError.
+    many = parse_shapes("grid")[:300]
+    assert parse_shapes(",".join(f"{m}x{n}x{k}" for m, n, k in many)) == many
 
 
 def test_statistics_on_synthetic_timings():

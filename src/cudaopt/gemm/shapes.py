@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 from pathlib import Path
 
 GRID_SIZES = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384)
@@ -92,9 +93,12 @@ def parse_shapes(spec: str) -> list[Shape]:
         except (IndexError, ValueError):
             raise ValueError(f"shapes {spec!r}: use {parts[0]}:N or {parts[0]}:N:SEED with integers") from None
         return (sample_shapes if parts[0] == "sample" else offgrid_shapes)(count, seed)
-    path = Path(spec)
-    if path.exists():
-        text = path.read_text()
+    # An inline list is recognised before any file look-up: a few hundred shapes make a string longer
+    # than a file name may be (Path.exists raises 'File name too long').
+    if re.fullmatch(r"\s*\d+x\d+x\d+(\s*[,;]\s*\d+x\d+x\d+)*\s*[,;]?\s*", spec):
+        text = spec.replace(",", "\n").replace(";", "\n")
+    elif Path(spec).exists():
+        text = Path(spec).read_text()
     elif "x" in spec:
         text = spec.replace(",", "\n").replace(";", "\n")
     else:
