@@ -26,6 +26,7 @@
 #   bash scripts/gpu_check.sh gemm_b3d    # issue 6, session 17: the B3D configs 50-52 (tests, paired table swap)
 #   bash scripts/gpu_check.sh gemm_pair_deep # issue 6, session 18's first call: config 54 (the pair, 128-deep slots)
 #   bash scripts/gpu_check.sh gemm_retune_longk # issue 6, session 18: retune the 180 long-K shapes, paired check
+#   bash scripts/gpu_check.sh gemm_lt_fallback  # issue 6, session 18: the dispatcher's cuBLASLt fallback pass
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -530,6 +531,23 @@ print(len(sel), 'long-K shapes;', len(t['entries']), 'entries to start from')"
       --out "$OUT/tables/retuned.json" --budget-s 330 2>&1 | tail -3
     timeout 150 python3 benchmarks/gemm_tables.py src/cudaopt/gemm/tuned_h200.json "$OUT/tables/retuned.json" \
       --count 200 --rounds 12 2>&1 | tee "$OUT/tables_retuned.txt" | tail -3
+    ;;
+  gemm_lt_fallback)
+    # Issue 6, session 18: the dispatcher's cuBLASLt fallback. Its GPU tests, then the pass over the shipped
+    # table (each shape's choice against every algorithm of cuBLASLt's list; `cudaopt tune-gemm-fallbacks`),
+    # written to $OUT/tables/tuned_lt.json after every shape. A call that runs out of time is continued by
+    # carrying that table back: GEMM_LT_SEED=path (its checked shapes are skipped). GEMM_LT_SHAPES=FILE: only
+    # those shapes, in that order (e.g. most promising first).
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cublaslt or lt_fallback or dispatcher" 2>&1 | tail -2
+    mkdir -p "$OUT/tables"
+    SEED=${GEMM_LT_SEED:-src/cudaopt/gemm/tuned_h200.json}
+    [ "$SEED" != "$OUT/tables/tuned_lt.json" ] && cp "$SEED" "$OUT/tables/tuned_lt.json"
+    timeout "${GEMM_LT_TIMEOUT:-420}" python3 -m cudaopt.cli tune-gemm-fallbacks --table "$OUT/tables/tuned_lt.json" \
+      --out "$OUT/tables/tuned_lt.json" --budget-s "${GEMM_LT_BUDGET:-360}" ${GEMM_LT_SHAPES:+--shapes "$GEMM_LT_SHAPES"} \
+      > "$OUT/lt_fallback.log" 2>&1
+    echo "fallback pass exit $?"; grep -v "^\[lt " "$OUT/lt_fallback.log" | tail -3; grep -c "^\[lt " "$OUT/lt_fallback.log"
+    grep "cublaslt$" "$OUT/lt_fallback.log" | tail -5
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac

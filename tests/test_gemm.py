@@ -702,3 +702,79 @@ def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     assert again.paired["dispatch vs torch"] == {s: 1.1 for s in SHAPES5[:3]}
     bench.write_outputs(res, tmp_path, "t")
     assert "| dispatch vs torch (paired) | all |" in (tmp_path / "summary.md").read_text()
+
+
+# --- the cuBLASLt fallback (session 18) ---
+
+def test_table_with_cublaslt_fallbacks_parses_and_neighbours_take_torch(tmp_path):
+    data = {"entries": [{"m": 4096, "n": 4096, "k": 4096, "backend": "cublaslt", "config": 27, "splits": 1, "lt_algo": 3},
+                        {"m": 64, "n": 64, "k": 64, "backend": "ours", "config": 6, "splits": 1, "lt_algo": 5}]}
+    table = dispatch.parse_table(data)
+    hit = dispatch.choose(4096, 4096, 4096, table)
+    assert hit == Choice("cublaslt", 27, 1, 3) and hit.label() == "fallback:cublaslt_nn_algo3"
+    assert hit.as_ours() == Choice("ours", 27, 1)  # what the benchmark times as "ours" there
+    assert table[(64, 64, 64)] == Choice("ours", 6, 1)  # lt_algo means nothing to another backend
+    # a neighbour's algorithm index names an entry of another shape's list: the neighbour gets torch.matmul
+    assert dispatch.choose(4096, 2048, 4096, table) == Choice("torch", 27, 1)
+    for bad, msg in (({"backend": "cublas"}, "not one of"), ({"backend": "cublaslt"}, "lt_algo")):
+        with pytest.raises(ValueError, match=msg):
+            dispatch.parse_table({"entries": [{"m": 1, "n": 1, "k": 1, **bad}]})
+
+
+def _lt_entry(backend="ours", **kw):
+    return {"m": 256, "n": 256, "k": 256, "backend": backend, "config": 27, "splits": 1, "label": "x", **kw}
+
+
+def test_lt_fallback_needs_both_verdicts_and_a_correct_algorithm():
+    screen = {"table": 10.0, "lt0": 10.5, "lt1": 9.0, "lt2": float("nan")}
+    ok = lambda j: True  # noqa: E731
+    e = tune.decide_lt(_lt_entry(), screen, lambda j: (10.0, 9.2, 1.05), ok, info=lambda j: {"algo_id": 7})
+    assert e["backend"] == "cublaslt" and e["lt_algo"] == 1 and e["config"] == 27  # ours stays on record
+    assert e["lt_fallback"]["replaced"] == "ours" and e["lt_fallback"]["algo_info"] == {"algo_id": 7}
+    confirmed_slower = tune.decide_lt(_lt_entry(), screen, lambda j: (9.9, 10.0, 0.99), ok)
+    assert confirmed_slower["backend"] == "ours" and confirmed_slower["lt_fallback"]["checked"]
+    no_pairs = tune.decide_lt(_lt_entry(), screen, lambda j: (10.0, 9.5, None), ok)  # the medians decide
+    assert no_pairs["backend"] == "cublaslt"
+    assert tune.decide_lt(_lt_entry(), screen, lambda j: (10.0, 9.2, 1.05), lambda j: False)["backend"] == "ours"
+
+    def never(j):
+        raise AssertionError("confirmed although the screening found the table's choice faster")
+    assert tune.decide_lt(_lt_entry(), {"table": 8.0, "lt0": 9.0}, never, ok)["backend"] == "ours"
+    assert tune.decide_lt(_lt_entry(), {"table": float("nan"), "lt0": 9.0}, never, ok)["backend"] == "ours"
+    assert "no cuBLASLt" in tune.decide_lt(_lt_entry(), {"table": 8.0}, never, ok)["lt_fallback"]["note"]
+    # a torch fallback can move too, and a second pass over its own output starts from what it replaced
+    moved = tune.decide_lt(_lt_entry("torch"), screen, lambda j: (10.0, 9.2, 1.05), ok)
+    assert moved["lt_fallback"]["replaced"] == "torch"
+    back = tune.decide_lt(moved, {"table": 9.0, "lt1": 9.5}, never, ok)
+    assert back["backend"] == "torch" and "lt_algo" not in back
+
+
+def test_lt_fallback_pass_resumes_and_survives_a_failing_shape(tmp_path, no_gpu):
+    table = tmp_path / "t.json"
+    shapes = [(64, 64, 64), (128, 128, 128), (256, 256, 256)]
+    table.write_text(json.dumps({"device": "H", "fallback_below": 1.0, "entries": [
+        {"m": m, "n": n, "k": kk, "backend": "ours", "config": 6, "splits": 1} for m, n, kk in shapes]}))
+    calls = []
+
+    def fake(entry, rng=None):
+        s = (entry["m"], entry["n"], entry["k"])
+        calls.append(s)
+        if s == shapes[1]:
+            raise RuntimeError("CUBLAS_STATUS_EXECUTION_FAILED")
+        return {**entry, "backend": "cublaslt" if s == shapes[0] else "ours", "lt_algo": 2,
+                "lt_fallback": {"checked": True, "replaced": "ours"}}
+    no_gpu.setattr(tune, "lt_fallback_shape", fake)
+    out = tmp_path / "out.json"
+    data = tune.run_lt_fallbacks(table, out, log=lambda s: None)
+    assert calls == shapes and json.loads(out.read_text()) == data and data["device"] == "H"
+    assert [e["backend"] for e in data["entries"]] == ["cublaslt", "ours", "ours"]
+    assert "lt_fallback" not in data["entries"][1]  # failed: unchanged, tried again next run
+    assert dispatch.parse_table(data)[shapes[0]] == Choice("cublaslt", 6, 1, 2)
+    calls.clear()
+    tune.run_lt_fallbacks(table, out, log=lambda s: None)
+    assert calls == [shapes[1]]  # the checked shapes are skipped
+    calls.clear()
+    tune.run_lt_fallbacks(table, out, shapes=[shapes[2], (8, 8, 8)], recheck=True, log=lambda s: None)
+    assert calls == [shapes[2]]  # only shapes the table holds
+    with pytest.raises(FileNotFoundError, match="--table|no table"):
+        tune.run_lt_fallbacks(tmp_path / "none.json", out, log=lambda s: None)

@@ -283,6 +283,29 @@ def tune_gemm_cmd(
     console.print(f"table: {tune_gemm(shapes=shapes, out=out, rounds=rounds, budget_s=budget_s, merge=merge, retune=retune, shard=shard)}")
 
 
+@app.command("tune-gemm-fallbacks")
+def tune_gemm_fallbacks_cmd(
+    table: Path = typer.Option(..., help="The tuned table the pass starts from (e.g. src/cudaopt/gemm/tuned_h200.json)."),
+    out: Path = typer.Option(Path("runs/gemm/tuned_lt.json"), help="Table to write (rewritten after every shape; may be --table)."),
+    shapes: Optional[str] = typer.Option(None, help="Only these of the table's shapes: grid | sample:N | FILE | MxNxK,..."),
+    budget_s: Optional[float] = typer.Option(None, "--budget-s", help="Start no new shape after this many seconds; a rerun continues."),
+    recheck: bool = typer.Option(False, "--recheck", help="Check shapes the output already records as checked again."),
+) -> None:
+    """Hand the shapes where one of cuBLASLt's algorithms beats the table's choice to that algorithm."""
+    from cudaopt.gemm.cli import check_args
+    from cudaopt.gemm.tune import run_lt_fallbacks
+
+    try:
+        shape_list = check_args(shapes, budget_s=budget_s) if shapes else None
+    except ValueError as e:
+        _usage_error(str(e))
+    if not table.is_file():
+        _usage_error(f"no table at {table}: pass the tuned table to start from with --table")
+    _need_cuda()
+    run_lt_fallbacks(table, out, shapes=shape_list, budget_s=budget_s, recheck=recheck)
+    console.print(f"table: {out}")
+
+
 @app.command("serve")
 def serve_cmd(
     port: int = typer.Option(8000, help="Port to listen on."),

@@ -615,3 +615,65 @@ def test_back_to_back_calls_read_their_predecessors_output(graph):
         torch.cuda.synchronize()
         err = ((outs[-1].float() - ref.float()).norm() / ref.float().norm()).item()
         assert err < 5e-3, (choice.label(), graph, err)
+
+
+def test_cublaslt_fallback_runs_every_listed_algorithm_correctly(monkeypatch):
+    """hgemm with a "cublaslt" choice: every algorithm index of the shape's list passes both checks, on
+    the caller's stream; an index beyond the list and padded operands go to torch.matmul instead."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm, lt_fallback, pad_rows
+    from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.lt_fallback import clear_plans, plan_for
+
+    ran = []
+    real = lt_fallback.lt_matmul
+    monkeypatch.setattr(lt_fallback, "lt_matmul", lambda *a, **kw: ran.append(real(*a, **kw)) or ran[-1])
+
+    m, n, k = 512, 384, 1024
+    count = plan_for(torch.cuda.current_device(), m, n, k).count
+    assert count >= 1
+    failures = []
+    for j in range(min(count, 16)):
+        choice = Choice("cublaslt", 0, 1, j)
+        r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c), m, n, k)
+        if not r.ok:
+            failures.append((j, r))
+    assert not failures, failures[:3]
+    assert ran == [True] * (3 * min(count, 16))  # check_gemm's three calls each ran cuBLASLt, not torch
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    ref = torch.matmul(a, b)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        out = hgemm(a, b, choice=Choice("cublaslt", 0, 1, 0))
+    s.synchronize()
+    assert torch.allclose(out.float(), a.float() @ b.float(), atol=0.25, rtol=1e-2)
+    beyond = hgemm(a, b, choice=Choice("cublaslt", 0, 1, 999))
+    assert torch.equal(beyond, ref)  # torch.matmul, bit for bit
+    padded = hgemm(pad_rows(a, 1088), b, choice=Choice("cublaslt", 0, 1, 0))
+    assert torch.equal(padded, ref)
+    clear_plans()
+
+
+def test_lt_fallback_pass_on_two_shapes_writes_a_dispatchable_table(tmp_path):
+    import json
+
+    from cudaopt.gemm import dispatch, hgemm
+    from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.tune import run_lt_fallbacks
+
+    shapes = [(256, 256, 4096), (1024, 1024, 1024)]
+    table = tmp_path / "t.json"
+    table.write_text(json.dumps({"device": "x", "entries": [
+        {"m": 256, "n": 256, "k": 4096, "backend": "ours", "config": 6, "splits": 1},
+        {"m": 1024, "n": 1024, "k": 1024, "backend": "torch", "config": 6, "splits": 1}]}))
+    data = run_lt_fallbacks(table, tmp_path / "out.json", log=lambda s: None)
+    parsed = dispatch.parse_table(data)
+    for e in data["entries"]:
+        assert e["lt_fallback"]["checked"]
+        choice = parsed[(e["m"], e["n"], e["k"])]
+        assert (choice.backend == "cublaslt") == ("replaced" in e["lt_fallback"])
+        r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c), *shapes[0 if e["k"] == 4096 else 1])
+        assert r.ok, (e, r)

@@ -1,7 +1,8 @@
 """HGEMM for the H200: an mma.sync kernel family, cuBLAS baselines, a tuner and a benchmark.
 
 `hgemm(a, b, out=None)` computes a @ b for row-major fp16 CUDA matrices with fp32 accumulation,
-choosing the kernel per shape from the tuned table (see `dispatch`).
+choosing the kernel per shape from the tuned table (see `dispatch`), or a labelled cuBLAS fallback
+(torch.matmul, or one tuned cuBLASLt algorithm: `lt_fallback`) where the table found ours slower.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     zero; every call leaves it zero, so one buffer serves any number of calls on one stream); without
     one, split-K shapes take one from torch's caching allocator and zero its counters (a memset).
     Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul.
+    Where the table hands a shape to cuBLASLt ("cublaslt", `lt_fallback`), packed operands run the tuned
+    algorithm (workspace is used for it when large enough) and others torch.matmul.
     """
     import torch
 
@@ -89,6 +92,11 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     if not usable:
         return torch.matmul(a, b, out=out)
     choice = choice or choose(m, n, k, strides=lds)
+    if choice.backend == "cublaslt" and lds == (k, n, n):  # its plans assume packed rows
+        from cudaopt.gemm.lt_fallback import lt_matmul
+
+        if lt_matmul(a, b, out, choice.algo, _raw_stream(a.device.index), workspace):
+            return out
     if choice.backend != "ours":
         return torch.matmul(a, b, out=out)
     ws_bytes = _lib.workspace_bytes(m, n, choice.splits)

@@ -9,7 +9,8 @@ Candidates (all fp16 in/out):
                         inside; launched with programmatic dependent launch (PDL, _lib.set_pdl)
   ours_nopdl            the same kernel launched without PDL, only with CUDAOPT_GEMM_PDL_AB=1 (the
                         "ours vs ours_nopdl" row is what PDL buys; it matters only back to back)
-  dispatch              cudaopt.gemm.hgemm: ours, or torch.matmul where the table says ours lose
+  dispatch              cudaopt.gemm.hgemm: ours, or where the table says ours lose torch.matmul or its
+                        tuned cuBLASLt algorithm (NN; `lt_fallback`)
   torch                 torch.matmul(a, b, out=c)
   cublas_nn, cublas_tn  cublasGemmEx, CUBLAS_COMPUTE_32F; TN reads a pre-transposed B (N x K)
   lt_heur_{nn,tn}       cuBLASLt, heuristic top-1, fp32 compute and scale, 64 MiB workspace
@@ -38,11 +39,12 @@ from pathlib import Path
 from cudaopt.gemm import _lib
 from cudaopt.gemm.configs import NUM_SMS_H200, Choice, cluster_offered, split_choices
 from cudaopt.gemm.dispatch import choose, load_table
+from cudaopt.gemm.lt_fallback import LT_FALLBACK_WORKSPACE
 from cudaopt.gemm.shapes import Shape
 from cudaopt.gemm.stats import SpeedupSummary, max_of, paired_ratios, ratios, summarize_by_class
 from cudaopt.gemm.timing import time_call, time_gpu
 
-LT_WORKSPACE = 64 << 20
+LT_WORKSPACE = LT_FALLBACK_WORKSPACE  # the fallback's too: the heuristic's list depends on it
 ROTATE_BYTES = 256 << 20  # input bytes per shape across rotated sets: several times the 60 MB L2
 BASELINES = ("torch", "cublas_nn", "cublas_tn", "cublas_max", "lt_heur_nn", "lt_heur_tn", "lt_heur_max",
              "lt_auto_nn", "lt_auto_tn", "lt_auto_max", "cublas_nn_fp16compute")

@@ -341,11 +341,16 @@ WGMMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "wgmma")
 class Choice:
     """What the dispatcher runs for one shape: our kernel (config, splits) or a labelled fallback."""
 
-    backend: str  # "ours" or "torch" (cuBLAS through torch.matmul, where ours lose)
+    backend: str  # "ours", or where ours lose "torch" (torch.matmul) or "cublaslt" (one cuBLASLt algorithm)
     config: int = 0
     splits: int = 1
+    # "cublaslt": the index of the algorithm among those cuBLASLt's heuristic returns for this shape (NN
+    # layout, fp32 compute, the tuner's workspace limit), the one the fallback tuner timed fastest.
+    algo: int = -1
 
     def label(self) -> str:
+        if self.backend == "cublaslt":
+            return f"fallback:cublaslt_nn_algo{self.algo}"
         if self.backend != "ours":
             return f"fallback:{self.backend}"
         return KERNEL_CONFIGS[self.config].label + (f"_splitk{self.splits}" if self.splits > 1 else "")
@@ -366,7 +371,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({54})  # 48-53 first ran (and passed) in session 17
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 48-53 first ran (and passed) in session 17, 54 in 18
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -380,7 +385,9 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({54})  # 48-53 first ran (and p
 # 49 (session 17): the UNCOND pair of 22, 0.88-0.93x of 22 on 7 long-K shapes (docs/gpu-runs.md, session 17).
 # 51, 52 (session 17): the B3D twins of 29 and 20, 1.00x and 0.997x of them over the 10 shapes each uses in the
 # table (paired); 50, the B3D twin of 22, stays: 1.04-1.08x on the long-K shapes of about a million outputs.
-RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52})
+# 54 (session 18): 49's pair with 53's 128-deep slots, correct, cuBLASLt/config 0.690 on 7 long-K shapes where
+# 53 read 0.893 (Nsight at 1024x1024x8192: 39.5 us against 53's 34.0, barrier stalls 7.0 a issue against 0.11).
+RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -1,8 +1,9 @@
 """Per-shape kernel choice: the tuned table shipped with the package, and a heuristic otherwise.
 
-The table (`tuned_h200.json`) maps exact (M, N, K) to a Choice; a shape it lacks gets the choice
-of the nearest tuned shape in log2 space when one lies within a factor of 4 per dimension (its split
-count refitted to this shape's K and tile count), and the tile-count heuristic beyond that. With the
+The table (`tuned_h200.json`) maps exact (M, N, K) to a Choice (ours, or a labelled fallback: torch.matmul
+or one cuBLASLt algorithm); a shape it lacks gets the choice of the nearest tuned shape in log2 space when
+one lies within a factor of 4 per dimension (its split count refitted to this shape's K and tile count; a
+cuBLASLt fallback's becomes torch.matmul's), and the tile-count heuristic beyond that. With the
 shipped grid (64..16384 per dimension) that covers every dimension from 16 to 65536. Untuned shapes whose
 K or N is not a multiple of 64 go to torch from 1e8 FLOP up (`misaligned_rows`), unless their operands'
 rows are padded to 64 elements (`cudaopt.gemm.pad_rows`).
@@ -18,6 +19,7 @@ from pathlib import Path
 from cudaopt.gemm.configs import KERNEL_CONFIGS, NUM_SMS_H200, Choice, wgmma_k_blocks
 
 DEFAULT_TABLE = Path(__file__).resolve().parent / "tuned_h200.json"
+BACKENDS = ("ours", "torch", "cublaslt")
 Shape = tuple[int, int, int]
 
 
@@ -42,8 +44,15 @@ def heuristic_choice(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> Cho
 def parse_table(data: dict) -> dict[Shape, Choice]:
     table = {}
     for e in data.get("entries", []):
+        backend = e.get("backend", "ours")
+        if backend not in BACKENDS:
+            raise ValueError(f"table entry {e.get('m')}x{e.get('n')}x{e.get('k')}: backend {backend!r} is not one of "
+                             f"{', '.join(BACKENDS)}; retune the shape or fix the table")
+        algo = int(e.get("lt_algo", -1)) if backend == "cublaslt" else -1
+        if backend == "cublaslt" and algo < 0:
+            raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: backend 'cublaslt' needs lt_algo >= 0")
         table[(int(e["m"]), int(e["n"]), int(e["k"]))] = Choice(
-            e.get("backend", "ours"), int(e.get("config", 0)), int(e.get("splits", 1)))
+            backend, int(e.get("config", 0)), int(e.get("splits", 1)), algo)
     return table
 
 
@@ -115,6 +124,8 @@ def _choose(m: int, n: int, k: int, table: dict[Shape, Choice], strides: tuple[i
         if d < best_d:
             best, best_d = choice, d
     if best is not None and best_d <= NEIGHBOUR_MAX_LOG2:
+        if best.backend == "cublaslt":  # its algorithm index names an entry of another shape's list
+            best = Choice("torch", best.config, best.splits)
         choice = refit(best, m, n, k)  # a neighbour's split count may not suit this K or tile count
     else:
         choice = heuristic_choice(m, n, k)

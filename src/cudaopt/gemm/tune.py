@@ -271,3 +271,136 @@ def run_tune(shapes: list[Shape], out: Path, rounds: int = 5, budget_s: float | 
     if data is None:  # nothing tuned in this run: leave the table there as it is, or write one
         data = json.loads(out.read_text()) if merge and out.exists() else save_table(out, {}, base, merge, _device_meta())
     return data
+
+
+# --- The cuBLASLt fallback pass (session 18) -------------------------------------------------------------
+# torch.matmul runs cuBLAS's heuristic pick, up to 15% slower on the H200 than the fastest algorithm of
+# cuBLASLt's own list for the shape (session 18's grid). This pass times, per table shape, the table's choice
+# (ours, or torch where ours lost) against every algorithm of that list (NN layout: what hgemm receives),
+# and hands the shape to the fastest algorithm (backend "cublaslt", `lt_fallback`) where it beats the table's
+# choice in the screening and again, paired, in a longer confirmation: the same two-verdict rule as the
+# torch fallback, so a tie stays with what the table had.
+LT_SCREEN_ROUNDS = 3
+LT_MAX_ALGOS = 16
+
+
+def base_entry(entry: dict) -> dict:
+    """The entry as the kernel tuner left it: a cuBLASLt fallback's record removed and the backend it
+    replaced restored (so the pass can be run again on its own output)."""
+    base = {k: v for k, v in entry.items() if k not in ("lt_algo", "lt_fallback")}
+    rec = entry.get("lt_fallback") or {}
+    if entry.get("backend") == "cublaslt":
+        base["backend"] = rec.get("replaced", "torch")
+    return base
+
+
+def decide_lt(entry: dict, screen: dict[str, float], confirm, correct, info=None) -> dict:
+    """The entry after the fallback pass. screen: "table" (the entry's choice) and "lt<j>" (algorithm j)
+    -> us. confirm(j) -> (table_us, lt_us, paired t_table / t_lt or None); correct(j) -> bool; info(j) ->
+    what algorithm j is (recorded). The fastest algorithm replaces the table's choice only where the
+    screening, and the confirmation's paired ratio (its medians' where it has none), both find it faster."""
+    base = base_entry(entry)
+    algos = {int(name[2:]): t for name, t in screen.items() if name.startswith("lt") and math.isfinite(t)}
+    table_us = screen.get("table", math.nan)
+    if not algos:
+        return {**base, "lt_fallback": {"checked": True, "note": "no cuBLASLt algorithm ran"}}
+    j = min(algos, key=algos.get)
+    rec = {"checked": True, "best_algo": j, "screen_table_us": round(table_us, 3), "screen_lt_us": round(algos[j], 3)}
+    if not table_us / algos[j] > 1.0:  # NaN (the table's choice failed to run): not decided here
+        return {**base, "lt_fallback": rec}
+    t_table, t_lt, paired = confirm(j)
+    verdict = paired if paired is not None else t_table / t_lt
+    rec.update(table_us=round(t_table, 3), lt_us=round(t_lt, 3), paired_table_over_lt=None if paired is None else round(paired, 4))
+    if not verdict > 1.0 or not correct(j):
+        return {**base, "lt_fallback": rec}
+    rec["replaced"] = base.get("backend", "ours")
+    if info is not None:
+        rec["algo_info"] = info(j)
+    return {**base, "backend": "cublaslt", "lt_algo": j, "lt_fallback": rec}
+
+
+def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
+    """Time the table's choice for one shape against cuBLASLt's algorithms and decide (`decide_lt`)."""
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch, torch_launch
+    from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.lt_fallback import LT_FALLBACK_WORKSPACE, plan_for
+    from cudaopt.gemm.stats import paired_ratio
+    from cudaopt.gemm.timing import time_gpu
+
+    rng = rng or random.Random(0)
+    m, n, k = entry["m"], entry["n"], entry["k"]
+    base = base_entry(entry)
+    choice = Choice(base.get("backend", "ours"), int(base.get("config", 0)), int(base.get("splits", 1)))
+    sets = num_sets(m, n, k)
+    x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, choice.splits), with_blas=True)
+    plan = plan_for(torch.cuda.current_device(), m, n, k)
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731 - the capture's stream
+
+    def lt(j: int):
+        return lambda i: plan.run(j, x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), x.lt_ws.data_ptr(),
+                                  LT_FALLBACK_WORKSPACE, stream())
+
+    table = ours_launch(x, m, n, k, choice) if choice.backend == "ours" else torch_launch(x)
+    cands = {"table": table, **{f"lt{j}": lt(j) for j in range(min(plan.count, LT_MAX_ALGOS))}}
+    screen = time_gpu(cands, sets, rounds=LT_SCREEN_ROUNDS, rng=rng)
+
+    def confirm(j: int):
+        per_round: dict[str, list[float]] = {}
+        t = time_gpu({"table": table, "lt": cands[f"lt{j}"]}, sets, rounds=CONFIRM_ROUNDS, rng=rng, per_round=per_round)
+        return t["table"], t["lt"], paired_ratio(per_round, ("table",), "lt")
+
+    def correct(j: int) -> bool:
+        return check_gemm(lambda a, b, out: hgemm(a, b, out=out, choice=Choice("cublaslt", choice.config,
+                                                                               choice.splits, j)), m, n, k).ok
+
+    return decide_lt(entry, screen, confirm, correct, info=plan.algo_info)
+
+
+def run_lt_fallbacks(table: Path, out: Path, shapes: list[Shape] | None = None, budget_s: float | None = None,
+                     seed: int = 0, recheck: bool = False, log=print) -> dict:
+    """The fallback pass over the table at `table` (all its shapes, or those of `shapes` it holds), written
+    to `out` after every shape (atomically; out may be table). Shapes `out` already records as checked
+    are skipped unless recheck, so a killed or budget-limited pass continues where it stopped."""
+    from cudaopt.gemm.bench import _error_text, _release, cuda_usable
+    from cudaopt.gemm.lt_fallback import clear_plans
+
+    table, out = Path(table), Path(out)
+    if not table.exists():
+        raise FileNotFoundError(f"no table at {table}: give the tuned table the pass starts from")
+    meta = {k: v for k, v in json.loads(table.read_text()).items() if k != "entries"}
+    entries = table_entries(table)
+    done = table_entries(out) if out.exists() else {}
+    entries.update({s: e for s, e in done.items() if s in entries})
+    wanted = sorted(entries) if shapes is None else [s for s in shapes if s in entries]
+    todo = [s for s in wanted if recheck or not (entries[s].get("lt_fallback") or {}).get("checked")]
+    if len(todo) < len(wanted):
+        log(f"{out}: {len(wanted) - len(todo)} of {len(wanted)} shapes already checked (recheck to redo them)")
+    t0, moved = time.perf_counter(), 0
+    write_json_atomic(out, table_data(entries, meta))
+    for pos, s in enumerate(todo):
+        if budget_s is not None and time.perf_counter() - t0 > budget_s:
+            log(f"fallback budget reached after {pos} shapes ({len(todo) - pos} not checked)")
+            break
+        try:
+            e = lt_fallback_shape(entries[s], rng=random.Random(seed * 1_000_003 + hash(s) % 1_000_003))
+        except Exception as err:  # noqa: BLE001 - one shape's failure keeps the table's choice there
+            _release()
+            log(f"[lt {pos + 1}/{len(todo)}] {s[0]}x{s[1]}x{s[2]}: FAILED (entry unchanged): {_error_text(err)}")
+            if not cuda_usable():
+                log("stopping: CUDA context unusable")
+                break
+            continue
+        entries[s] = e
+        write_json_atomic(out, table_data(entries, meta))
+        rec = e["lt_fallback"]
+        if e["backend"] == "cublaslt":
+            moved += 1
+        log(f"[lt {pos + 1}/{len(todo)}] {s[0]}x{s[1]}x{s[2]}: table {rec.get('screen_table_us')}us, best cuBLASLt "
+            f"algo {rec.get('best_algo')} {rec.get('screen_lt_us')}us -> {e['backend']}")
+    clear_plans()
+    n_lt = sum(1 for e in entries.values() if e.get("backend") == "cublaslt")
+    log(f"fallback pass: {moved} shapes moved to cuBLASLt this run; the table hands {n_lt} of {len(entries)} to it")
+    return table_data(entries, meta)

@@ -1,0 +1,75 @@
+"""The dispatcher's cuBLASLt fallback: one tuned cuBLASLt algorithm per shape, where it beats ours.
+
+torch.matmul, the first fallback, runs cuBLAS's heuristic choice, which on the H200 was up to 15% slower
+than the fastest algorithm cuBLASLt's own heuristic list holds (session 18's grid: 114 of the shapes
+handed to torch ran below 0.98x of cuBLASLt autotuned). The fallback tuner (`tune.run_lt_fallbacks`) times
+that list per shape and records the fastest algorithm's index in the table (backend "cublaslt"); hgemm
+runs it here. Only the NN layout: hgemm receives B as K x N row-major, and a transposed copy for TN
+would cost more than the layout gains.
+
+A plan (descriptors plus the heuristic's list) is made once per (device, M, N, K) and kept for the
+process, as cuBLAS keeps its own per-handle state; the list is the same in every process for one cuBLAS
+version, GPU and workspace limit. Under another cuBLAS version an index may name another algorithm,
+which still computes the same product; an index beyond the list sends the call to torch.matmul.
+"""
+
+from __future__ import annotations
+
+import threading
+
+# The workspace limit the plans are made with, the benchmark's (bench.LT_WORKSPACE): the heuristic's
+# list depends on it, so the tuner and hgemm must use the same value.
+LT_FALLBACK_WORKSPACE = 64 << 20
+
+_plans: dict[tuple[int, int, int, int], object] = {}
+_lock = threading.Lock()
+
+
+def plan_for(device_index: int, m: int, n: int, k: int):
+    """The process's NN plan for (m, n, k) on a device, made on first use (GemmError where cuBLASLt has
+    no algorithm for the shape)."""
+    key = (device_index, m, n, k)
+    plan = _plans.get(key)
+    if plan is None:
+        import torch
+
+        from cudaopt.gemm import _lib
+
+        with _lock:
+            plan = _plans.get(key)
+            if plan is None:
+                with torch.cuda.device(device_index):
+                    plan = _lib.LtPlan(m, n, k, 0, LT_FALLBACK_WORKSPACE)
+                plan.workspace = [plan.algo_info(j)["workspace"] for j in range(plan.count)]
+                _plans[key] = plan
+    return plan
+
+
+def lt_matmul(a, b, out, algo: int, stream: int, workspace=None) -> bool:
+    """out = a @ b with algorithm `algo` of the shape's plan, on `stream`. a, b, out contiguous fp16.
+    workspace: an optional CUDA buffer (any dtype) used when it is large enough; else the algorithm's
+    workspace comes from torch's caching allocator (stream-ordered, as torch.matmul's does). Returns False
+    (nothing launched) where the plan has no algorithm `algo`: the caller falls back to torch.matmul."""
+    import torch
+
+    m, k = a.shape
+    n = b.shape[1]
+    plan = plan_for(a.device.index, m, n, k)
+    if not 0 <= algo < plan.count:
+        return False
+    need = max(int(plan.workspace[algo]), 0)
+    ws_ptr, ws_bytes = 0, 0
+    if need:
+        if workspace is None or workspace.numel() * workspace.element_size() < need:
+            workspace = torch.empty(need, dtype=torch.uint8, device=a.device)
+        ws_ptr, ws_bytes = workspace.data_ptr(), workspace.numel() * workspace.element_size()
+    plan.run(algo, a.data_ptr(), b.data_ptr(), out.data_ptr(), ws_ptr, ws_bytes, stream)
+    return True
+
+
+def clear_plans() -> None:
+    """Destroy every cached plan (tests; a process that is done with GEMM)."""
+    with _lock:
+        for plan in _plans.values():
+            plan.close()
+        _plans.clear()
