@@ -47,10 +47,9 @@ def plan_for(device_index: int, m: int, n: int, k: int):
 
 def lt_matmul(a, b, out, algo: int, stream: int, workspace=None) -> bool:
     """out = a @ b with algorithm `algo` of the shape's plan, on `stream`. a, b, out contiguous fp16.
-    workspace: an optional CUDA buffer (any dtype) used when it is large enough; else the algorithm's
-    workspace comes from torch's caching allocator (stream-ordered, as torch.matmul's does). Returns False
+    workspace: an optional CUDA buffer (any dtype) used when it is large enough; else the stream's cached
+    workspace (`_stream_workspace`). Returns False
     (nothing launched) where the plan has no algorithm `algo`: the caller falls back to torch.matmul."""
-    import torch
 
     m, k = a.shape
     n = b.shape[1]
@@ -61,15 +60,35 @@ def lt_matmul(a, b, out, algo: int, stream: int, workspace=None) -> bool:
     ws_ptr, ws_bytes = 0, 0
     if need:
         if workspace is None or workspace.numel() * workspace.element_size() < need:
-            workspace = torch.empty(need, dtype=torch.uint8, device=a.device)
+            workspace = _stream_workspace(a.device, stream, need)
         ws_ptr, ws_bytes = workspace.data_ptr(), workspace.numel() * workspace.element_size()
     plan.run(algo, a.data_ptr(), b.data_ptr(), out.data_ptr(), ws_ptr, ws_bytes, stream)
     return True
 
 
+# One workspace per (device, stream), grown to the largest an algorithm asked for (at most 8 MiB over the
+# H200 table), as torch keeps one cuBLAS workspace per handle and stream: calls on one stream are ordered,
+# so they may share it, and a host allocation per call (~2 us) would be paid by the small shapes.
+_workspaces: dict[tuple[int, int], object] = {}
+
+
+def _stream_workspace(device, stream: int, need: int):
+    import torch
+
+    if torch.cuda.is_current_stream_capturing():  # a graph's allocations belong to its pool: not kept
+        return torch.empty(need, dtype=torch.uint8, device=device)
+    key = (device.index, stream)
+    ws = _workspaces.get(key)
+    if ws is None or ws.numel() < need:
+        # the smaller one is released stream-ordered: only later work on this stream can reuse its memory
+        ws = _workspaces[key] = torch.empty(max(need, 1 << 20), dtype=torch.uint8, device=device)
+    return ws
+
+
 def clear_plans() -> None:
-    """Destroy every cached plan (tests; a process that is done with GEMM)."""
+    """Destroy every cached plan and drop the cached workspaces (tests; a process done with GEMM)."""
     with _lock:
         for plan in _plans.values():
             plan.close()
         _plans.clear()
+        _workspaces.clear()
