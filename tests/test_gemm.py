@@ -167,6 +167,27 @@ def test_row_stride_accepts_row_padded_views_only():
         pad_rows(torch.zeros(2, 3, 4, dtype=torch.float16))
 
 
+def test_packed_fast_path_agrees_with_row_stride():
+    """hgemm's fast path (three is_contiguous calls) answers only where row_stride would give (k, n, n)."""
+    import torch
+
+    from cudaopt.gemm import _packed_strides, row_stride
+
+    base = torch.zeros(4096, dtype=torch.float16)
+    views = [base[: 24 * 40].view(24, 40), base[8: 8 + 24 * 40].view(24, 40), base[1: 1 + 24 * 40].view(24, 40),
+             base[: 24 * 40].view(40, 24).t(), base[: 24 * 64].view(24, 64)[:, :40], base[:40].view(1, 40)]
+    for a in views:
+        for b in views:
+            m, k = a.shape
+            kb, n = b.shape
+            fast = _packed_strides(a, b, a, m, n, k)
+            if fast is not None:
+                assert fast == (k, n, n) and (row_stride(a), row_stride(b)) == (k, n)
+    assert _packed_strides(views[0], views[0], views[0], 24, 40, 40) == (40, 40, 40)
+    assert _packed_strides(views[2], views[0], views[0], 24, 40, 40) is None  # 2-byte offset
+    assert _packed_strides(views[4], views[0], views[0], 24, 40, 40) is None  # padded rows: row_stride's case
+
+
 def test_a_neighbours_split_count_is_refitted_to_the_tile_count():
     from cudaopt.gemm.configs import WGMMA_CONFIGS
 
