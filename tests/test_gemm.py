@@ -223,7 +223,8 @@ def test_candidates_and_python_mirror_of_the_family():
 def test_shipped_table_parses():
     table = dispatch.load_table(None)
     for c in table.values():
-        assert c.backend in ("ours", "torch") and 0 <= c.config < len(KERNEL_CONFIGS)
+        assert c.backend in dispatch.BACKENDS and 0 <= c.config < len(KERNEL_CONFIGS)
+        assert (c.algo >= 0) == (c.backend == "cublaslt")  # an algorithm index only on cuBLASLt fallbacks
 
 
 def test_python_mirror_matches_the_cuda_source():
