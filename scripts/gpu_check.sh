@@ -27,6 +27,7 @@
 #   bash scripts/gpu_check.sh gemm_pair_deep # issue 6, session 18's first call: config 54 (the pair, 128-deep slots)
 #   bash scripts/gpu_check.sh gemm_retune_longk # issue 6, session 18: retune the 180 long-K shapes, paired check
 #   bash scripts/gpu_check.sh gemm_lt_fallback  # issue 6, session 18: the dispatcher's cuBLASLt fallback pass
+#   bash scripts/gpu_check.sh gemm_host  # issue 6, session 19's first call: hgemm's host cost, GPU tests, call timing
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -548,6 +549,19 @@ print(len(sel), 'long-K shapes;', len(t['entries']), 'entries to start from')"
       > "$OUT/lt_fallback.log" 2>&1
     echo "fallback pass exit $?"; grep -v "^\[lt " "$OUT/lt_fallback.log" | tail -3; grep -c "^\[lt " "$OUT/lt_fallback.log"
     grep "cublaslt$" "$OUT/lt_fallback.log" | tail -5
+    ;;
+  gemm_host)
+    # Issue 6, plan for session 19: did 7445ec1 (packed-operand fast path) bring hgemm's host cost back? The
+    # GEMM GPU tests, the host cost per path (benchmarks/gemm_host_cost.py), then call timing over the grid
+    # on the shipped table (offline/call only, GEMM_CALL_BUDGET seconds; server mode was read in session 18).
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py 2>&1 | tail -2
+    timeout 60 python3 benchmarks/gemm_host_cost.py 2>&1 | tee "$OUT/host_cost.txt"
+    timeout $(( ${GEMM_CALL_BUDGET:-200} + 60 )) python3 -c "
+from cudaopt.gemm.cli import bench_gemm
+bench_gemm(shapes='grid', mode='offline', timing='call', out_dir='$OUT/call', check=False, budget_s=${GEMM_CALL_BUDGET:-200})" \
+      > "$OUT/call.log" 2>&1
+    grep -E "^shapes timed|\| (ours|dispatch) vs (torch|lt_auto_max) \| all" "$OUT/call/summary.md"
     ;;
   *) echo "unknown phase $phase"; exit 2 ;;
 esac
