@@ -1,6 +1,7 @@
 """CPU tests of the HGEMM package: shape grid, statistics, reports, dispatcher, checks, and the
 resumable benchmark/tuner bookkeeping (GPU work monkeypatched)."""
 
+import contextlib
 import json
 import math
 
@@ -800,3 +801,30 @@ def test_lt_fallback_pass_resumes_and_survives_a_failing_shape(tmp_path, no_gpu)
     assert calls == [shapes[2]]  # only shapes the table holds
     with pytest.raises(FileNotFoundError, match="--table|no table"):
         tune.run_lt_fallbacks(tmp_path / "none.json", out, log=lambda s: None)
+
+
+def test_lt_fallback_without_cublaslt_says_so_once_and_declines(monkeypatch):
+    """No cuBLAS baseline library (or no algorithm for the shape): lt_matmul launches nothing and returns
+    False, so hgemm calls torch.matmul; the warning comes once per shape, not once per call."""
+    import warnings
+
+    import torch
+
+    from cudaopt.gemm import _lib, lt_fallback
+
+    made = []
+
+    def no_library(*args, **kwargs):
+        made.append(args)
+        raise _lib.GemmError("cuBLAS baseline library unavailable: no cublasLt.h")
+    monkeypatch.setattr(_lib, "LtPlan", no_library)
+    monkeypatch.setattr(torch.cuda, "device", lambda index: contextlib.nullcontext())  # no GPU here
+    lt_fallback.clear_plans()
+    a, b, out = torch.zeros(64, 128, dtype=torch.float16), torch.zeros(128, 64, dtype=torch.float16), None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert lt_fallback.lt_matmul(a, b, out, 0, 0) is False
+        assert lt_fallback.lt_matmul(a, b, out, 0, 0) is False
+    assert len(made) == 1 and len(caught) == 1 and "torch.matmul" in str(caught[0].message)
+    lt_fallback.clear_plans()  # the remembered absence is dropped with the plans
+    assert lt_fallback._plans == {}

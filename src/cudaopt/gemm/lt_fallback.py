@@ -25,9 +25,13 @@ _plans: dict[tuple[int, int, int, int], object] = {}
 _lock = threading.Lock()
 
 
+_NO_PLAN = object()  # this shape has no plan in this process (no cuBLASLt library, or no algorithm)
+
+
 def plan_for(device_index: int, m: int, n: int, k: int):
-    """The process's NN plan for (m, n, k) on a device, made on first use (GemmError where cuBLASLt has
-    no algorithm for the shape)."""
+    """The process's NN plan for (m, n, k) on a device, made on first use; None where none can be made
+    (the cuBLAS baseline library is not built here, or cuBLASLt has no algorithm for the shape), which is
+    remembered and said once in a warning: hgemm then calls torch.matmul for the shape."""
     key = (device_index, m, n, k)
     plan = _plans.get(key)
     if plan is None:
@@ -38,23 +42,30 @@ def plan_for(device_index: int, m: int, n: int, k: int):
         with _lock:
             plan = _plans.get(key)
             if plan is None:
-                with torch.cuda.device(device_index):
-                    plan = _lib.LtPlan(m, n, k, 0, LT_FALLBACK_WORKSPACE)
-                plan.workspace = [plan.algo_info(j)["workspace"] for j in range(plan.count)]
+                try:
+                    with torch.cuda.device(device_index):
+                        plan = _lib.LtPlan(m, n, k, 0, LT_FALLBACK_WORKSPACE)
+                    plan.workspace = [plan.algo_info(j)["workspace"] for j in range(plan.count)]
+                except _lib.GemmError as e:
+                    import warnings
+
+                    warnings.warn(f"hgemm: no cuBLASLt fallback for {m}x{n}x{k} ({e}); using torch.matmul there",
+                                  RuntimeWarning, stacklevel=3)
+                    plan = _NO_PLAN
                 _plans[key] = plan
-    return plan
+    return None if plan is _NO_PLAN else plan
 
 
 def lt_matmul(a, b, out, algo: int, stream: int, workspace=None) -> bool:
     """out = a @ b with algorithm `algo` of the shape's plan, on `stream`. a, b, out contiguous fp16.
     workspace: an optional CUDA buffer (any dtype) used when it is large enough; else the stream's cached
     workspace (`_stream_workspace`). Returns False
-    (nothing launched) where the plan has no algorithm `algo`: the caller falls back to torch.matmul."""
+    (nothing launched) where there is no plan or it has no algorithm `algo`: the caller calls torch.matmul."""
 
     m, k = a.shape
     n = b.shape[1]
     plan = plan_for(a.device.index, m, n, k)
-    if not 0 <= algo < plan.count:
+    if plan is None or not 0 <= algo < plan.count:
         return False
     need = max(int(plan.workspace[algo]), 0)
     ws_ptr, ws_bytes = 0, 0
@@ -89,6 +100,7 @@ def clear_plans() -> None:
     """Destroy every cached plan and drop the cached workspaces (tests; a process done with GEMM)."""
     with _lock:
         for plan in _plans.values():
-            plan.close()
+            if plan is not _NO_PLAN:
+                plan.close()
         _plans.clear()
         _workspaces.clear()

@@ -337,6 +337,8 @@ def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
     sets = num_sets(m, n, k)
     x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, choice.splits), with_blas=True)
     plan = plan_for(torch.cuda.current_device(), m, n, k)
+    if plan is None:  # not "checked": a rerun where cuBLASLt works tries the shape again
+        raise _lib.GemmError(f"no cuBLASLt plan for {m}x{n}x{k} (see the warning above)")
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731 - the capture's stream
 
     def lt(j: int):
