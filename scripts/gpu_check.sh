@@ -538,14 +538,14 @@ print(len(sel), 'long-K shapes;', len(t['entries']), 'entries to start from')"
     # table (each shape's choice against every algorithm of cuBLASLt's list; `cudaopt tune-gemm-fallbacks`),
     # written to $OUT/tables/tuned_lt.json after every shape. A call that runs out of time is continued by
     # carrying that table back: GEMM_LT_SEED=path (its checked shapes are skipped). GEMM_LT_SHAPES=FILE: only
-    # those shapes, in that order (e.g. most promising first).
+    # those shapes, in that order (e.g. most promising first). GEMM_LT_RECHECK=1: decide checked shapes again.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cublaslt or lt_fallback or dispatcher" 2>&1 | tail -2
     mkdir -p "$OUT/tables"
     SEED=${GEMM_LT_SEED:-src/cudaopt/gemm/tuned_h200.json}
     [ "$SEED" != "$OUT/tables/tuned_lt.json" ] && cp "$SEED" "$OUT/tables/tuned_lt.json"
     timeout "${GEMM_LT_TIMEOUT:-420}" python3 -m cudaopt.cli tune-gemm-fallbacks --table "$OUT/tables/tuned_lt.json" \
-      --out "$OUT/tables/tuned_lt.json" --budget-s "${GEMM_LT_BUDGET:-360}" ${GEMM_LT_SHAPES:+--shapes "$GEMM_LT_SHAPES"} \
+      --out "$OUT/tables/tuned_lt.json" --budget-s "${GEMM_LT_BUDGET:-360}" ${GEMM_LT_SHAPES:+--shapes "$GEMM_LT_SHAPES"} ${GEMM_LT_RECHECK:+--recheck} \
       > "$OUT/lt_fallback.log" 2>&1
     echo "fallback pass exit $?"; grep -v "^\[lt " "$OUT/lt_fallback.log" | tail -3; grep -c "^\[lt " "$OUT/lt_fallback.log"
     grep "cublaslt$" "$OUT/lt_fallback.log" | tail -5

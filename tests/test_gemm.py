@@ -772,6 +772,23 @@ def test_lt_fallback_needs_both_verdicts_and_a_correct_algorithm():
     assert back["backend"] == "torch" and "lt_algo" not in back
 
 
+def test_lt_fallback_runoff_picks_among_the_close_algorithms_only():
+    screen = {"table": 10.0, "lt0": 9.00, "lt1": 9.10, "lt2": 9.20, "lt3": 12.0}
+    asked = []
+
+    def runoff(labels):
+        asked.append(sorted(labels))
+        return {"lt0": 9.3, "lt1": 9.2, "lt2": 9.0}  # the screening's third is the fastest when timed again
+    confirmed = []
+    e = tune.decide_lt(_lt_entry(), screen, lambda j: confirmed.append(j) or (10.0, 9.0, 1.1), lambda j: True,
+                       runoff=runoff)
+    assert asked == [["lt0", "lt1", "lt2"]] and confirmed == [2] and e["lt_algo"] == 2  # lt3 is 33% off
+    assert e["lt_fallback"]["screen_lt_us"] == 9.2
+    alone = tune.decide_lt(_lt_entry(), {"table": 10.0, "lt0": 9.0, "lt1": 11.0}, lambda j: (10.0, 9.0, 1.1),
+                           lambda j: True, runoff=lambda labels: pytest.fail("one contender needs no runoff"))
+    assert alone["lt_algo"] == 0
+
+
 def test_lt_fallback_pass_resumes_and_survives_a_failing_shape(tmp_path, no_gpu):
     table = tmp_path / "t.json"
     shapes = [(64, 64, 64), (128, 128, 128), (256, 256, 256)]
