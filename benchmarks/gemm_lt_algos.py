@@ -60,7 +60,7 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import LT_WORKSPACE, _stream, make_inputs, num_sets, ours_launch, torch_launch
+    from cudaopt.gemm.bench import LT_WORKSPACE, lt_launch, make_inputs, num_sets, ours_launch, torch_launch
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
     from cudaopt.gemm.timing import time_gpu
@@ -81,13 +81,10 @@ def main() -> None:
                 except _lib.GemmError as e:
                     print(f"{m}x{n}x{k} {tag}: {e}")
                     continue
-                bs = x.b if layout == 0 else x.bt
                 for j in range(plan.count):
                     name = f"{tag}{j}"
                     infos[name] = plan.algo_info(j)
-                    cands[name] = (lambda i, j=j, bs=bs, plan=plan, x=x: plan.run(
-                        j, x.a[i].data_ptr(), bs[i].data_ptr(), x.c[i].data_ptr(), x.lt_ws.data_ptr(), LT_WORKSPACE,
-                        _stream()))
+                    cands[name] = lt_launch(x, plan, j, layout)
             t = time_gpu(cands, sets, rounds=args.rounds, rng=rng)
             lt = sorted(((us, name) for name, us in t.items() if name in infos and math.isfinite(us)))
             shown = [name for _, name in lt[: args.top]] + (["NN0"] if "NN0" in infos else [])

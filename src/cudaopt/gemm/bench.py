@@ -65,12 +65,15 @@ def num_sets(m: int, n: int, k: int) -> int:
     return max(2, min(8, math.ceil(ROTATE_BYTES / per_set)))
 
 
-def make_inputs(m: int, n: int, k: int, sets: int, ws_bytes: int, with_blas: bool) -> ShapeInputs:
+def make_inputs(m: int, n: int, k: int, sets: int, ws_bytes: int, with_blas: bool,
+                transposed_b: bool = True) -> ShapeInputs:
+    """Input sets for one shape; with_blas adds cuBLASLt's workspace and (unless not transposed_b) the
+    pre-transposed B the TN baselines read."""
     import torch
 
     a = [torch.randn((m, k), device="cuda", dtype=torch.float16) for _ in range(sets)]
     b = [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(sets)]
-    bt = [x.t().contiguous() for x in b] if with_blas else []
+    bt = [x.t().contiguous() for x in b] if with_blas and transposed_b else []
     c = [torch.empty((m, n), device="cuda", dtype=torch.float16) for _ in range(sets)]
     ws = torch.zeros(max(ws_bytes, 4) // 4, device="cuda", dtype=torch.float32)  # split-K counters zero
     lt_ws = torch.empty(LT_WORKSPACE, device="cuda", dtype=torch.uint8) if with_blas else None
@@ -121,20 +124,22 @@ def blas_launches(x: ShapeInputs, m: int, n: int, k: int, plans: dict) -> dict:
                 raise _lib.GemmError(f"cublasGemmEx status {st}")
         return run
 
-    def lt(layout: int, algo: int):
-        plan, bs = plans[layout], (x.b if layout == 0 else x.bt)
-
-        def run(i: int) -> None:
-            plan.run(algo, x.a[i].data_ptr(), bs[i].data_ptr(), x.c[i].data_ptr(), x.lt_ws.data_ptr(),
-                     LT_WORKSPACE, _stream())
-        return run
-
     out = {"cublas_nn": gemm_ex(0, 0), "cublas_tn": gemm_ex(1, 0), "cublas_nn_fp16compute": gemm_ex(0, 1)}
     for layout, tag in ((0, "nn"), (1, "tn")):
         if layout in plans:
-            out[f"lt_heur_{tag}"] = lt(layout, 0)
-            out[f"lt_auto_{tag}"] = lt(layout, plans[f"best{layout}"])
+            out[f"lt_heur_{tag}"] = lt_launch(x, plans[layout], 0, layout)
+            out[f"lt_auto_{tag}"] = lt_launch(x, plans[layout], plans[f"best{layout}"], layout)
     return out
+
+
+def lt_launch(x: ShapeInputs, plan, algo: int, layout: int = 0):
+    """One call of algorithm `algo` of a cuBLASLt plan (layout 0: NN, 1: TN, reading x.bt) on input set i."""
+    bs = x.b if layout == 0 else x.bt
+
+    def run(i: int) -> None:
+        plan.run(algo, x.a[i].data_ptr(), bs[i].data_ptr(), x.c[i].data_ptr(), x.lt_ws.data_ptr(), LT_WORKSPACE,
+                 _stream())
+    return run
 
 
 def lt_plans(x: ShapeInputs, m: int, n: int, k: int, sets: int, rng: random.Random) -> dict:
@@ -146,12 +151,7 @@ def lt_plans(x: ShapeInputs, m: int, n: int, k: int, sets: int, rng: random.Rand
         except _lib.GemmError:
             continue
         plans[layout] = plan
-        bs = x.b if layout == 0 else x.bt
-
-        def algo_run(j: int, bs=bs, plan=plan):
-            return lambda i: plan.run(j, x.a[i].data_ptr(), bs[i].data_ptr(), x.c[i].data_ptr(),
-                                      x.lt_ws.data_ptr(), LT_WORKSPACE, _stream())
-        times = time_gpu({str(j): algo_run(j) for j in range(plan.count)}, sets, rounds=3, rng=rng)
+        times = time_gpu({str(j): lt_launch(x, plan, j, layout) for j in range(plan.count)}, sets, rounds=3, rng=rng)
         finite = {int(j): t for j, t in times.items() if math.isfinite(t)}
         plans[f"best{layout}"] = min(finite, key=finite.get) if finite else 0
     return plans

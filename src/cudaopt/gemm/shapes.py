@@ -95,9 +95,8 @@ def parse_shapes(spec: str) -> list[Shape]:
         return (sample_shapes if parts[0] == "sample" else offgrid_shapes)(count, seed)
     # An inline list is recognised before any file look-up: a few hundred shapes make a string longer
     # than a file name may be (Path.exists raises 'File name too long').
-    if re.fullmatch(r"\s*\d+x\d+x\d+(\s*[,;]\s*\d+x\d+x\d+)*\s*[,;]?\s*", spec):
-        text = spec.replace(",", "\n").replace(";", "\n")
-    elif Path(spec).exists():
+    inline = re.fullmatch(r"\s*\d+x\d+x\d+(\s*[,;]\s*\d+x\d+x\d+)*\s*[,;]?\s*", spec)
+    if not inline and Path(spec).exists():
         text = Path(spec).read_text()
     elif "x" in spec:
         text = spec.replace(",", "\n").replace(";", "\n")

@@ -308,13 +308,13 @@ def decide_lt(entry: dict, screen: dict[str, float], confirm, correct, info=None
     table_us = screen.get("table", math.nan)
     if not algos:
         return {**base, "lt_fallback": {"checked": True, "note": "no cuBLASLt algorithm ran"}}
-    fastest = min(algos.values())
-    if not table_us / fastest > 1.0:  # NaN (the table's choice failed to run): not decided here
-        j = min(algos, key=algos.get)
-        return {**base, "lt_fallback": {"checked": True, "best_algo": j, "screen_table_us": round(table_us, 3),
-                                        "screen_lt_us": round(algos[j], 3)}}
+    fastest = min(algos, key=algos.get)
+    rec = {"checked": True, "best_algo": fastest, "screen_table_us": round(table_us, 3),
+           "screen_lt_us": round(algos[fastest], 3)}
+    if not table_us / algos[fastest] > 1.0:  # NaN (the table's choice failed to run): not decided here
+        return {**base, "lt_fallback": rec}
     j = int(runoff_order({f"lt{i}": t for i, t in algos.items()}, runoff)[0][2:])
-    rec = {"checked": True, "best_algo": j, "screen_table_us": round(table_us, 3), "screen_lt_us": round(algos[j], 3)}
+    rec.update(best_algo=j, screen_lt_us=round(algos[j], 3))
     t_table, t_lt, paired = confirm(j)
     verdict = paired if paired is not None else t_table / t_lt
     rec.update(table_us=round(t_table, 3), lt_us=round(t_lt, 3), paired_table_over_lt=None if paired is None else round(paired, 4))
@@ -331,9 +331,9 @@ def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
     import torch
 
     from cudaopt.gemm import _lib, hgemm
-    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch, torch_launch
+    from cudaopt.gemm.bench import lt_launch, make_inputs, num_sets, ours_launch, torch_launch
     from cudaopt.gemm.correctness import check_gemm
-    from cudaopt.gemm.lt_fallback import LT_FALLBACK_WORKSPACE, plan_for
+    from cudaopt.gemm.lt_fallback import plan_for
     from cudaopt.gemm.stats import paired_ratio
     from cudaopt.gemm.timing import time_gpu
 
@@ -342,18 +342,13 @@ def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
     base = base_entry(entry)
     choice = Choice(base.get("backend", "ours"), int(base.get("config", 0)), int(base.get("splits", 1)))
     sets = num_sets(m, n, k)
-    x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, choice.splits), with_blas=True)
+    # NN only (what hgemm can run): cuBLASLt's workspace, no transposed copy of B
+    x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, choice.splits), with_blas=True, transposed_b=False)
     plan = plan_for(torch.cuda.current_device(), m, n, k)
     if plan is None:  # not "checked": a rerun where cuBLASLt works tries the shape again
         raise _lib.GemmError(f"no cuBLASLt plan for {m}x{n}x{k} (see the warning above)")
-    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731 - the capture's stream
-
-    def lt(j: int):
-        return lambda i: plan.run(j, x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), x.lt_ws.data_ptr(),
-                                  LT_FALLBACK_WORKSPACE, stream())
-
     table = ours_launch(x, m, n, k, choice) if choice.backend == "ours" else torch_launch(x)
-    cands = {"table": table, **{f"lt{j}": lt(j) for j in range(min(plan.count, LT_MAX_ALGOS))}}
+    cands = {"table": table, **{f"lt{j}": lt_launch(x, plan, j) for j in range(min(plan.count, LT_MAX_ALGOS))}}
     screen = time_gpu(cands, sets, rounds=LT_SCREEN_ROUNDS, rng=rng)
 
     def confirm(j: int):
@@ -384,8 +379,7 @@ def run_lt_fallbacks(table: Path, out: Path, shapes: list[Shape] | None = None, 
         raise FileNotFoundError(f"no table at {table}: give the tuned table the pass starts from")
     meta = {k: v for k, v in json.loads(table.read_text()).items() if k != "entries"}
     entries = table_entries(table)
-    done = table_entries(out) if out.exists() else {}
-    entries.update({s: e for s, e in done.items() if s in entries})
+    entries.update({s: e for s, e in table_entries(out).items() if s in entries})  # {} where out is new
     wanted = sorted(entries) if shapes is None else [s for s in shapes if s in entries]
     todo = [s for s in wanted if recheck or not (entries[s].get("lt_fallback") or {}).get("checked")]
     if len(todo) < len(wanted):
