@@ -76,6 +76,24 @@ def _raw_stream(device_index: int) -> int:
     return torch.cuda.current_stream(device_index).cuda_stream
 
 
+_hot_modules = None  # (torch, _lib, lt_matmul) after the first call
+
+
+def _hot():
+    """The modules a call needs, imported once: `from ... import` inside the call cost ~1-2 us a call
+    (measured on the CPU host), which small shapes pay in call timing; at module level they would add
+    ~60 ms to `import cudaopt.gemm`."""
+    global _hot_modules
+    if _hot_modules is None:
+        import torch
+
+        from cudaopt.gemm import _lib
+        from cudaopt.gemm.lt_fallback import lt_matmul
+
+        _hot_modules = (torch, _lib, lt_matmul)
+    return _hot_modules
+
+
 def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     """C = a @ b (fp16 in and out, fp32 accumulate) on the current stream.
 
@@ -88,10 +106,7 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     Where the table hands a shape to cuBLASLt ("cublaslt", `lt_fallback`), packed operands run the tuned
     algorithm (workspace is used for it when large enough) and others torch.matmul.
     """
-    import torch
-
-    from cudaopt.gemm import _lib
-
+    torch, _lib, lt_matmul = _hot_modules or _hot()
     _check_operands(a, b)
     m, k = a.shape
     n = b.shape[1]
@@ -103,8 +118,6 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
         return torch.matmul(a, b, out=out)
     choice = choice or choose(m, n, k, strides=lds)
     if choice.backend == "cublaslt" and lds == (k, n, n):  # its plans assume packed rows
-        from cudaopt.gemm.lt_fallback import lt_matmul
-
         if lt_matmul(a, b, out, choice.algo, _raw_stream(a.device.index), workspace):
             return out
     if choice.backend != "ours":
