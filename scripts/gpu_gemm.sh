@@ -216,7 +216,7 @@ cp "$WORK/tuned.json" "$OUT/" 2>/dev/null
 cp "$WORK/offline_gpu/speedup.png" "$OUT/offline_speedup.png" 2>/dev/null
 cat "$WORK"/*/summary.md > "$OUT/summaries.md" 2>/dev/null
 echo "== SHORT TABLE (ours vs baselines, all shapes)"
-grep -E "^## |\| (ours|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute|ours_nopdl)( \(paired\))? \| all" "$OUT/summaries.md"
+grep -E "^## |\| (ours|ours_nopdl|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute|ours_nopdl)( \(paired\))? \| all" "$OUT/summaries.md"
 grep -E "^shapes timed" "$OUT/summaries.md"
 grep -E "wgmma smoke:|wgmma split-K smoke:|passed|failed" "$LOG" | tail -4
 echo "== SHORT TABLE (best wgmma (config, splits) per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"

@@ -316,6 +316,12 @@ def summarize_result(res: BenchResult) -> None:
         res.summaries += summarize_by_class(f"{name} (paired)", shape_ratios)
     if "ours_nopdl" in times:  # > 1: programmatic dependent launch made ours faster
         res.summaries += summarize_by_class("ours vs ours_nopdl", ratios(times["ours_nopdl"], times["ours"]))
+        # The kernels against the baselines without that overlap: back to back, PDL lets our call start
+        # while the previous one of ours finishes, which the baselines (and a call after a torch op) do not
+        # get; session 19 read the whole offline lead over cuBLASLt autotuned to be that overlap.
+        for base in ("torch", "cublas_max", "lt_auto_max"):
+            if base in times:
+                res.summaries += summarize_by_class(f"ours_nopdl vs {base}", ratios(times[base], times["ours_nopdl"]))
 
 
 # --- the GPU side: one shape, setup, health ---------------------------------------------------------
