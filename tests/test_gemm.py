@@ -715,6 +715,26 @@ def test_paired_ratio_cancels_a_drift_shared_within_rounds():
     assert paired_ratios({"torch": [1.0]}) == {} and paired_ratio({}, ("torch",), "ours") is None
 
 
+def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():
+    """Two layouts equally fast (10 us) with independent noise, ours 10 us: the paired ratio against
+    their "max" must read ~1. Taking the faster layout in every round would read it > 1 (the minimum of
+    two noisy samples is biased low), which is how server mode's paired figure came out 4 points worse
+    than its unpaired one."""
+    import random
+
+    from cudaopt.gemm.stats import paired_ratio
+
+    rng = random.Random(1)
+    rounds = 201
+    per_round = {name: [10.0 * (1 + rng.gauss(0, 0.08)) for _ in range(rounds)]
+                 for name in ("lt_auto_nn", "lt_auto_tn", "ours")}
+    r = paired_ratio(per_round, ("lt_auto_nn", "lt_auto_tn"), "ours")
+    assert r == pytest.approx(1.0, abs=0.02)
+    biased = sorted(min(per_round["lt_auto_nn"][i], per_round["lt_auto_tn"][i]) / per_round["ours"][i]
+                    for i in range(rounds))[rounds // 2]
+    assert biased < 0.975  # what the per-round minimum would have read
+
+
 def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     def fake(index, shape, env):
         return {"ours": 2.0, "torch": 2.5, "dispatch": 2.0}, {"correct": True}, {"ours vs torch": 1.2,

@@ -68,15 +68,22 @@ PAIRS = (("ours vs torch", ("torch",), "ours"),
 
 
 def paired_ratio(per_round: dict[str, list[float]], refs: tuple[str, ...], ours: str) -> float | None:
-    """Median over rounds of t_ref / t_ours taken within each round (t_ref: the fastest of refs in that
-    round). A round's replays run back to back, so clock changes under the power cap, slower than a
-    round, cancel in the ratio where they move both medians apart. None without usable rounds."""
-    series = [per_round.get(name) or [] for name in (*refs, ours)]
-    n = min((len(s) for s in series), default=0)
+    """Median over rounds of t_ref / t_ours taken within each round. A round's replays run back to back,
+    so clock changes under the power cap, slower than a round, cancel in the ratio where they move both
+    medians apart. With several refs (the "max" baselines' layouts) the reference is the one with the
+    smallest median over all rounds, chosen once: the faster of them in each round would pick whichever
+    drew the lucky sample, which under single-call noise (server mode) read cuBLASLt ~4 points faster
+    than either layout alone (session 19). None without usable rounds."""
+    def med(name: str) -> float:
+        finite = [t for t in per_round.get(name) or [] if math.isfinite(t) and t > 0]
+        return statistics.median(finite) if finite else math.inf
+
+    ref_name = min(refs, key=med)
+    series = [per_round.get(ref_name) or [], per_round.get(ours) or []]
+    n = min(len(s) for s in series)
     vals = []
     for r in range(n):
-        ref = min(s[r] for s in series[:-1])
-        t = series[-1][r]
+        ref, t = series[0][r], series[1][r]
         if math.isfinite(ref) and math.isfinite(t) and ref > 0 and t > 0:
             vals.append(ref / t)
     return statistics.median(vals) if vals else None
