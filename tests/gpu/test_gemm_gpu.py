@@ -622,6 +622,7 @@ def test_cublaslt_fallback_runs_every_listed_algorithm_correctly(monkeypatch):
     the caller's stream; an index beyond the list and padded operands go to torch.matmul instead."""
     import torch
 
+    from cudaopt import gemm
     from cudaopt.gemm import Choice, hgemm, lt_fallback, pad_rows
     from cudaopt.gemm.correctness import check_gemm
     from cudaopt.gemm.lt_fallback import clear_plans, plan_for
@@ -629,6 +630,8 @@ def test_cublaslt_fallback_runs_every_listed_algorithm_correctly(monkeypatch):
     ran = []
     real = lt_fallback.lt_matmul
     monkeypatch.setattr(lt_fallback, "lt_matmul", lambda *a, **kw: ran.append(real(*a, **kw)) or ran[-1])
+    # hgemm keeps lt_matmul in its import cache (gemm._hot): empty it so the next call takes the wrapper
+    monkeypatch.setattr(gemm, "_hot_modules", None)
 
     m, n, k = 512, 384, 1024
     count = plan_for(torch.cuda.current_device(), m, n, k).count
