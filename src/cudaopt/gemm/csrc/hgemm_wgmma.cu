@@ -116,19 +116,6 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
-// Tensor maps are kernel parameters, not the previous grid's output, so they may be fetched before the
-// PDL wait, by a warp other than the one initialising the barriers: the descriptor fetch then runs beside
-// the prologue instead of in front of the first TMA load (the producer thread prefetched after the wait
-// until session 19). A null map is skipped (split-K kernels store through partials, not map_c).
-__device__ __forceinline__ void prefetch_maps_early(const CUtensorMap* a, const CUtensorMap* b,
-                                                    const CUtensorMap* c) {
-  if (threadIdx.x == 32) {
-    if (a) tma_prefetch_map(a);
-    if (b) tma_prefetch_map(b);
-    if (c) tma_prefetch_map(c);
-  }
-}
-
 // Programmatic dependent launch (PDL). The host launches every kernel here with programmatic stream
 // serialisation (unless cudaopt_wgmma_set_pdl(0)), so a kernel may be scheduled while the previous
 // kernel on the stream is still running, as soon as every block of that one has called
@@ -445,7 +432,9 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
                                               int num_tiles, int k_tiles, int splits = 1) {
-  int slot = 0;  // (the maps were prefetched at kernel entry: prefetch_maps_early)
+  tma_prefetch_map(map_a);
+  tma_prefetch_map(map_b);
+  int slot = 0;
   uint32_t phase = 0;
   const int num_items = SPLITK ? num_tiles * splits : num_tiles;
   // CSPLIT: one item per block, the cluster's splits of one tile (csplit_item)
@@ -560,7 +549,6 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
-  prefetch_maps_early(&map_a, &map_b, nullptr);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);                 // the producer's arrive.expect_tx
@@ -934,7 +922,6 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   // Session 15 measured the kernels that carried it as a runtime option 4% slower on the grid's
   // smallest shapes (1.7% at 1e8-1e9 FLOP) than the same kernels before it, with cuBLAS unchanged.
   const bool cp = CPA && !CSPLIT && src.a != nullptr;
-  prefetch_maps_early(cp ? nullptr : map_a, cp ? nullptr : map_b, SPLITK ? nullptr : map_c);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], cp ? 128 : 1);
@@ -967,6 +954,9 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
     const int warp = wg_thread / 32, lane = wg_thread % 32;
+    if constexpr (!SPLITK) {
+      if (wg_thread == 0) tma_prefetch_map(map_c);
+    }
     unsigned char* my_epi = epi + (SHEPI ? 0 : consumer) * T::kEpiBytesPerConsumer;
     [[maybe_unused]] int epi_seq = 0;  // kEpiRunning: 64-column chunks this consumer has staged so far
     const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
