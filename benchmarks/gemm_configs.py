@@ -12,6 +12,7 @@ the geomean of table / config and cuBLASLt / config per config (>1: the config i
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 from statistics import geometric_mean
@@ -25,6 +26,7 @@ def main() -> None:
     ap.add_argument("--configs", required=True, help="config ids (or ID:SPLITS), comma-separated")
     ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--out", default=None, help="also append one JSON line a shape here (scripts/gemm_adopt.py reads it)")
     args = ap.parse_args()
 
     import torch
@@ -77,6 +79,13 @@ def main() -> None:
                 vs_lt[label].append(lt / us)
         print(f"{f'{m}x{n}x{k}':>18} {t['table']:8.1f} {lt:8.1f} {t['torch']:8.1f}  " + "  ".join(cells) +
               f"  {table.label()}", flush=True)
+        if args.out:
+            row = {"m": m, "n": n, "k": k, "table": table.label(), "table_us": t["table"], "lt_us": lt,
+                   "torch_us": t["torch"], "configs": {label: {"config": c.config, "splits": c.splits,
+                                                              "us": t[label], "err": errs[label]}
+                                                      for label, c in configs.items()}}
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
         del x, cands
         torch.cuda.empty_cache()
     print("== geomean per config over the shapes where it ran correctly (>1: the config is faster)")

@@ -357,7 +357,7 @@ B3D = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m == 1]  # session 17: 3-
 B3D_PAIR = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m > 1]  # session 17: the pair with 128-deep slots
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
-N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192]  # session 13, no whole-slab twin
+N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.cluster_m == 1]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
            and c.cluster_m == 1]
@@ -386,7 +386,8 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (23, "wgmma128x256x64_c2_s3_tma_cm2", 2, 1), (24, "wgmma128x128x64_pp_s5_cm2", 2, 1),
         (39, "wgmma128x256x64_c2_s4_tma_cm2_e2", 2, 1), (40, "wgmma128x128x64_pp_s6_cm2_e1", 2, 1),
         (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1), (48, "wgmma128x128x64_pp_s6_cm2_e1_u", 2, 1),
-        (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1), (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 2, 1)]
+        (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1), (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 2, 1),
+        (55, "wgmma64x64x64_pp_s8_cm2_e1", 2, 1)]
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -1121,6 +1122,18 @@ def test_cluster_grid_and_candidates(shape):
     assert all(cluster_offered(c, 8, 8) for c in WGMMA_CONFIGS if c.cluster_m == 1)
 
 
+def test_the_64x64_pair_is_offered_on_one_wave_shapes_with_two_tile_rows():
+    """Session 20: the 64 x 64 pair targets ~128-tile long-K shapes (one wave), where the larger pairs are
+    not offered; it needs two tile rows to share B."""
+    pair = next(c for c in CLUSTER if (c.bm, c.bn) == (64, 64))
+    big = [c for c in CLUSTER if c.bm * c.bn > 64 * 64]
+    assert pair.tiles(512, 1024) == 128 < 2 * NUM_SMS_H200
+    assert cluster_offered(pair, 512, 1024) and cluster_offered(pair, 4096, 128) and cluster_offered(pair, 128, 64)
+    assert not cluster_offered(pair, 64, 8192) and not cluster_offered(pair, 8, 8)  # one tile row: rank 1 idles
+    assert not any(cluster_offered(c, 512, 1024) for c in big)
+    assert pair.grid(512, 1024) == 128 and pair.units(512, 1024) == 64
+
+
 # Two-CTA model of the cluster kernel (hgemm_wgmma2_cluster_kernel, transcribed by hand): per CTA a
 # producer and two consumers as in _simulate, plus: full barriers expect A (own, local; none for an
 # idle CTA) + both B halves (own multicast + the peer's); each producer multicasts its B half to
@@ -1635,3 +1648,48 @@ def test_gemm_ncu_source_ranks_sass_lines_by_stall_samples():
     assert lines == [(60.0, "UCGABAR_WAIT", "barrier 60"), (30.0, "HGMMA.64x128x16.F32 R24", "wait 25, long_sb 5")]
     with pytest.raises(ValueError):
         mod.parse_source_csv("==PROF== nothing profiled")
+
+
+def test_gemm_adopt_takes_a_config_only_where_the_paired_screen_clears_the_margin(tmp_path):
+    """scripts/gemm_adopt.py: a shape takes the config where it was correct and table/config >= margin;
+    a fallback keeps its backend; a wrong output or a smaller gain leaves the entry as it was."""
+    import json
+
+    mod = _load_repo_script("scripts/gemm_adopt.py")
+    table = {"device": "H200", "entries": [
+        {"m": 512, "n": 1024, "k": 4096, "backend": "ours", "config": 37, "splits": 1, "label": "a"},
+        {"m": 1024, "n": 512, "k": 2048, "backend": "cublaslt", "lt_algo": 0, "config": 37, "splits": 1},
+        {"m": 256, "n": 256, "k": 256, "backend": "ours", "config": 37, "splits": 1},
+        {"m": 128, "n": 1024, "k": 1024, "backend": "ours", "config": 37, "splits": 1},
+        {"m": 64, "n": 64, "k": 64, "backend": "ours", "config": 37, "splits": 1}]}
+
+    def row(m, n, k, table_us, us, err=1e-4):
+        return {"m": m, "n": n, "k": k, "table_us": table_us, "lt_us": 9.0, "torch_us": 9.5,
+                "configs": {"x": {"config": 55, "splits": 1, "us": us, "err": err}}}
+
+    screen = [row(512, 1024, 4096, 12.5, 10.4), row(1024, 512, 2048, 7.7, 7.0), row(256, 256, 256, 5.0, 4.9),
+              row(128, 1024, 1024, 5.0, 4.0, err=0.5)]
+    new, changed = mod.adopt(table, screen, 55, 1.03)
+    assert [c[:3] for c in changed] == [(512, 1024, 4096), (1024, 512, 2048)]
+    by = {(e["m"], e["n"], e["k"]): e for e in new["entries"]}
+    assert by[(512, 1024, 4096)]["config"] == 55 and by[(512, 1024, 4096)]["label"] == "wgmma64x64x64_pp_s8_cm2_e1"
+    assert by[(1024, 512, 2048)]["backend"] == "cublaslt" and by[(1024, 512, 2048)]["config"] == 55
+    assert by[(256, 256, 256)]["config"] == 37 and by[(128, 1024, 1024)]["config"] == 37  # 1.02x; wrong output
+    assert table["entries"][0]["config"] == 37  # the input table is not touched
+    from cudaopt.gemm.dispatch import parse_table
+
+    assert parse_table(new)[(512, 1024, 4096)].config == 55
+    (tmp_path / "t.json").write_text(json.dumps(table))
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in screen))
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = str(Path(__file__).resolve().parents[1] / "scripts" / "gemm_adopt.py")
+    p = subprocess.run([sys.executable, script, str(tmp_path / "t.json"), str(tmp_path / "s.jsonl"),
+                        "--config", "55", "--out", str(tmp_path / "n.json")], capture_output=True, text=True)
+    assert p.returncode == 0 and "adopted config 55 on 2 of 4" in p.stdout, p.stderr
+    bad = subprocess.run([sys.executable, script, str(tmp_path / "missing.json"),
+                          str(tmp_path / "s.jsonl"), "--config", "55", "--out", str(tmp_path / "n2.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "cannot read" in bad.stderr

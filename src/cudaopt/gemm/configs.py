@@ -246,6 +246,11 @@ _WGMMA_TABLE = [
     # 128-row B box); where K % 64 != 0 the 64-deep cluster kernel of the same 4 slots. Not offered below
     # 2 x #SMs tiles (`cluster_offered`): gemm_configs.py times it on the long-K shapes.
     (64, 128, 2, 4, SCHED_PINGPONG, 2, 0, False, True, False, True, True, 2),
+    # The 64 x 64 ping-pong (37) as a 2x1 pair sharing B (session 20): each CTA multicasts half of B's one
+    # 64-column chunk (its k-rows). For the one-wave long-K shapes of ~128 tiles of 64 x 64, where 37 reads
+    # A and B from L2 N/64 + M/64 times over and ran 10-16% behind cuBLASLt, whose fastest algorithm there
+    # is a 64 x 64 tile in a 2-CTA cluster. Offered wherever it has two tile rows (`cluster_offered`).
+    (64, 64, 2, 8, SCHED_PINGPONG, 2, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -274,6 +279,7 @@ def block_items(block: int, grid: int, num_tiles: int, splits: int, k_blocks: in
 
 
 CLUSTER_MIN_TILES_PER_SM = 2  # cluster configs are offered where tiles >= this x #SMs
+ONE_WAVE_CLUSTER_TILE = 64 * 64  # ... except pairs of tiles this small (see cluster_offered)
 
 
 def cluster_tile(unit: int, rank: int, tiles_m: int, tiles_n: int) -> tuple[int, int]:
@@ -309,7 +315,11 @@ def plain_twin(cfg: KernelConfig) -> KernelConfig:
 def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H200) -> bool:
     """Whether the tuner and the comparison time cfg on (m, n): every non-cluster config; a cluster
     config only where the tile grid fills the SMs at least CLUSTER_MIN_TILES_PER_SM times (on fewer
-    tiles a pair schedule only coarsens the last wave, and B traffic is not the limit)."""
+    tiles a pair schedule only coarsens the last wave, and B traffic is not the limit). A 64 x 64 pair
+    (tiles of at most ONE_WAVE_CLUSTER_TILE elements) is for exactly those one-wave shapes, where small
+    tiles are bound by L2 operand traffic: offered wherever it has two tile rows."""
+    if cfg.cluster_m > 1 and cfg.bm * cfg.bn <= ONE_WAVE_CLUSTER_TILE:
+        return -(-m // cfg.bm) >= cfg.cluster_m  # a pair needs two tile rows
     return cfg.cluster_m == 1 or cfg.tiles(m, n) >= CLUSTER_MIN_TILES_PER_SM * num_sms
 
 
@@ -371,7 +381,7 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 48-53 first ran (and passed) in session 17, 54 in 18
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({55})  # 48-53 first ran (and passed) in session 17, 54 in 18
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

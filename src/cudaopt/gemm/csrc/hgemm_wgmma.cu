@@ -497,9 +497,14 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
                                                       int tiles_n, int num_units, int k_tiles, int rank,
                                                       int cid, int ncl) {
-  constexpr int kChunksPerCta = BN / 64 / kClusterMax;
-  static_assert(kChunksPerCta >= 1 && (BN / 64) % kClusterMax == 0,
-                "each CTA multicasts a whole, equal share of B's 64-column chunks");
+  // BN >= 128: each CTA multicasts a whole, equal share of B's 64-column chunks. BN == 64 (session 20):
+  // one chunk, split along K instead: CTA r multicasts its rows [r, r + 1) x kBK / 2 of the k-block (the
+  // host encodes B's boxes kBK / 2 rows high for such a config); 32 rows of 128 B are 4 KB, a whole number
+  // of 128B-swizzle atoms, so the two half boxes land exactly as one 64-row box would.
+  constexpr bool kHalfRows = BN / 64 < kClusterMax;
+  constexpr int kChunksPerCta = kHalfRows ? 1 : BN / 64 / kClusterMax;
+  static_assert(kHalfRows ? (BN == 64 && KB == 1 && kClusterMax == 2) : (BN / 64) % kClusterMax == 0,
+                "each CTA multicasts a whole, equal share of B's 64-column chunks, or half of a 64-wide B");
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
   int slot = 0;
@@ -518,11 +523,17 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       } else {
         if (live) tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
       }
+      if constexpr (kHalfRows) {
+        constexpr int kHalf = kBK / kClusterMax;  // rows of this CTA's box
+        tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + rank * kHalf * 128, map_b, n0,
+                              k0 + rank * kHalf, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+      } else {
 #pragma unroll
-      for (int j = 0; j < kChunksPerCta; ++j) {
-        const int chunk = rank * kChunksPerCta + j;
-        tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
-                              n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+        for (int j = 0; j < kChunksPerCta; ++j) {
+          const int chunk = rank * kChunksPerCta + j;
+          tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
+                                n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+        }
       }
       if (++slot == STAGES) {
         slot = 0;
@@ -1860,6 +1871,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // The 64 x 128 pair sharing B (35) with 39's 128-deep slots (session 17, not yet run): each CTA asks for
     // half of the bytes 39 asks for, in two TMA instructions a slot (its A box, its multicast B box).
     CUDAOPT_WGMMA_CLUSTERU2(64, 128, 2, 4, 2, 2, 0),  // 40
+    // The 64 x 64 ping-pong (23) as a 2x1 pair sharing B (session 20): on the one-wave long-K shapes
+    // (about 128 tiles of 64 x 64, K 1024-4096; 512x1024x4096 ran 12.5 us against cuBLASLt's 10.5) 64-wide
+    // tiles read A and B from L2 N/64 + M/64 times over; cuBLASLt's fastest algorithm there is a 64 x 64
+    // tile in a 2-CTA cluster, one wave. B is one 64-column chunk: each CTA multicasts half its rows.
+    CUDAOPT_WGMMA_CLUSTERE(64, 64, 2, 8, 2, 2, 1),  // 41
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2247,6 +2263,10 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   if (c.cluster > 1) {  // 2x1 cluster kernel (splits == 1: max_splits is 1)
     const int most = max_active_clusters(config, c);
     if (most < 0) return -most;
+    if (c.bn < 64 * c.cluster) {  // one 64-wide B chunk: each CTA multicasts half its rows (kHalfRows)
+      st = tensor_map(MapKey{B, K, N, ldb, kBK / c.cluster}, &map_b);
+      if (st != 0) return st;
+    }
     CUtensorMap map_c;
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;

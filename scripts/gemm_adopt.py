@@ -1,0 +1,72 @@
+"""Adopt one config into a tuned table where `benchmarks/gemm_configs.py --out` timed it faster than the
+table's own choice (paired: both timed interleaved in the same rounds).
+
+    python scripts/gemm_adopt.py TABLE.json SCREEN.jsonl --config 55 [--margin 1.03] --out NEW.json
+
+A shape's entry takes the config (and its split count from the screen) where the config's output was
+correct (relative error below 1e-2) and table_us / config_us >= margin. The entry's backend stays: a
+shape the dispatcher hands to torch.matmul or cuBLASLt keeps that fallback (rerun the fallback pass to
+revisit it); what changes is "ours", the kernel benchmarked as ours and dispatched where backend is
+"ours". Each changed entry records the screen's figures under "adopted". The margin keeps a shape on
+its tuned choice unless the gain is clear of the 1-3% a single screen reads run to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from statistics import geometric_mean
+
+
+def adopt(table: dict, screen: list[dict], config: int, margin: float) -> tuple[dict, list[tuple]]:
+    """The new table (a copy) and the adopted shapes as (m, n, k, gain)."""
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice
+
+    rows = {(r["m"], r["n"], r["k"]): r for r in screen}
+    new = json.loads(json.dumps(table))
+    changed = []
+    for e in new["entries"]:
+        r = rows.get((e["m"], e["n"], e["k"]))
+        pick = next((c for c in (r or {}).get("configs", {}).values() if c["config"] == config), None)
+        if pick is None or not (pick["err"] < 1e-2 and math.isfinite(pick["us"]) and pick["us"] > 0):
+            continue
+        gain = r["table_us"] / pick["us"]
+        if gain < margin:
+            continue
+        e["adopted"] = {"from": e.get("label"), "table_us": round(r["table_us"], 3),
+                        "config_us": round(pick["us"], 3), "lt_us": round(r["lt_us"], 3)}
+        e["config"], e["splits"] = config, pick["splits"]
+        e["label"] = Choice("ours", config, pick["splits"]).label()
+        assert 0 <= config < len(KERNEL_CONFIGS)
+        changed.append((e["m"], e["n"], e["k"], gain))
+    return new, changed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("table")
+    ap.add_argument("screen", help="JSON lines from benchmarks/gemm_configs.py --out")
+    ap.add_argument("--config", type=int, required=True)
+    ap.add_argument("--margin", type=float, default=1.03)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    try:
+        table = json.loads(Path(args.table).read_text())
+        screen = [json.loads(line) for line in Path(args.screen).read_text().splitlines() if line.strip()]
+        table["entries"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"gemm_adopt: cannot read {args.table} / {args.screen} ({e}); give a tuned table and the "
+                 "JSON lines gemm_configs.py --out wrote")
+    new, changed = adopt(table, screen, args.config, args.margin)
+    Path(args.out).write_text(json.dumps(new, indent=1) + "\n")
+    g = f", geomean gain {geometric_mean([c[3] for c in changed]):.3f}" if changed else ""
+    print(f"adopted config {args.config} on {len(changed)} of {len(screen)} screened shapes (margin {args.margin}){g}")
+    for m, n, k, gain in changed:
+        print(f"  {m}x{n}x{k}: {gain:.3f}x")
+
+
+if __name__ == "__main__":
+    main()
