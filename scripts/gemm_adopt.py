@@ -3,7 +3,7 @@ table's own choice (paired: both timed interleaved in the same rounds).
 
     python scripts/gemm_adopt.py TABLE.json SCREEN.jsonl --config 55 [--margin 1.03] --out NEW.json
 
-A shape's entry takes the config (and its split count from the screen) where the config's output was
+A shape's entry takes the config (with the split count the screen timed fastest) where its output was
 correct (relative error below 1e-2) and table_us / config_us >= margin. The entry's backend stays: a
 shape the dispatcher hands to torch.matmul or cuBLASLt keeps that fallback (rerun the fallback pass to
 revisit it); what changes is "ours", the kernel benchmarked as ours and dispatched where backend is
@@ -30,9 +30,12 @@ def adopt(table: dict, screen: list[dict], config: int, margin: float) -> tuple[
     changed = []
     for e in new["entries"]:
         r = rows.get((e["m"], e["n"], e["k"]))
-        pick = next((c for c in (r or {}).get("configs", {}).values() if c["config"] == config), None)
-        if pick is None or not (pick["err"] < 1e-2 and math.isfinite(pick["us"]) and pick["us"] > 0):
+        # the fastest correct (config, splits) of this config that the screen timed on the shape
+        ok = [c for c in (r or {}).get("configs", {}).values()
+              if c["config"] == config and c["err"] < 1e-2 and math.isfinite(c["us"]) and c["us"] > 0]
+        if not ok:
             continue
+        pick = min(ok, key=lambda c: c["us"])
         gain = r["table_us"] / pick["us"]
         if gain < margin:
             continue

@@ -445,6 +445,24 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
       | tee "$OUT/gemm_configs.txt" | tail -30
     gemm_ncu_optional
     ;;
+  gemm_adopt)
+    # Issue 6, session 20: a new config screened against the shipped table's choice on chosen shapes (paired,
+    # benchmarks/gemm_configs.py --out), taken into a copy of the table where it is faster by GEMM_ADOPT_MARGIN
+    # (scripts/gemm_adopt.py), then the whole grid on that table (gpu_gemm.sh, 20 rounds, smoke test skipped:
+    # the GPU tests here run every config). GEMM_ADOPT_CONFIG (id), GEMM_ADOPT_CONFIGS (gemm_configs.py's
+    # --configs), GEMM_ADOPT_SHAPES (a file of MxNxK,...), GEMM_SMOKE_PASSED (gpu_gemm.sh's).
+    python3 -m cudaopt.gemm.build | tail -2
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py 2>&1 | tail -3 | tee "$OUT/gpu_tests.txt"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_ADOPT_SCREEN_LIMIT:-200}" python3 benchmarks/gemm_configs.py --configs "$GEMM_ADOPT_CONFIGS" \
+      --shapes "$(cat "$GEMM_ADOPT_SHAPES")" --rounds 12 --out "$OUT/screen.jsonl" 2>&1 | tail -3
+    mkdir -p /tmp/adopt_table
+    python3 scripts/gemm_adopt.py src/cudaopt/gemm/tuned_h200.json "$OUT/screen.jsonl" --config "$GEMM_ADOPT_CONFIG" \
+      --margin "${GEMM_ADOPT_MARGIN:-1.03}" --out /tmp/adopt_table/tuned.json | tee "$OUT/adopted.txt" | head -3
+    OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
+      GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "${GEMM_ADOPT_GRID_LIMIT:-330}" \
+      bash scripts/gpu_gemm.sh grid 5 "${GEMM_ADOPT_BENCH_S:-270}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    ;;
   gemm_uncond)
     # Issue 6, plan for session 17: the UNCOND cluster configs (48: 40 issuing its wgmmas unconditionally;
     # 49: the 64 x 128 pair sharing B). Their GPU tests (bitwise equal to their twins), 48 against 40 and

@@ -411,7 +411,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (46, "wgmma128x128x64_c2_s6_tma_e1_cs", 8)]  # and of 38 (session 16)
     # N = 64 in generation 2 (session 13, written before a GPU run): one 64-column chunk each, split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.schedule) for c in N64] == [
-        (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2)]
+        (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2),
+        (56, "wgmma64x64x64_pp_s13_e1", 230608, 64, 2)]  # session 20: 37 with cuBLAS's 13-deep ring
+    assert all(c.smem_bytes <= 232448 for c in WGMMA_CONFIGS)  # the 227 KB a block may opt into on sm_90
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.consumers) for c in COOP128] == [
         (38, "wgmma128x128x64_c2_s6_tma_e1", 214112, 64, 2)]
     # the 128 x 192 ping-pong (session 15): 4 slots of 40 KB, one 16 KB staging chunk per consumer, no split-K
@@ -1667,12 +1669,16 @@ def test_gemm_adopt_takes_a_config_only_where_the_paired_screen_clears_the_margi
         return {"m": m, "n": n, "k": k, "table_us": table_us, "lt_us": 9.0, "torch_us": 9.5,
                 "configs": {"x": {"config": 55, "splits": 1, "us": us, "err": err}}}
 
-    screen = [row(512, 1024, 4096, 12.5, 10.4), row(1024, 512, 2048, 7.7, 7.0), row(256, 256, 256, 5.0, 4.9),
+    split = row(512, 1024, 4096, 12.5, 10.4)
+    split["configs"]["y"] = {"config": 55, "splits": 2, "us": 11.0, "err": 1e-4}  # slower: the plain one is taken
+    split["configs"]["z"] = {"config": 55, "splits": 4, "us": 9.0, "err": 0.5}  # faster but wrong: never
+    screen = [split, row(1024, 512, 2048, 7.7, 7.0), row(256, 256, 256, 5.0, 4.9),
               row(128, 1024, 1024, 5.0, 4.0, err=0.5)]
     new, changed = mod.adopt(table, screen, 55, 1.03)
     assert [c[:3] for c in changed] == [(512, 1024, 4096), (1024, 512, 2048)]
     by = {(e["m"], e["n"], e["k"]): e for e in new["entries"]}
     assert by[(512, 1024, 4096)]["config"] == 55 and by[(512, 1024, 4096)]["label"] == "wgmma64x64x64_pp_s8_cm2_e1"
+    assert by[(512, 1024, 4096)]["splits"] == 1
     assert by[(1024, 512, 2048)]["backend"] == "cublaslt" and by[(1024, 512, 2048)]["config"] == 55
     assert by[(256, 256, 256)]["config"] == 37 and by[(128, 1024, 1024)]["config"] == 37  # 1.02x; wrong output
     assert table["entries"][0]["config"] == 37  # the input table is not touched
