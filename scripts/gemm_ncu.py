@@ -37,9 +37,14 @@ SHOWN = {  # raw metric -> column
     "dram__bytes_read.sum": "DRAM read B",
     "lts__t_bytes.sum": "L2 B",
     "sm__cycles_elapsed.avg.per_second": "SM Hz",
+    "lts__t_sectors_op_read.sum": "L2 read sectors",
+    "lts__t_sectors_op_write.sum": "L2 write sectors",
+    "lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors from SMs",
 }
 # Collected beside the sections (which do not all carry them), printed in base units (bytes, Hz).
-EXTRA_METRICS = "dram__bytes_read.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second"
+EXTRA_METRICS = ("dram__bytes_read.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second,"
+                 # L2 sectors (32 B) by operation (session 20: where cuBLAS's kernel saves a third of our L2 bytes)
+                 "lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_srcunit_tex_op_read.sum")
 STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
 # The tensor pipe's utilisation: the metric's name differs between ncu versions and pipe families
 # (hmma, gmma, ...), so the busiest column of this form is shown.
