@@ -23,7 +23,7 @@ from statistics import geometric_mean
 
 def adopt(table: dict, screen: list[dict], config: int, margin: float) -> tuple[dict, list[tuple]]:
     """The new table (a copy) and the adopted shapes as (m, n, k, gain)."""
-    from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice
+    from cudaopt.gemm.configs import Choice
 
     rows = {(r["m"], r["n"], r["k"]): r for r in screen}
     new = json.loads(json.dumps(table))
@@ -43,7 +43,6 @@ def adopt(table: dict, screen: list[dict], config: int, margin: float) -> tuple[
                         "config_us": round(pick["us"], 3), "lt_us": round(r["lt_us"], 3)}
         e["config"], e["splits"] = config, pick["splits"]
         e["label"] = Choice("ours", config, pick["splits"]).label()
-        assert 0 <= config < len(KERNEL_CONFIGS)
         changed.append((e["m"], e["n"], e["k"], gain))
     return new, changed
 
@@ -63,6 +62,10 @@ def main() -> None:
     except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit(f"gemm_adopt: cannot read {args.table} / {args.screen} ({e}); give a tuned table and the "
                  "JSON lines gemm_configs.py --out wrote")
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+
+    if not 0 <= args.config < len(KERNEL_CONFIGS):
+        sys.exit(f"gemm_adopt: --config {args.config} is not a config id; give one of 0..{len(KERNEL_CONFIGS) - 1}")
     new, changed = adopt(table, screen, args.config, args.margin)
     Path(args.out).write_text(json.dumps(new, indent=1) + "\n")
     g = f", geomean gain {geometric_mean([c[3] for c in changed]):.3f}" if changed else ""

@@ -1699,3 +1699,7 @@ def test_gemm_adopt_takes_a_config_only_where_the_paired_screen_clears_the_margi
                           str(tmp_path / "s.jsonl"), "--config", "55", "--out", str(tmp_path / "n2.json")],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "cannot read" in bad.stderr
+    unknown = subprocess.run([sys.executable, script, str(tmp_path / "t.json"), str(tmp_path / "s.jsonl"),
+                              "--config", "999", "--out", str(tmp_path / "n3.json")], capture_output=True, text=True)
+    assert unknown.returncode != 0 and unknown.stderr.count("\n") == 1 and "not a config id" in unknown.stderr
+    assert not (tmp_path / "n3.json").exists()

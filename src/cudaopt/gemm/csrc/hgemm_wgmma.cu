@@ -502,7 +502,7 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   // host encodes B's boxes kBK / 2 rows high for such a config); 32 rows of 128 B are 4 KB, a whole number
   // of 128B-swizzle atoms, so the two half boxes land exactly as one 64-row box would.
   constexpr bool kHalfRows = BN / 64 < kClusterMax;
-  constexpr int kChunksPerCta = kHalfRows ? 1 : BN / 64 / kClusterMax;
+  constexpr int kChunksPerCta = BN / 64 / kClusterMax;  // (0 where kHalfRows: that branch does not use it)
   static_assert(kHalfRows ? (BN == 64 && KB == 1 && kClusterMax == 2) : (BN / 64) % kClusterMax == 0,
                 "each CTA multicasts a whole, equal share of B's 64-column chunks, or half of a 64-wide B");
   tma_prefetch_map(map_a);
@@ -2261,7 +2261,9 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   CUtensorMap map_a, map_b;
   int st = tensor_map(MapKey{A, M, K, lda, c.bm}, &map_a);
   if (st != 0) return st;
-  st = tensor_map(MapKey{B, K, N, ldb, kBK}, &map_b);
+  // A 2x1 cluster config with one 64-wide B chunk multicasts half its rows per CTA (kHalfRows): half-high boxes.
+  const int b_box_rows = c.cluster > 1 && c.bn < 64 * c.cluster ? kBK / c.cluster : kBK;
+  st = tensor_map(MapKey{B, K, N, ldb, b_box_rows}, &map_b);
   if (st != 0) return st;
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
@@ -2269,10 +2271,6 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   if (c.cluster > 1) {  // 2x1 cluster kernel (splits == 1: max_splits is 1)
     const int most = max_active_clusters(config, c);
     if (most < 0) return -most;
-    if (c.bn < 64 * c.cluster) {  // one 64-wide B chunk: each CTA multicasts half its rows (kHalfRows)
-      st = tensor_map(MapKey{B, K, N, ldb, kBK / c.cluster}, &map_b);
-      if (st != 0) return st;
-    }
     CUtensorMap map_c;
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
