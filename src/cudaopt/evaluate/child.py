@@ -533,8 +533,12 @@ class _Worker:
                     if d > worst:
                         worst, scale = d, float(a.double().nan_to_num(0.0).pow(2).mean().sqrt()) or 1.0
             self.guard_time.add(time.perf_counter() - guard_t0, "nondeterminism_rerun")
+            # The state check's findings go before the nondeterminism report: that report completes the
+            # correctness stage, and the parent gives its verdict as soon as it has read it, so a finding
+            # sent after it (a candidate that flipped a precision flag AND is wrong) raced the verdict and
+            # was lost about half the time (redteam precision_downgrade_cpu_global_flag_vars, session 20).
+            self.check_state("correctness trials")
             self.send("nondeterminism", worst, scale)
-        self.check_state("correctness trials")
 
     # -- timing
     def _baseline(self):
