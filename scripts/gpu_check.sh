@@ -28,6 +28,8 @@
 #   bash scripts/gpu_check.sh gemm_retune_longk # issue 6, session 18: retune the 180 long-K shapes, paired check
 #   bash scripts/gpu_check.sh gemm_lt_fallback  # issue 6, session 18: the dispatcher's cuBLASLt fallback pass
 #   bash scripts/gpu_check.sh gemm_host  # issue 6, session 19's first call: hgemm's host cost, GPU tests, call timing
+#   bash scripts/gpu_check.sh gemm_mc    # issue 6, session 21's first call: the 64 x 64 pair's B modes (57, 58)
+#   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
 set -u
@@ -462,6 +464,26 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "${GEMM_ADOPT_GRID_LIMIT:-330}" \
       bash scripts/gpu_gemm.sh grid 5 "${GEMM_ADOPT_BENCH_S:-270}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    ;;
+  gemm_mc)
+    # Issue 6, session 21's first call: the 64 x 64 pair's B modes (57: no multicast, a diagnostic; 58: whole boxes multicast in turn) against 55 (half
+    # boxes) and 37 (no cluster): their GPU tests (bitwise 37's results), a paired screen on a third of the
+    # one-wave shapes, and Nsight's L2 sectors of all four and cuBLAS in one invocation at 512x1024x4096.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster or every_wgmma" 2>&1 \
+      | tail -3 | tee "$OUT/gemm_tests.txt"
+    timeout "${GEMM_MC_SCREEN_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs "${GEMM_MC_CONFIGS:-37,55,57,58}" \
+      --shapes "$(cat "${GEMM_MC_SHAPES:-docs/data/hgemm_session21/one_wave_shapes_third.txt}")" --rounds 10 \
+      --out "$OUT/screen_mc.jsonl" 2>&1 | tee "$OUT/screen_mc.txt" | tail -8
+    timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 55 57 58 torch --top 6 2>&1 \
+      | tee "$OUT/ncu_mc.txt" | grep -v stalls | cut -c1-220
+    ;;
+  evaluator_tests)
+    # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.
+    prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
+    timeout "${EVAL_TESTS_LIMIT:-300}" python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider \
+      > "$OUT/gpu_tests.log" 2>&1
+    grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
     ;;
   gemm_uncond)
     # Issue 6, plan for session 17: the UNCOND cluster configs (48: 40 issuing its wgmmas unconditionally;

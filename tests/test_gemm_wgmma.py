@@ -60,17 +60,18 @@ def test_python_mirror_matches_the_wgmma_source():
     src = (CSRC / "hgemm_wgmma.cu").read_text()
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
-    # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep)
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERU2|CLUSTERU|CLUSTER"
+    # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep; CLUSTERM takes
+    # CLUSTERE's and an eighth, the B mode)
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERM|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B", "CFG2B2") else int(g or 0),
              kind == "CFG2CS", kind == "CFG2PS", kind.startswith("CLUSTERU"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
-             128 if kind in ("CFG2B2", "CLUSTERU2") else 64)
-            for kind, a, b, c, d, e, f, g in
+             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0))
+            for kind, a, b, c, d, e, f, g, h in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
-                       r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
+                       r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond, c.b3d, c.bk) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d, c.bk, c.b_mc) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
@@ -252,8 +253,14 @@ def _cuobjdump() -> str | None:
     if found:
         return found
     nvcc = shutil.which("nvcc")
-    cand = Path(nvcc).resolve().parent / "cuobjdump" if nvcc else None
-    return str(cand) if cand and cand.is_file() else None
+    cands = [Path(nvcc).resolve().parent / "cuobjdump"] if nvcc else []
+    try:  # the dev extra's nvidia-cuda-cuobjdump / -nvdisasm wheels (session 21: CI inspects the SASS too)
+        import nvidia
+
+        cands += [Path(p) / sub / "bin" / "cuobjdump" for p in nvidia.__path__ for sub in ("cu13", "cu12")]
+    except ImportError:
+        pass
+    return next((str(c) for c in cands if c.is_file()), None)
 
 
 @pytest.mark.timeout(120)
@@ -313,27 +320,29 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "WARPGROUP.DEPBAR.LE gsb0, 0x1" in sass
     if any(c.schedule == 2 for c in gen2):
         assert "BAR.ARV" in sass
-    # Split-K kernels: same mainloop (HGMMA, one group in flight), fp32 partials by 8-byte stores,
-    # no TMA store; the reduce kernel reads 16-byte vectors and writes 16 bytes of C per thread.
+    # Split-K kernels: same mainloop (HGMMA, one group in flight), fp32 partials by 8-byte stores; the reduce kernel reads 16-byte vectors and writes 16 bytes of C per thread.
     funcs = _sass_functions(sass)
     split = {name: body for name, body in funcs.items() if "hgemm_wgmma2_splitk_kernel" in name}
-    assert len(split) == sum(1 for c in gen2 if c.max_splits > 1)
-    for name, body in split.items():
-        assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMALDG.2D" in body, name
-        assert "STG.E.64" in body and "UTMASTG" not in body, name
+    assert len(split) == len(splitk_funcs) - 1  # (the reduce kernel)
+    for name, body in split.items():  # (a cp.async twin's producer loads by LDGSTS)
+        assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body, name
+        assert "UTMALDG.2D" in body or "LDGSTS" in body, name
+        assert "STG.E.64" in body, name  # (C itself by TMA store where the in-kernel fixup finishes a tile)
     reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_serial_kernel" in name)
     assert "LDG.E.128" in reduce and "STG.E.128" in reduce
     # 2x1 cluster kernels: B multicast TMA, cluster barriers (init and exit), remote mbarrier arrivals
     # (SYNCS...RED on a shared::cluster address), the same mainloop and TMA-store epilogue.
     clus = {name: body for name, body in funcs.items() if "hgemm_wgmma2_cluster_kernel" in name}
     assert len(clus) == len(CLUSTER)
+    # (the session-21 diagnostic pair, B mode 1, loads B without multicast)
+    assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc == 1 for c in CLUSTER)
     for name, body in clus.items():
-        assert "UTMALDG.2D.MULTICAST" in body and "UTMALDG.2D " in body, name
+        assert "UTMALDG.2D " in body, name
         assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2, name
         assert "SYNCS.ARRIVE.TRANS64.RED" in body, name
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMASTG.2D" in body, name
     for name, body in funcs.items():  # nothing cluster-specific leaked into the other kernels
-        if "cluster" not in name:
+        if "cluster" not in name and "csplit" not in name:  # (cluster split-K: clusters of its own)
             assert "MULTICAST" not in body and "UCGABAR" not in body, name
 
 
@@ -387,7 +396,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (39, "wgmma128x256x64_c2_s4_tma_cm2_e2", 2, 1), (40, "wgmma128x128x64_pp_s6_cm2_e1", 2, 1),
         (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1), (48, "wgmma128x128x64_pp_s6_cm2_e1_u", 2, 1),
         (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1), (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 2, 1),
-        (55, "wgmma64x64x64_pp_s8_cm2_e1", 2, 1)]
+        (55, "wgmma64x64x64_pp_s8_cm2_e1", 2, 1), (57, "wgmma64x64x64_pp_s8_cm2_e1_mcu", 2, 1),
+        (58, "wgmma64x64x64_pp_s8_cm2_e1_mca", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2]  # session 21: B modes of the 64-wide pair only
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -576,6 +587,7 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
     for c in WGMMA_CONFIGS:
         assert kernel_lib.cudaopt_wgmma_max_splits(c.index) == c.max_splits, c.label
         assert kernel_lib.cudaopt_wgmma_cluster_size(c.index) == c.cluster_m, c.label
+        assert kernel_lib.cudaopt_wgmma_b_mc(c.index) == c.b_mc, c.label
         for m, n in [(8, 8), (512, 512), (4104, 1032), (64, 4096), (16384, 16384)]:
             for splits in (1, 2, 5, 16):
                 for sms in (1, 7, 132):

@@ -63,6 +63,8 @@ def kernels() -> ctypes.CDLL:
         if lib.cudaopt_wgmma_cluster_size(cfg.index) != cfg.cluster_m:
             raise GemmError(f"wgmma config {cfg.id}: library cluster size {lib.cudaopt_wgmma_cluster_size(cfg.index)}, "
                             f"configs.py {cfg.cluster_m}: rebuild")
+        if lib.cudaopt_wgmma_b_mc(cfg.index) != cfg.b_mc:
+            raise GemmError(f"wgmma config {cfg.id}: B multicast mode differs between library and configs.py: rebuild")
         if lib.cudaopt_wgmma_b3d(cfg.index) != int(cfg.b3d):
             raise GemmError(f"wgmma config {cfg.id}: B3D differs between library and configs.py: rebuild")
         if lib.cudaopt_wgmma_max_splits(cfg.index) != cfg.max_splits:
@@ -180,6 +182,8 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_cluster_size.restype = _i
     lib.cudaopt_wgmma_b3d.argtypes = [_i]
     lib.cudaopt_wgmma_b3d.restype = _i
+    lib.cudaopt_wgmma_b_mc.argtypes = [_i]
+    lib.cudaopt_wgmma_b_mc.restype = _i
     lib.cudaopt_wgmma_max_active_clusters.argtypes = [_i]
     lib.cudaopt_wgmma_max_active_clusters.restype = _i
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]

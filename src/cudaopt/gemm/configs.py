@@ -46,6 +46,9 @@ class KernelConfig:
     # wgmma generation 2: a 3-D-map variant (CFG2B: B's chunks in one box where N % 64 == 0; with bk = 128,
     # CFG2B2 / CLUSTERU2: 128-deep slots, A's two k-chunks in one box)
     b3d: bool = False
+    # wgmma 64-wide 2x1 pair: how B reaches the pair (session 21): 0 half its rows multicast by each CTA, 1 no
+    # multicast (each CTA loads all of B; a diagnostic), 2 whole boxes multicast by the two CTAs in turn
+    b_mc: int = 0
 
     @property
     def rows_per_consumer(self) -> int:
@@ -116,7 +119,7 @@ class KernelConfig:
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
-                + ("_b3" if self.b3d else ""))
+                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca")[self.b_mc])
 
     @property
     def label(self) -> str:
@@ -254,6 +257,11 @@ _WGMMA_TABLE = [
     # 37 with 13 slots (session 20): cuBLAS's kernel on those one-wave shapes (nvjet ... 64x64_64x13_2x1) runs
     # a 13-deep ring; 230,608 B of shared memory, within the 227 KB a block may take.
     (64, 64, 2, 13, SCHED_PINGPONG, 1, 1),
+    # 55's B modes (a fourteenth field; session 21): 55 moved as many L2 bytes as 37 (Nsight at 512x1024x4096),
+    # where cuBLAS's pair moves 0.66x. 57 loads B without multicast, each CTA all of it (a diagnostic: the
+    # pair's coupling alone); 58 multicasts whole B boxes, the two CTAs in turn (one 8 KB request a k-block).
+    (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 1),
+    (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 2),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -331,11 +339,12 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb = [
-            *rest, *(1, 0, False, True, False, False, False, 1)[len(rest):]]  # 6th-13th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc = [
+            *rest, *(1, 0, False, True, False, False, False, 1, 0)[len(rest):]]  # 6th-14th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK * kb, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
-                                csplit=csplit, splitk=splitk, shared_epi=shared_epi, uncond=uncond, b3d=b3d))
+                                csplit=csplit, splitk=splitk, shared_epi=shared_epi, uncond=uncond, b3d=b3d,
+                                b_mc=b_mc))
     return tuple(out)
 
 
@@ -384,7 +393,8 @@ def enabled_kinds() -> frozenset[str]:
 # Configs written but not yet run on a GPU: the tuner leaves them out unless $CUDAOPT_GEMM_WGMMA_IDS
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
+# 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({57, 58})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -491,7 +491,11 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // this CTA's full barrier completed the slot's previous phase.
 // KB = 2 (session 17): 128-deep slots; A's two k-chunks in one box of a 3-D map of A, this CTA's B chunks
 // as 128-row boxes of a 2-D map (the host encodes both).
-template <class T, int BM, int BN, int STAGES, int KB = 1>
+// MC (session 21, BN == 64 pairs only): how B reaches the pair. 0: half of B's rows per CTA, multicast (above);
+// 1: no multicast, each CTA loads the whole B box for itself (a diagnostic: the pair's coupling without the
+// multicast); 2: whole B boxes multicast by the two CTAs in turn, CTA kt % 2 at k-block kt (one 8 KB box per
+// request, as the plain kernel's, where 0 sends two 4 KB halves). The host encodes kBK-row B boxes for 1 and 2.
+template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
@@ -502,6 +506,7 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   // host encodes B's boxes kBK / 2 rows high for such a config); 32 rows of 128 B are 4 KB, a whole number
   // of 128B-swizzle atoms, so the two half boxes land exactly as one 64-row box would.
   constexpr bool kHalfRows = BN / 64 < kClusterMax;
+  static_assert(MC == 0 || kHalfRows, "the other B modes are for the 64-wide pair");
   constexpr int kChunksPerCta = BN / 64 / kClusterMax;  // (0 where kHalfRows: that branch does not use it)
   static_assert(kHalfRows ? (BN == 64 && KB == 1 && kClusterMax == 2) : (BN / 64) % kClusterMax == 0,
                 "each CTA multicasts a whole, equal share of B's 64-column chunks, or half of a 64-wide B");
@@ -523,7 +528,13 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       } else {
         if (live) tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
       }
-      if constexpr (kHalfRows) {
+      if constexpr (kHalfRows && MC == 1) {
+        tma_load_2d(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot]);
+      } else if constexpr (kHalfRows && MC == 2) {
+        if ((kt & 1) == rank)
+          tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot],
+                                (uint16_t)((1u << kClusterMax) - 1));
+      } else if constexpr (kHalfRows) {
         constexpr int kHalf = kBK / kClusterMax;  // rows of this CTA's box
         tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + rank * kHalf * 128, map_b, n0,
                               k0 + rank * kHalf, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
@@ -1294,7 +1305,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // descriptor computation after it, so the k-block's first wgmma waits on them (172 samples there against
 // 20 in the twin, whose compiler hoists that work above the wait).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0, bool UNCOND = false,
-          int KB = 1>
+          int KB = 1, int MC = 0>
 __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
@@ -1338,7 +1349,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
     if (wg_thread == 0) {
       if constexpr (CM > 1)
-        produce_tiles_cluster<T, BM, BN, STAGES, KB>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
+        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
                                                  tiles_n, num_items, k_tiles, rank, seq0, seq_step);
       else
         produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
@@ -1573,14 +1584,14 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
 // multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false, int MC = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
-  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, UNCOND>(&map_a, &map_b, &map_c,
-                                                                                         nullptr, M, N, K, 1);
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, UNCOND, 1, MC>(
+      &map_a, &map_b, &map_c, nullptr, M, N, K, 1);
 }
 
 // The 2x1 cluster kernel with 128-deep slots (KB = 2, session 17): A through a 3-D map of A, B through a
@@ -1674,6 +1685,7 @@ struct WgmmaEntry {
   // a 3-D map of B, where N % 64 == 0 and the TMA producer runs.
   Kernel2Fn kernel2_b3d;
   Kernel2SplitFn kernel2_splitk_b3d;
+  int b_mc;  // 64-wide 2x1 pairs: how B reaches the pair (MC of produce_tiles_cluster; 0 elsewhere)
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
@@ -1746,6 +1758,15 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, CM                    \
+  }
+// The 64-wide pair (CLUSTERE) with another B mode MC (session 21; see produce_tiles_cluster).
+#define CUDAOPT_WGMMA_CLUSTERM(BM, BN, CONS, ST, SCHED, CM, EPI, MC)                                \
+  WgmmaEntry {                                                                                      \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                    \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                  \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                        \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, false, MC>, nullptr, CM, nullptr, \
+        0, nullptr, nullptr, nullptr, nullptr, MC                                                   \
   }
 
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
@@ -1882,6 +1903,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // keeps more operand bytes in flight per SM on these L2-bound one-wave shapes. Measured (session 20):
     // correct, 0.947x 23's speed over those 122 shapes (paired): retired (configs.py).
     CUDAOPT_WGMMA_CFG2E(64, 64, 2, 13, 2, 1),  // 42
+    // 41's B modes (session 21): 41 moved as many L2 bytes as 23 (Nsight), where cuBLAS's pair moves 0.66x.
+    // 43 loads B without multicast (the pair's coupling alone, a diagnostic); 44 multicasts whole B boxes,
+    // the two CTAs in turn (one 8 KB request a k-block where 41 sends two of 4 KB).
+    CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 1),  // 43
+    CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 2),  // 44
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2100,6 +2126,11 @@ int cudaopt_wgmma_cluster_size(int config) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 0;
   return kWgmmaConfigs[config].cluster;
 }
+// How config `config`'s 64-wide pair brings B in (WgmmaEntry::b_mc; 0 elsewhere and for a bad id).
+int cudaopt_wgmma_b_mc(int config) {
+  if (config < 0 || config >= kNumWgmmaConfigs) return 0;
+  return kWgmmaConfigs[config].b_mc;
+}
 // 1 where config `config` loads B's chunks through one 3-D box a k-block where N % 64 == 0 (B3D).
 int cudaopt_wgmma_b3d(int config) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 0;
@@ -2262,7 +2293,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   int st = tensor_map(MapKey{A, M, K, lda, c.bm}, &map_a);
   if (st != 0) return st;
   // A 2x1 cluster config with one 64-wide B chunk multicasts half its rows per CTA (kHalfRows): half-high boxes.
-  const int b_box_rows = c.cluster > 1 && c.bn < 64 * c.cluster ? kBK / c.cluster : kBK;
+  const int b_box_rows = c.cluster > 1 && c.bn < 64 * c.cluster && c.b_mc == 0 ? kBK / c.cluster : kBK;
   st = tensor_map(MapKey{B, K, N, ldb, b_box_rows}, &map_b);
   if (st != 0) return st;
   const int sms = sm_count();
