@@ -475,7 +475,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout "${GEMM_MC_SCREEN_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs "${GEMM_MC_CONFIGS:-37,55,57,58}" \
       --shapes "$(cat "${GEMM_MC_SHAPES:-docs/data/hgemm_session21/one_wave_shapes_third.txt}")" --rounds 10 \
       --out "$OUT/screen_mc.jsonl" 2>&1 | tee "$OUT/screen_mc.txt" | tail -8
-    timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 55 57 58 torch --top 6 2>&1 \
+    timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs ${GEMM_MC_NCU:-37 55 57 58 torch} --top 6 2>&1 \
       | tee "$OUT/ncu_mc.txt" | grep -v stalls | cut -c1-220
     ;;
   evaluator_tests)

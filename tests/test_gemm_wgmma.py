@@ -335,11 +335,13 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     clus = {name: body for name, body in funcs.items() if "hgemm_wgmma2_cluster_kernel" in name}
     assert len(clus) == len(CLUSTER)
     # (the session-21 diagnostic pair, B mode 1, loads B without multicast)
-    assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc == 1 for c in CLUSTER)
+    assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc in (1, 3) for c in CLUSTER)
+    # (remote arrivals, SYNCS...RED, in every pair but B mode 3's, whose consumers release their own CTA's slots)
+    assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc == 3 for c in CLUSTER)
     for name, body in clus.items():
         assert "UTMALDG.2D " in body, name
         assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2, name
-        assert "SYNCS.ARRIVE.TRANS64.RED" in body, name
+        assert "SYNCS.ARRIVE.TRANS64" in body, name
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMASTG.2D" in body, name
     for name, body in funcs.items():  # nothing cluster-specific leaked into the other kernels
         if "cluster" not in name and "csplit" not in name:  # (cluster split-K: clusters of its own)
@@ -397,8 +399,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (41, "wgmma256x128x64_c2_s4_tma_cm2_e1", 2, 1), (48, "wgmma128x128x64_pp_s6_cm2_e1_u", 2, 1),
         (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1), (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 2, 1),
         (55, "wgmma64x64x64_pp_s8_cm2_e1", 2, 1), (57, "wgmma64x64x64_pp_s8_cm2_e1_mcu", 2, 1),
-        (58, "wgmma64x64x64_pp_s8_cm2_e1_mca", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2]  # session 21: B modes of the 64-wide pair only
+        (58, "wgmma64x64x64_pp_s8_cm2_e1_mca", 2, 1), (59, "wgmma64x64x64_pp_s8_cm2_e1_mcl", 2, 1),
+        (60, "wgmma64x64x64_pp_s13_cm2_e1_mca", 2, 1), (61, "wgmma64x64x64_pp_s13_cm2_e1", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0]  # session 21: B modes of the 64-wide pair only
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]

@@ -48,6 +48,7 @@ class KernelConfig:
     b3d: bool = False
     # wgmma 64-wide 2x1 pair: how B reaches the pair (session 21): 0 half its rows multicast by each CTA, 1 no
     # multicast (each CTA loads all of B; a diagnostic), 2 whole boxes multicast by the two CTAs in turn
+    # (3: as 1, each CTA's slots released by its own consumers alone, a diagnostic)
     b_mc: int = 0
 
     @property
@@ -119,7 +120,7 @@ class KernelConfig:
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
-                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca")[self.b_mc])
+                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl")[self.b_mc])
 
     @property
     def label(self) -> str:
@@ -262,6 +263,13 @@ _WGMMA_TABLE = [
     # pair's coupling alone); 58 multicasts whole B boxes, the two CTAs in turn (one 8 KB request a k-block).
     (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 1),
     (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 2),
+    # Measured (session 21): 57 as slow as 55 and 58 (0.67x 37 over 42 one-wave shapes): not the multicast. 59
+    # keeps only the cluster launch (B mode 3: 57 whose slots its own consumers release; a diagnostic); 60 and
+    # 61 are 58 and 55 with 13 slots (cuBLAS's pair runs 13), in case the pair's ring waits on a longer round
+    # trip (its releases cross to the peer) that more slots would hide.
+    (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 3),
+    (64, 64, 2, 13, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 2),
+    (64, 64, 2, 13, SCHED_PINGPONG, 2, 1),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -394,7 +402,7 @@ def enabled_kinds() -> frozenset[str]:
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
 # 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({57, 58})
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({57, 58, 59, 60, 61})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -494,7 +494,9 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // MC (session 21, BN == 64 pairs only): how B reaches the pair. 0: half of B's rows per CTA, multicast (above);
 // 1: no multicast, each CTA loads the whole B box for itself (a diagnostic: the pair's coupling without the
 // multicast); 2: whole B boxes multicast by the two CTAs in turn, CTA kt % 2 at k-block kt (one 8 KB box per
-// request, as the plain kernel's, where 0 sends two 4 KB halves). The host encodes kBK-row B boxes for 1 and 2.
+// request, as the plain kernel's, where 0 sends two 4 KB halves); 3: as 1, and each CTA's slots are released by
+// its own consumers alone (no remote arrivals: nothing of the pair is left but the cluster launch; a diagnostic).
+// The host encodes kBK-row B boxes for 1-3.
 template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
@@ -528,7 +530,7 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       } else {
         if (live) tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
       }
-      if constexpr (kHalfRows && MC == 1) {
+      if constexpr (kHalfRows && (MC == 1 || MC == 3)) {
         tma_load_2d(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot]);
       } else if constexpr (kHalfRows && MC == 2) {
         if ((kt & 1) == rank)
@@ -1327,7 +1329,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);
       // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
-      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * CM);
+      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * (MC == 3 ? 1 : CM));  // (MC 3: own consumers)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -1378,7 +1380,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     // Slot release: this CTA's empty barrier, and with a cluster also the peer's (its producer
     // multicasts into this CTA's slot too).
     auto release = [&](uint32_t s) {
-      if constexpr (CM > 1) {
+      if constexpr (CM > 1 && MC != 3) {
         mbar_arrive_cluster(&empty[s], 0);
         mbar_arrive_cluster(&empty[s], 1);
       } else {
@@ -1908,6 +1910,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // the two CTAs in turn (one 8 KB request a k-block where 41 sends two of 4 KB).
     CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 1),  // 43
     CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 2),  // 44
+    // Measured (session 21): 43 as slow as 41 and 44 (0.67x 23), so the multicast is not what costs. 45 keeps the
+    // cluster launch alone (diagnostic); 46-47 are 44 and 41 with 13 slots (cuBLAS's pair runs 13): if the
+    // pair's ring waits on a longer round trip (remote releases), more slots hide it.
+    CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 3),   // 45
+    CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 13, 2, 2, 1, 2),  // 46
+    CUDAOPT_WGMMA_CLUSTERE(64, 64, 2, 13, 2, 2, 1),     // 47
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
