@@ -478,6 +478,22 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs ${GEMM_MC_NCU:-37 55 57 58 torch} --top 6 2>&1 \
       | tee "$OUT/ncu_mc.txt" | grep -v stalls | cut -c1-220
     ;;
+  gemm_cluster_launch)
+    # Issue 6, session 21: 59 (the pair's code with no multicast and no remote release) ran as slow as 55, so is
+    # it the cluster launch? 37's own kernel launched in clusters of 2 (CUDAOPT_GEMM_DEBUG_CLUSTER, its code
+    # unchanged), and the cluster configs under each cluster scheduling policy, on a ninth of the one-wave shapes.
+    python3 -m cudaopt.gemm.build | tail -1
+    shapes="$(python3 -c "print(','.join(open('docs/data/hgemm_session21/one_wave_shapes.txt').read().strip().split(',')[::9] + ['512x1024x4096']))")"
+    for dbg in 1 2 1,1 1,2 2,1; do
+      echo "== CUDAOPT_GEMM_DEBUG_CLUSTER=$dbg"
+      CUDAOPT_GEMM_DEBUG_CLUSTER=$dbg timeout 100 python3 benchmarks/gemm_configs.py --configs 37,59,58 --shapes "$shapes" \
+        --rounds 10 --out "$OUT/screen_dbg_$dbg.jsonl" 2>&1 | tee "$OUT/screen_dbg_$dbg.txt" | tail -4
+    done
+    for dbg in 1 2; do
+      CUDAOPT_GEMM_DEBUG_CLUSTER=$dbg timeout 60 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 --top 6 2>&1 \
+        | tee "$OUT/ncu_dbg_$dbg.txt" | grep -v stalls | cut -c1-160
+    done
+    ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.
     prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"

@@ -79,6 +79,15 @@ def kernels() -> ctypes.CDLL:
     set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
     set_reduce_fixed(reduce_fixed_lanes(), lib)
     set_cpasync(cpasync_mode(), lib)
+    # Diagnostics (session 21): $CUDAOPT_GEMM_DEBUG_CLUSTER = "SIZE[,POLICY]" launches the one-CTA kernels in
+    # clusters of SIZE (their code takes no notice) and every cluster launch with scheduling policy POLICY (0
+    # default, 1 spread, 2 load balancing): is a slow cluster kernel slow for its code or for the cluster launch?
+    size, _, policy = os.environ.get("CUDAOPT_GEMM_DEBUG_CLUSTER", "1").partition(",")
+    try:
+        lib.cudaopt_wgmma_set_debug_cluster(int(size), int(policy or 0))
+    except ValueError:
+        raise GemmError(f"CUDAOPT_GEMM_DEBUG_CLUSTER={os.environ['CUDAOPT_GEMM_DEBUG_CLUSTER']!r}: give SIZE or "
+                        "SIZE,POLICY as integers, e.g. 2,1") from None
     return lib
 
 
@@ -180,6 +189,7 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_grid.restype = _i
     lib.cudaopt_wgmma_cluster_size.argtypes = [_i]
     lib.cudaopt_wgmma_cluster_size.restype = _i
+    lib.cudaopt_wgmma_set_debug_cluster.argtypes = [_i, _i]
     lib.cudaopt_wgmma_b3d.argtypes = [_i]
     lib.cudaopt_wgmma_b3d.restype = _i
     lib.cudaopt_wgmma_b_mc.argtypes = [_i]

@@ -2023,11 +2023,12 @@ int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms, int max_
 // Most clusters of config `c` that can be resident at once on the current device
 // (cudaOccupancyMaxActiveClusters: GPCs may not hold an even number of 1-CTA-per-SM blocks), cached
 // per device and config. Returns > 0, or a negated cudaError_t.
+// (The cache held configs 0-15 until session 21; every cluster config past 15 queried the driver on each call.)
 int max_active_clusters(int config, const WgmmaEntry& c) {
-  static int cached[8][16] = {{0}};
+  static int cached[8][kNumWgmmaConfigs] = {{0}};
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return -(int)cudaErrorInvalidDevice;
-  if (dev < 8 && config < 16 && cached[dev][config] > 0) return cached[dev][config];
+  if (dev < 8 && cached[dev][config] > 0) return cached[dev][config];
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -2044,11 +2045,16 @@ int max_active_clusters(int config, const WgmmaEntry& c) {
       cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(c.kernel2), &cfg);
   if (e != cudaSuccess) return -(int)e;
   if (n <= 0) return -(int)cudaErrorLaunchOutOfResources;
-  if (dev < 8 && config < 16) cached[dev][config] = n;
+  if (dev < 8) cached[dev][config] = n;
   return n;
 }
 
 std::atomic<bool> g_pdl{true};
+// Diagnostics (session 21; cudaopt_wgmma_set_debug_cluster): launch the one-CTA kernels (splits == 1) in clusters
+// of this many CTAs (> 1; their code takes no notice), and the cluster scheduling policy preference of every
+// cluster launch (0: the default, 1: spread, 2: load balancing).
+std::atomic<int> g_debug_cluster{1};
+std::atomic<int> g_debug_cluster_policy{0};
 std::atomic<int> g_splitk_fixup{0};  // see cudaopt_wgmma_set_splitk_fixup
 std::atomic<bool> g_reduce_chunked{true};  // see cudaopt_wgmma_set_reduce_chunked
 std::atomic<int> g_reduce_fixed{1};       // see cudaopt_wgmma_set_reduce_fixed
@@ -2070,7 +2076,7 @@ CpSrc cpasync_src(const WgmmaEntry& c, const void* A, const void* B, int lda, in
 int launch(const void* fn, int grid, int threads, int smem, cudaStream_t s, void** args, int cluster,
            bool cooperative = false) {
   cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[3];
+  cudaLaunchAttribute attr[4];
   int n = 0;
   if (cooperative) {
     attr[n].id = cudaLaunchAttributeCooperative;
@@ -2083,6 +2089,12 @@ int launch(const void* fn, int grid, int threads, int smem, cudaStream_t s, void
     attr[n].val.clusterDim.y = 1;
     attr[n].val.clusterDim.z = 1;
     ++n;
+    if (const int policy = g_debug_cluster_policy.load()) {
+      attr[n].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+      attr[n].val.clusterSchedulingPolicyPreference =
+          policy == 1 ? cudaClusterSchedulingPolicySpread : cudaClusterSchedulingPolicyLoadBalancing;
+      ++n;
+    }
   }
   if (g_pdl.load()) {
     attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -2272,6 +2284,10 @@ int cudaopt_wgmma_uses_cpasync(int config, int lda, int ldb) {
   static const half probe = half();  // any non-null address: only the decision is asked for
   return cpasync_src(kWgmmaConfigs[config], &probe, &probe, lda, ldb).a != nullptr ? 1 : 0;
 }
+void cudaopt_wgmma_set_debug_cluster(int cluster, int policy) {
+  g_debug_cluster.store(cluster >= 1 && cluster <= 8 ? cluster : 1);
+  g_debug_cluster_policy.store(policy >= 0 && policy <= 2 ? policy : 0);
+}
 void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode >= 1 && mode <= 4 ? mode : 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
@@ -2355,8 +2371,9 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
     if (st != 0) return st;
     void* args[] = {b3d && deep ? &map_a3 : &map_a, b3d ? &map_b3 : &map_b, &map_c, &M, &N, &K, &src};
+    const int dc = g_debug_cluster.load();
     return launch(reinterpret_cast<const void*>(src.a ? c.kernel2_cp : b3d ? c.kernel2_b3d : c.kernel2), grid,
-                  c.threads, c.smem_bytes, s, args, 1);
+                  c.threads, c.smem_bytes, s, args, dc > 1 && grid % dc == 0 ? dc : 1);
   }
   float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
   const int mode = g_splitk_fixup.load();
