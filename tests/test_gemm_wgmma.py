@@ -62,10 +62,10 @@ def test_python_mirror_matches_the_wgmma_source():
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep; CLUSTERM takes
     # CLUSTERE's and an eighth, the B mode)
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERM|CLUSTERU2|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B", "CFG2B2") else int(g or 0),
-             kind == "CFG2CS", kind == "CFG2PS", kind.startswith("CLUSTERU"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
+             kind == "CFG2CS", kind == "CFG2PS", kind.startswith("CLUSTERU") or kind == "CLUSTERMU", kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
              128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0))
             for kind, a, b, c, d, e, f, g, h in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
@@ -335,12 +335,12 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     clus = {name: body for name, body in funcs.items() if "hgemm_wgmma2_cluster_kernel" in name}
     assert len(clus) == len(CLUSTER)
     # (the session-21 diagnostic pair, B mode 1, loads B without multicast)
-    assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc in (1, 3) for c in CLUSTER)
+    assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc in (1, 3, 4) for c in CLUSTER)
     # (remote arrivals, SYNCS...RED, in every pair but B mode 3's, whose consumers release their own CTA's slots)
-    assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc == 3 for c in CLUSTER)
+    assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc >= 3 for c in CLUSTER)
     for name, body in clus.items():
         assert "UTMALDG.2D " in body, name
-        assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2, name
+        assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2 or "Li4EEE" in name, name  # (mode 4: none)
         assert "SYNCS.ARRIVE.TRANS64" in body, name
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMASTG.2D" in body, name
     for name, body in funcs.items():  # nothing cluster-specific leaked into the other kernels
@@ -400,8 +400,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (49, "wgmma64x128x64_pp_s8_cm2_u", 2, 1), (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 2, 1),
         (55, "wgmma64x64x64_pp_s8_cm2_e1", 2, 1), (57, "wgmma64x64x64_pp_s8_cm2_e1_mcu", 2, 1),
         (58, "wgmma64x64x64_pp_s8_cm2_e1_mca", 2, 1), (59, "wgmma64x64x64_pp_s8_cm2_e1_mcl", 2, 1),
-        (60, "wgmma64x64x64_pp_s13_cm2_e1_mca", 2, 1), (61, "wgmma64x64x64_pp_s13_cm2_e1", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0]  # session 21: B modes of the 64-wide pair only
+        (60, "wgmma64x64x64_pp_s13_cm2_e1_mca", 2, 1), (61, "wgmma64x64x64_pp_s13_cm2_e1", 2, 1),
+        (62, "wgmma64x64x64_pp_s8_cm2_e1_mcn", 2, 1), (63, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3]  # session 21: B modes of the 64-wide pair only
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]

@@ -48,7 +48,7 @@ class KernelConfig:
     b3d: bool = False
     # wgmma 64-wide 2x1 pair: how B reaches the pair (session 21): 0 half its rows multicast by each CTA, 1 no
     # multicast (each CTA loads all of B; a diagnostic), 2 whole boxes multicast by the two CTAs in turn
-    # (3: as 1, each CTA's slots released by its own consumers alone, a diagnostic)
+    # (3: as 1, each CTA's slots released by its own consumers alone; 4: as 3 without cluster barriers; diagnostics)
     b_mc: int = 0
 
     @property
@@ -120,7 +120,7 @@ class KernelConfig:
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
-                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl")[self.b_mc])
+                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn")[self.b_mc])
 
     @property
     def label(self) -> str:
@@ -270,6 +270,11 @@ _WGMMA_TABLE = [
     (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 3),
     (64, 64, 2, 13, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 2),
     (64, 64, 2, 13, SCHED_PINGPONG, 2, 1),
+    # Measured (session 21): 59 as slow as 55, and 37's own kernel launched in clusters of 2 as fast as 37. 62: 59
+    # without the cluster barriers at start and end (B mode 4; its idle warps exit as 37's do); 63: 59 without the
+    # `live` branch (UNCOND). Diagnostics.
+    (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, False, False, 1, 4),
+    (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 3),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -402,7 +407,7 @@ def enabled_kinds() -> frozenset[str]:
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
 # 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({57, 58, 59, 60, 61})
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({57, 58, 59, 60, 61, 62, 63})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -495,7 +495,8 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // 1: no multicast, each CTA loads the whole B box for itself (a diagnostic: the pair's coupling without the
 // multicast); 2: whole B boxes multicast by the two CTAs in turn, CTA kt % 2 at k-block kt (one 8 KB box per
 // request, as the plain kernel's, where 0 sends two 4 KB halves); 3: as 1, and each CTA's slots are released by
-// its own consumers alone (no remote arrivals: nothing of the pair is left but the cluster launch; a diagnostic).
+// its own consumers alone (no remote arrivals: nothing of the pair is left but the cluster launch; a diagnostic);
+// 4: as 3 without the cluster barriers at the start and the end (no CTA touches its peer; a diagnostic).
 // The host encodes kBK-row B boxes for 1-3.
 template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
@@ -530,7 +531,7 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       } else {
         if (live) tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
       }
-      if constexpr (kHalfRows && (MC == 1 || MC == 3)) {
+      if constexpr (kHalfRows && (MC == 1 || MC >= 3)) {
         tma_load_2d(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot]);
       } else if constexpr (kHalfRows && MC == 2) {
         if ((kt & 1) == rank)
@@ -1329,12 +1330,12 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);
       // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
-      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * (MC == 3 ? 1 : CM));  // (MC 3: own consumers)
+      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * (MC >= 3 ? 1 : CM));  // (MC 3-4: own consumers)
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if constexpr (CM > 1) cluster_sync_all();  // the peer's barriers are initialised before first use
+  if constexpr (CM > 1 && MC != 4) cluster_sync_all();  // the peer's barriers are initialised before first use
   pdl_wait_then_release();  // before any global or TMA access
 
   const int tiles_m = (M + BM - 1) / BM;
@@ -1380,7 +1381,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     // Slot release: this CTA's empty barrier, and with a cluster also the peer's (its producer
     // multicasts into this CTA's slot too).
     auto release = [&](uint32_t s) {
-      if constexpr (CM > 1 && MC != 3) {
+      if constexpr (CM > 1 && MC < 3) {
         mbar_arrive_cluster(&empty[s], 0);
         mbar_arrive_cluster(&empty[s], 1);
       } else {
@@ -1548,7 +1549,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   }
   // Cluster: no CTA leaves while the peer may still arrive on its empty barriers (the peer's
   // multicasts into this CTA have all landed: this CTA's consumers waited for every full phase).
-  if constexpr (CM > 1) cluster_sync_all();
+  if constexpr (CM > 1 && MC != 4) cluster_sync_all();
 }
 
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
@@ -1771,6 +1772,16 @@ struct WgmmaEntry {
         0, nullptr, nullptr, nullptr, nullptr, MC                                                   \
   }
 
+// ... and with UNCOND (consumers issue their wgmmas idle or not; session 21).
+#define CUDAOPT_WGMMA_CLUSTERMU(BM, BN, CONS, ST, SCHED, CM, EPI, MC)                              \
+  WgmmaEntry {                                                                                     \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                   \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                 \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                       \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC>, nullptr, CM, nullptr, \
+        0, nullptr, nullptr, nullptr, nullptr, MC                                                  \
+  }
+
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
 // session 17); its twin's kernels (cp.async ones included) everywhere else, and for cluster split-K.
 #define CUDAOPT_WGMMA_CFG2B(BM, BN, CONS, ST, SCHED, EPI)                               \
@@ -1916,6 +1927,10 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 3),   // 45
     CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 13, 2, 2, 1, 2),  // 46
     CUDAOPT_WGMMA_CLUSTERE(64, 64, 2, 13, 2, 2, 1),     // 47
+    // Measured (session 21): 45 as slow as 41; 23's own kernel launched in clusters of 2 as fast as 23. 48: 45
+    // without the cluster barriers (its idle warps exit, as 23's do); 49: 45 without the `live` branch (UNCOND).
+    CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 4),  // 48
+    CUDAOPT_WGMMA_CLUSTERMU(64, 64, 2, 8, 2, 2, 1, 3),  // 49
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
