@@ -62,16 +62,16 @@ def test_python_mirror_matches_the_wgmma_source():
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep; CLUSTERM takes
     # CLUSTERE's and an eighth, the B mode)
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERU2|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B", "CFG2B2") else int(g or 0),
-             kind == "CFG2CS", kind == "CFG2PS", kind.startswith("CLUSTERU") or kind == "CLUSTERMU", kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
-             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0))
+             kind == "CFG2CS", kind == "CFG2PS", kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
+             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind == "CLUSTERL")
             for kind, a, b, c, d, e, f, g, h in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond, c.b3d, c.bk, c.b_mc) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
@@ -340,7 +340,8 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc >= 3 for c in CLUSTER)
     for name, body in clus.items():
         assert "UTMALDG.2D " in body, name
-        assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2 or "Li4EEE" in name, name  # (mode 4: none)
+        assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2 or "ELi4ELb0EEE" in name or "ELb1EEE" in name, name
+        # (mode 4: none; lean: the start barrier alone)
         assert "SYNCS.ARRIVE.TRANS64" in body, name
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMASTG.2D" in body, name
     for name, body in funcs.items():  # nothing cluster-specific leaked into the other kernels
@@ -401,8 +402,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (55, "wgmma64x64x64_pp_s8_cm2_e1", 2, 1), (57, "wgmma64x64x64_pp_s8_cm2_e1_mcu", 2, 1),
         (58, "wgmma64x64x64_pp_s8_cm2_e1_mca", 2, 1), (59, "wgmma64x64x64_pp_s8_cm2_e1_mcl", 2, 1),
         (60, "wgmma64x64x64_pp_s13_cm2_e1_mca", 2, 1), (61, "wgmma64x64x64_pp_s13_cm2_e1", 2, 1),
-        (62, "wgmma64x64x64_pp_s8_cm2_e1_mcn", 2, 1), (63, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3]  # session 21: B modes of the 64-wide pair only
+        (62, "wgmma64x64x64_pp_s8_cm2_e1_mcn", 2, 1), (63, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl", 2, 1),
+        (64, "wgmma64x64x64_pp_s8_cm2_e1_u_lean", 2, 1), (65, "wgmma64x64x64_pp_s8_cm2_e1_u_mca_lean", 2, 1),
+        (66, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl_lean", 2, 1), (67, "wgmma64x64x64_pp_s13_cm2_e1_u_mca_lean", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2]  # session 21: B modes of the 64-wide pair only
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]

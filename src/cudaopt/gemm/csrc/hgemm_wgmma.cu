@@ -498,7 +498,10 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // its own consumers alone (no remote arrivals: nothing of the pair is left but the cluster launch; a diagnostic);
 // 4: as 3 without the cluster barriers at the start and the end (no CTA touches its peer; a diagnostic).
 // The host encodes kBK-row B boxes for 1-3.
-template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0>
+// LEAN (session 21): after its last load the producer waits until every slot's last fill was released by
+// both CTAs' consumers (the peer's remote arrivals on this CTA's barriers have all landed), the tail that lets
+// the lean cluster body end without a cluster barrier (see wgmma2_cluster_body).
+template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0, bool LEAN = false>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
@@ -549,6 +552,15 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
                                 n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
         }
       }
+      if (++slot == STAGES) {
+        slot = 0;
+        phase ^= 1;
+      }
+    }
+  }
+  if constexpr (LEAN) {
+    for (int i = 0; i < STAGES; ++i) {  // (a slot never filled passes at once: the first wait's parity)
+      mbar_wait(&empty[slot], phase ^ 1);
       if (++slot == STAGES) {
         slot = 0;
         phase ^= 1;
@@ -1308,7 +1320,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // descriptor computation after it, so the k-block's first wgmma waits on them (172 samples there against
 // 20 in the twin, whose compiler hoists that work above the wait).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0, bool UNCOND = false,
-          int KB = 1, int MC = 0>
+          int KB = 1, int MC = 0, bool LEAN = false>
 __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
@@ -1335,7 +1347,13 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if constexpr (CM > 1 && MC != 4) cluster_sync_all();  // the peer's barriers are initialised before first use
+  // the peer's barriers are initialised before first use (LEAN: relaxed arrival, the init fence above orders them)
+  if constexpr (CM > 1 && MC != 4) {
+    if constexpr (LEAN)
+      asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait;\n" ::: "memory");
+    else
+      cluster_sync_all();
+  }
   pdl_wait_then_release();  // before any global or TMA access
 
   const int tiles_m = (M + BM - 1) / BM;
@@ -1352,7 +1370,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
     if (wg_thread == 0) {
       if constexpr (CM > 1)
-        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
+        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
                                                  tiles_n, num_items, k_tiles, rank, seq0, seq_step);
       else
         produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
@@ -1549,7 +1567,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   }
   // Cluster: no CTA leaves while the peer may still arrive on its empty barriers (the peer's
   // multicasts into this CTA have all landed: this CTA's consumers waited for every full phase).
-  if constexpr (CM > 1 && MC != 4) cluster_sync_all();
+  // LEAN: the producer's tail waited for those arrivals, so the CTA ends when its threads do (its idle warps
+  // early, as the one-CTA kernels' do) and no thread waits on the peer at the end.
+  if constexpr (CM > 1 && MC != 4 && !LEAN) cluster_sync_all();
 }
 
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
@@ -1587,13 +1607,14 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
 // multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false, int MC = 0>
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false, int MC = 0,
+          bool LEAN = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
-  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, UNCOND, 1, MC>(
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, UNCOND, 1, MC, LEAN>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1);
 }
 
@@ -1782,6 +1803,16 @@ struct WgmmaEntry {
         0, nullptr, nullptr, nullptr, nullptr, MC                                                  \
   }
 
+// ... UNCOND and LEAN (session 21): the relaxed start barrier, no end barrier (the producer's tail instead).
+#define CUDAOPT_WGMMA_CLUSTERL(BM, BN, CONS, ST, SCHED, CM, EPI, MC)                                     \
+  WgmmaEntry {                                                                                           \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                         \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                       \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                             \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true>, nullptr, CM, nullptr, \
+        0, nullptr, nullptr, nullptr, nullptr, MC                                                        \
+  }
+
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
 // session 17); its twin's kernels (cp.async ones included) everywhere else, and for cluster split-K.
 #define CUDAOPT_WGMMA_CFG2B(BM, BN, CONS, ST, SCHED, EPI)                               \
@@ -1931,6 +1962,14 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // without the cluster barriers (its idle warps exit, as 23's do); 49: 45 without the `live` branch (UNCOND).
     CUDAOPT_WGMMA_CLUSTERM(64, 64, 2, 8, 2, 2, 1, 4),  // 48
     CUDAOPT_WGMMA_CLUSTERMU(64, 64, 2, 8, 2, 2, 1, 3),  // 49
+    // Measured (session 21): 48 0.92x and 49 1.24x of 45's speed (45: 0.69x 23). The lean pair: UNCOND, a relaxed
+    // start barrier, no end barrier (produce_tiles_cluster's tail), idle warps leave at once. 50: B halves
+    // multicast (41's); 51: whole B boxes in turn (44's); 52: no multicast, own releases (45's; the yardstick:
+    // 23's work in the lean pair's code); 53: 51 with 13 slots.
+    CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 8, 2, 2, 1, 0),   // 50
+    CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 8, 2, 2, 1, 2),   // 51
+    CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 8, 2, 2, 1, 3),   // 52
+    CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 13, 2, 2, 1, 2),  // 53
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
