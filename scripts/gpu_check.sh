@@ -29,6 +29,8 @@
 #   bash scripts/gpu_check.sh gemm_lt_fallback  # issue 6, session 18: the dispatcher's cuBLASLt fallback pass
 #   bash scripts/gpu_check.sh gemm_host  # issue 6, session 19's first call: hgemm's host cost, GPU tests, call timing
 #   bash scripts/gpu_check.sh gemm_mc    # issue 6, session 21's first call: the 64 x 64 pair's B modes (57, 58)
+#   bash scripts/gpu_check.sh gemm_cluster_launch  # issue 6, session 21: the one-CTA kernels launched in clusters
+#   bash scripts/gpu_check.sh gemm_lean_twins  # issue 6, session 21: evaluator GPU tests, lean twins of 39-41
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -493,6 +495,20 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
       CUDAOPT_GEMM_DEBUG_CLUSTER=$dbg timeout 60 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 --top 6 2>&1 \
         | tee "$OUT/ncu_dbg_$dbg.txt" | grep -v stalls | cut -c1-160
     done
+    ;;
+  gemm_lean_twins)
+    # Issue 6, session 21's last call: the evaluator GPU tests (f7179d5's message order), then the lean twins of
+    # the large cluster configs (68-70) beside the cluster configs 39-41 and their one-CTA twins 25-27 on large
+    # shapes the shipped table gives those configs, after the cluster GPU tests (bitwise the twins' results).
+    prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
+    timeout "${EVAL_TESTS_LIMIT:-240}" python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider \
+      > "$OUT/gpu_tests.log" 2>&1
+    grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -2
+    timeout "${GEMM_LEAN_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs 25,39,68,26,41,69,27,40,70 --rounds 8 \
+      --shapes 16384x12288x12288,12288x2048x12288,16384x1024x16384,12288x4096x12288,16384x2048x12288,8192x4096x16384,1024x4096x16384,2048x8192x1024 \
+      --out "$OUT/screen_lean_twins.jsonl" 2>&1 | tee "$OUT/screen_lean_twins.txt" | tail -11
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

@@ -404,8 +404,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (60, "wgmma64x64x64_pp_s13_cm2_e1_mca", 2, 1), (61, "wgmma64x64x64_pp_s13_cm2_e1", 2, 1),
         (62, "wgmma64x64x64_pp_s8_cm2_e1_mcn", 2, 1), (63, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl", 2, 1),
         (64, "wgmma64x64x64_pp_s8_cm2_e1_u_lean", 2, 1), (65, "wgmma64x64x64_pp_s8_cm2_e1_u_mca_lean", 2, 1),
-        (66, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl_lean", 2, 1), (67, "wgmma64x64x64_pp_s13_cm2_e1_u_mca_lean", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2]  # session 21: B modes of the 64-wide pair only
+        (66, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl_lean", 2, 1), (67, "wgmma64x64x64_pp_s13_cm2_e1_u_mca_lean", 2, 1),
+        (68, "wgmma128x256x64_c2_s4_tma_cm2_e2_u_lean", 2, 1), (69, "wgmma256x128x64_c2_s4_tma_cm2_e1_u_lean", 2, 1),
+        (70, "wgmma128x128x64_pp_s6_cm2_e1_u_lean", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0]  # session 21: B modes of the 64-wide pair only
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]

@@ -1970,6 +1970,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 8, 2, 2, 1, 2),   // 51
     CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 8, 2, 2, 1, 3),   // 52
     CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 13, 2, 2, 1, 2),  // 53
+    // Measured (session 21): the lean pair ran 0.95-0.97x of 23 with or without multicast (50-52; 41: 0.67x), so
+    // the cluster kernels' loss was their barriers and `live` branch. The lean twins of the large cluster configs
+    // 25, 27, 26 (0.993-0.995x of their one-CTA twins 11, 12, 13 in session 15).
+    CUDAOPT_WGMMA_CLUSTERL(128, 256, 2, 4, 1, 2, 2, 0),  // 54
+    CUDAOPT_WGMMA_CLUSTERL(256, 128, 2, 4, 1, 2, 1, 0),  // 55
+    CUDAOPT_WGMMA_CLUSTERL(128, 128, 2, 6, 2, 2, 1, 0),  // 56
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
