@@ -425,7 +425,7 @@ def enabled_kinds() -> frozenset[str]:
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
 # 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70})
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()  # 57-70 first ran (and passed) in session 21
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -446,7 +446,16 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({57, 58, 59, 60, 61, 62, 63, 64
 # against 101 MB), barrier stalls 6.9 a issue. 56 (session 20): 37 with 13 slots, correct, 0.947x 37's speed
 # (median over the same 122 shapes, paired), faster than the table on none by 3%: a deeper ring is not what
 # cuBLAS's 13-slot kernel gains from there.
-RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54, 55, 56})
+# 57-63 (session 21): the 64 x 64 pair's diagnostics, all correct (bitwise 37's or 56's results), median speed
+# over 42 one-wave shapes paired with 37: 57 (no multicast) 0.649x, 58 (whole boxes in turn) 0.648x, 59 (no
+# remote release) 0.665x, 60 / 61 (13 slots) 0.731x / 0.775x, 62 (no cluster barriers) 0.730x, 63 (no `live`
+# branch) 0.839x (15 shapes): the pair lost to its barriers and `live` branch, not to its multicast. 64-67: the
+# lean pair (UNCOND, relaxed start barrier, no end barrier): 0.942x, 0.943x, 0.962x (no multicast) and 0.903x
+# (13 slots) of 37: with its overhead gone the multicast still buys nothing there. 70: the lean twin of 40,
+# 0.993x of 27 (geomean over 8 large shapes). 68 and 69, the lean twins of 39 and 41, stay offered: 1.005x and
+# 1.003x of their one-CTA twins 25 and 26 (1.015x / 1.018x of 39 / 41) on those 8 shapes.
+RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62,
+                                               63, 64, 65, 66, 67, 70})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:
