@@ -1,9 +1,11 @@
-"""Adopt one config into a tuned table where `benchmarks/gemm_configs.py --out` timed it faster than the
+"""Adopt a config into a tuned table where `benchmarks/gemm_configs.py --out` timed it faster than the
 table's own choice (paired: both timed interleaved in the same rounds).
 
     python scripts/gemm_adopt.py TABLE.json SCREEN.jsonl --config 55 [--margin 1.03] --out NEW.json
+    python scripts/gemm_adopt.py TABLE.json SCREEN.jsonl --config 68,69 --out NEW.json   # the faster of two
 
-A shape's entry takes the config (with the split count the screen timed fastest) where its output was
+A shape's entry takes the config (with the split count the screen timed fastest; of several configs, the
+fastest of them) where its output was
 correct (relative error below 1e-2) and table_us / config_us >= margin. The entry's backend stays: a
 shape the dispatcher hands to torch.matmul or cuBLASLt keeps that fallback (rerun the fallback pass to
 revisit it); what changes is "ours", the kernel benchmarked as ours and dispatched where backend is
@@ -21,18 +23,20 @@ from pathlib import Path
 from statistics import geometric_mean
 
 
-def adopt(table: dict, screen: list[dict], config: int, margin: float) -> tuple[dict, list[tuple]]:
-    """The new table (a copy) and the adopted shapes as (m, n, k, gain)."""
+def adopt(table: dict, screen: list[dict], config: int | list[int], margin: float) -> tuple[dict, list[tuple]]:
+    """The new table (a copy) and the adopted shapes as (m, n, k, gain). `config`: one id, or several (each
+    shape takes the fastest correct of them)."""
     from cudaopt.gemm.configs import Choice
 
+    ids = {config} if isinstance(config, int) else set(config)
     rows = {(r["m"], r["n"], r["k"]): r for r in screen}
     new = json.loads(json.dumps(table))
     changed = []
     for e in new["entries"]:
         r = rows.get((e["m"], e["n"], e["k"]))
-        # the fastest correct (config, splits) of this config that the screen timed on the shape
+        # the fastest correct (config, splits) of these configs that the screen timed on the shape
         ok = [c for c in (r or {}).get("configs", {}).values()
-              if c["config"] == config and c["err"] < 1e-2 and math.isfinite(c["us"]) and c["us"] > 0]
+              if c["config"] in ids and c["err"] < 1e-2 and math.isfinite(c["us"]) and c["us"] > 0]
         if not ok:
             continue
         pick = min(ok, key=lambda c: c["us"])
@@ -41,8 +45,8 @@ def adopt(table: dict, screen: list[dict], config: int, margin: float) -> tuple[
             continue
         e["adopted"] = {"from": e.get("label"), "table_us": round(r["table_us"], 3),
                         "config_us": round(pick["us"], 3), "lt_us": round(r["lt_us"], 3)}
-        e["config"], e["splits"] = config, pick["splits"]
-        e["label"] = Choice("ours", config, pick["splits"]).label()
+        e["config"], e["splits"] = pick["config"], pick["splits"]
+        e["label"] = Choice("ours", pick["config"], pick["splits"]).label()
         changed.append((e["m"], e["n"], e["k"], gain))
     return new, changed
 
@@ -51,7 +55,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("table")
     ap.add_argument("screen", help="JSON lines from benchmarks/gemm_configs.py --out")
-    ap.add_argument("--config", type=int, required=True)
+    ap.add_argument("--config", nargs="+", required=True, help="config id(s), space- or comma-separated")
     ap.add_argument("--margin", type=float, default=1.03)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -64,12 +68,17 @@ def main() -> None:
                  "JSON lines gemm_configs.py --out wrote")
     from cudaopt.gemm.configs import KERNEL_CONFIGS
 
-    if not 0 <= args.config < len(KERNEL_CONFIGS):
-        sys.exit(f"gemm_adopt: --config {args.config} is not a config id; give one of 0..{len(KERNEL_CONFIGS) - 1}")
-    new, changed = adopt(table, screen, args.config, args.margin)
+    tokens = [t for v in args.config for t in v.replace(",", " ").split()]
+    bad = [t for t in tokens if not (t.isdigit() and int(t) < len(KERNEL_CONFIGS))]
+    if bad or not tokens:
+        sys.exit(f"gemm_adopt: --config {' '.join(bad or args.config)} is not a config id; give ids of "
+                 f"0..{len(KERNEL_CONFIGS) - 1}")
+    ids = [int(t) for t in tokens]
+    new, changed = adopt(table, screen, ids, args.margin)
     Path(args.out).write_text(json.dumps(new, indent=1) + "\n")
     g = f", geomean gain {geometric_mean([c[3] for c in changed]):.3f}" if changed else ""
-    print(f"adopted config {args.config} on {len(changed)} of {len(screen)} screened shapes (margin {args.margin}){g}")
+    print(f"adopted config {','.join(map(str, ids))} on {len(changed)} of {len(screen)} screened shapes "
+          f"(margin {args.margin}){g}")
     for m, n, k, gain in changed:
         print(f"  {m}x{n}x{k}: {gain:.3f}x")
 

@@ -1724,3 +1724,14 @@ def test_gemm_adopt_takes_a_config_only_where_the_paired_screen_clears_the_margi
                               "--config", "999", "--out", str(tmp_path / "n3.json")], capture_output=True, text=True)
     assert unknown.returncode != 0 and unknown.stderr.count("\n") == 1 and "not a config id" in unknown.stderr
     assert not (tmp_path / "n3.json").exists()
+    # several configs (session 21): each shape takes the fastest correct of them
+    two = row(512, 1024, 4096, 12.5, 11.0)
+    two["configs"]["w"] = {"config": 56, "splits": 2, "us": 10.0, "err": 1e-4}
+    new2, changed2 = mod.adopt(table, [two], [55, 56], 1.03)
+    assert changed2 and new2["entries"][0]["config"] == 56 and new2["entries"][0]["splits"] == 2
+    assert mod.adopt(table, [two], 55, 1.03)[0]["entries"][0]["config"] == 55  # one id: only that one
+    (tmp_path / "s2.jsonl").write_text(json.dumps(two) + "\n")
+    p2 = subprocess.run([sys.executable, script, str(tmp_path / "t.json"), str(tmp_path / "s2.jsonl"),
+                         "--config", "55,56", "--out", str(tmp_path / "n4.json")], capture_output=True, text=True)
+    assert p2.returncode == 0 and "adopted config 55,56 on 1 of 1" in p2.stdout, p2.stderr
+    assert json.loads((tmp_path / "n4.json").read_text())["entries"][0]["config"] == 56
