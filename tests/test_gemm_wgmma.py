@@ -639,6 +639,28 @@ def test_cpasync_mode_comes_from_the_environment(monkeypatch):
         _lib.cpasync_mode()
 
 
+def test_debug_cluster_comes_from_the_environment_and_refuses_other_values(monkeypatch):
+    from cudaopt.gemm import _lib
+
+    monkeypatch.delenv("CUDAOPT_GEMM_DEBUG_CLUSTER", raising=False)
+    assert _lib.debug_cluster() == (1, 0)
+    for raw, want in (("2", (2, 0)), ("2,1", (2, 1)), ("1,2", (1, 2)), (" ", (1, 0))):
+        monkeypatch.setenv("CUDAOPT_GEMM_DEBUG_CLUSTER", raw)
+        assert _lib.debug_cluster() == want
+    for raw in ("two", "0", "9", "2,3", "2,x"):
+        monkeypatch.setenv("CUDAOPT_GEMM_DEBUG_CLUSTER", raw)
+        with pytest.raises(_lib.GemmError, match="CUDAOPT_GEMM_DEBUG_CLUSTER"):
+            _lib.debug_cluster()
+
+
+def test_debug_cluster_setter_is_host_code(kernel_lib):
+    """cudaopt_wgmma_set_debug_cluster only stores the diagnostic (no GPU needed); out-of-range values fall
+    back to the defaults rather than reaching a launch."""
+    kernel_lib.cudaopt_wgmma_set_debug_cluster(2, 1)
+    kernel_lib.cudaopt_wgmma_set_debug_cluster(99, 7)
+    kernel_lib.cudaopt_wgmma_set_debug_cluster(1, 0)
+
+
 # ---- split-K: the work-item decomposition, workspace, refusals (compiled host code, no GPU) -----
 
 

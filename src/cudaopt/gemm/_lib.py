@@ -79,16 +79,23 @@ def kernels() -> ctypes.CDLL:
     set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
     set_reduce_fixed(reduce_fixed_lanes(), lib)
     set_cpasync(cpasync_mode(), lib)
-    # Diagnostics (session 21): $CUDAOPT_GEMM_DEBUG_CLUSTER = "SIZE[,POLICY]" launches the one-CTA kernels in
-    # clusters of SIZE (their code takes no notice) and every cluster launch with scheduling policy POLICY (0
-    # default, 1 spread, 2 load balancing): is a slow cluster kernel slow for its code or for the cluster launch?
-    size, _, policy = os.environ.get("CUDAOPT_GEMM_DEBUG_CLUSTER", "1").partition(",")
-    try:
-        lib.cudaopt_wgmma_set_debug_cluster(int(size), int(policy or 0))
-    except ValueError:
-        raise GemmError(f"CUDAOPT_GEMM_DEBUG_CLUSTER={os.environ['CUDAOPT_GEMM_DEBUG_CLUSTER']!r}: give SIZE or "
-                        "SIZE,POLICY as integers, e.g. 2,1") from None
+    lib.cudaopt_wgmma_set_debug_cluster(*debug_cluster())
     return lib
+
+
+def debug_cluster() -> tuple[int, int]:
+    """$CUDAOPT_GEMM_DEBUG_CLUSTER = "SIZE[,POLICY]", a diagnostic (session 21): launch the one-CTA kernels in
+    clusters of SIZE (1-8; their code takes no notice) and every cluster launch with scheduling policy POLICY
+    (0 default, 1 spread, 2 load balancing): is a slow cluster kernel slow for its code or for its launch?"""
+    raw = os.environ.get("CUDAOPT_GEMM_DEBUG_CLUSTER", "1").strip() or "1"
+    size, _, policy = raw.partition(",")
+    try:
+        out = int(size), int(policy or 0)
+    except ValueError:
+        out = (0, -1)
+    if not (1 <= out[0] <= 8 and 0 <= out[1] <= 2):
+        raise GemmError(f"CUDAOPT_GEMM_DEBUG_CLUSTER={raw!r}: give SIZE (1-8) or SIZE,POLICY (policy 0-2), e.g. 2,1")
+    return out
 
 
 def _env_mode(name: str, default: str, allowed: tuple[str, ...], usage: str) -> int:
