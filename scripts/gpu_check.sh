@@ -72,6 +72,13 @@ for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedu
     r = json.loads(r or '{}')
     print('$1 compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
 }
+# The GPU red team and the GPU evaluator tests after the prebuild (EVAL_TESTS_LIMIT, else $1 seconds).
+evaluator_gpu_tests() {
+  prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
+  timeout "${EVAL_TESTS_LIMIT:-$1}" python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider \
+    > "$OUT/gpu_tests.log" 2>&1
+  grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
+}
 # Issue 6: Nsight Compute on chosen configs after a GEMM benchmark phase, when GEMM_NCU_CONFIGS names them
 # (ids, id:splits or torch; GEMM_NCU_SHAPE, GEMM_NCU_LIMIT).
 gemm_ncu_optional() {
@@ -500,10 +507,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # Issue 6, session 21's last call: the evaluator GPU tests (f7179d5's message order), then the lean twins of
     # the large cluster configs (68-70) beside the cluster configs 39-41 and their one-CTA twins 25-27 on large
     # shapes the shipped table gives those configs, after the cluster GPU tests (bitwise the twins' results).
-    prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
-    timeout "${EVAL_TESTS_LIMIT:-240}" python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider \
-      > "$OUT/gpu_tests.log" 2>&1
-    grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
+    evaluator_gpu_tests 240
     python3 -m cudaopt.gemm.build | tail -1
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -2
     timeout "${GEMM_LEAN_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs 25,39,68,26,41,69,27,40,70 --rounds 8 \
@@ -512,10 +516,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.
-    prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
-    timeout "${EVAL_TESTS_LIMIT:-300}" python -m pytest -q -m gpu tests/redteam tests/gpu/test_evaluator_gpu.py -p no:cacheprovider \
-      > "$OUT/gpu_tests.log" 2>&1
-    grep -E "passed|failed|^FAILED" "$OUT/gpu_tests.log" | tail -8
+    evaluator_gpu_tests 300
     ;;
   gemm_uncond)
     # Issue 6, plan for session 17: the UNCOND cluster configs (48: 40 issuing its wgmmas unconditionally;

@@ -69,10 +69,9 @@ checkpoint() { tar czf "$OUT/results.tgz.tmp" -C "$WORK" . 2>/dev/null && mv "$O
   # GEMM_SMOKE_PASSED=auto: every tuned config and every one with split-K, for a call whose GPU tests (every
   # config) ran just before in the same call (gpu_check.sh gemm_adopt).
   if [ "${GEMM_SMOKE_PASSED:-}" = auto ]; then
-    GEMM_SMOKE_PASSED=$(python3 -c "
-from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R
-ids = [c for c in W if c.id not in R]
-print(','.join(str(c.id) for c in ids) + ';' + ','.join(str(c.id) for c in ids if c.max_splits > 1))")
+    GEMM_SMOKE_PASSED="$(echo $SMOKE_IDS | tr ' ' ,);$(python3 -c "
+from cudaopt.gemm.configs import KERNEL_CONFIGS as K
+print(','.join(i for i in '$SMOKE_IDS'.split() if K[int(i)].max_splits > 1))")"
   fi
   if [ -n "${GEMM_SMOKE_PASSED:-}" ]; then
     WG_IDS=${GEMM_SMOKE_PASSED%%;*}; SK_IDS=${GEMM_SMOKE_PASSED#*;}; SMOKE_IDS=""

@@ -653,14 +653,6 @@ def test_debug_cluster_comes_from_the_environment_and_refuses_other_values(monke
             _lib.debug_cluster()
 
 
-def test_debug_cluster_setter_is_host_code(kernel_lib):
-    """cudaopt_wgmma_set_debug_cluster only stores the diagnostic (no GPU needed); out-of-range values fall
-    back to the defaults rather than reaching a launch."""
-    kernel_lib.cudaopt_wgmma_set_debug_cluster(2, 1)
-    kernel_lib.cudaopt_wgmma_set_debug_cluster(99, 7)
-    kernel_lib.cudaopt_wgmma_set_debug_cluster(1, 0)
-
-
 # ---- split-K: the work-item decomposition, workspace, refusals (compiled host code, no GPU) -----
 
 

@@ -497,7 +497,7 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // request, as the plain kernel's, where 0 sends two 4 KB halves); 3: as 1, and each CTA's slots are released by
 // its own consumers alone (no remote arrivals: nothing of the pair is left but the cluster launch; a diagnostic);
 // 4: as 3 without the cluster barriers at the start and the end (no CTA touches its peer; a diagnostic).
-// The host encodes kBK-row B boxes for 1-3.
+// The host encodes kBK-row B boxes for 1-4.
 // LEAN (session 21): after its last load the producer waits until every slot's last fill was released by
 // both CTAs' consumers (the peer's remote arrivals on this CTA's barriers have all landed), the tail that lets
 // the lean cluster body end without a cluster barrier (see wgmma2_cluster_body).
@@ -1336,19 +1336,22 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   uint64_t* full = reinterpret_cast<uint64_t*>(epi + T::kEpiBytes);
   uint64_t* empty = full + STAGES;
 
+  // B modes 3-4 (diagnostics): each CTA's slots released by its own consumers alone; 4: no cluster barriers.
+  constexpr bool kRemoteRelease = CM > 1 && MC < 3;
+  constexpr bool kClusterBarriers = CM > 1 && MC != 4;
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);
       // Ping-pong: a slot belongs to one consumer's tile, so only its 4 warps release it.
-      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * (MC >= 3 ? 1 : CM));  // (MC 3-4: own consumers)
+      mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * (kRemoteRelease ? CM : 1));
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   // the peer's barriers are initialised before first use (LEAN: relaxed arrival, the init fence above orders them)
-  if constexpr (CM > 1 && MC != 4) {
+  if constexpr (kClusterBarriers) {
     if constexpr (LEAN)
       asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait;\n" ::: "memory");
     else
@@ -1399,7 +1402,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     // Slot release: this CTA's empty barrier, and with a cluster also the peer's (its producer
     // multicasts into this CTA's slot too).
     auto release = [&](uint32_t s) {
-      if constexpr (CM > 1 && MC < 3) {
+      if constexpr (kRemoteRelease) {
         mbar_arrive_cluster(&empty[s], 0);
         mbar_arrive_cluster(&empty[s], 1);
       } else {
@@ -1569,7 +1572,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   // multicasts into this CTA have all landed: this CTA's consumers waited for every full phase).
   // LEAN: the producer's tail waited for those arrivals, so the CTA ends when its threads do (its idle warps
   // early, as the one-CTA kernels' do) and no thread waits on the peer at the end.
-  if constexpr (CM > 1 && MC != 4 && !LEAN) cluster_sync_all();
+  if constexpr (kClusterBarriers && !LEAN) cluster_sync_all();
 }
 
 // Without split-K: C (fp16) through its tensor map. The configs measured in session 6.
@@ -1783,35 +1786,23 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                      \
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, CM                    \
   }
-// The 64-wide pair (CLUSTERE) with another B mode MC (session 21; see produce_tiles_cluster).
-#define CUDAOPT_WGMMA_CLUSTERM(BM, BN, CONS, ST, SCHED, CM, EPI, MC)                                \
-  WgmmaEntry {                                                                                      \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                    \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                  \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                        \
-        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, false, MC>, nullptr, CM, nullptr, \
-        0, nullptr, nullptr, nullptr, nullptr, MC                                                   \
+// Session 21's cluster entries: a 2x1 cluster kernel with B mode MC (see produce_tiles_cluster), UNCOND and LEAN
+// (the relaxed start barrier, no end barrier: the producer's tail instead). Named below by what they set.
+#define CUDAOPT_WGMMA_CLUSTER_MODES(BM, BN, CONS, ST, SCHED, CM, EPI, UNCOND, MC, LEAN)                     \
+  WgmmaEntry {                                                                                              \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                            \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                          \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                                \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, UNCOND, MC, LEAN>, nullptr, CM, nullptr,  \
+        0, nullptr, nullptr, nullptr, nullptr, MC                                                           \
   }
-
-// ... and with UNCOND (consumers issue their wgmmas idle or not; session 21).
-#define CUDAOPT_WGMMA_CLUSTERMU(BM, BN, CONS, ST, SCHED, CM, EPI, MC)                              \
-  WgmmaEntry {                                                                                     \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                   \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                 \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                       \
-        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC>, nullptr, CM, nullptr, \
-        0, nullptr, nullptr, nullptr, nullptr, MC                                                  \
-  }
-
-// ... UNCOND and LEAN (session 21): the relaxed start barrier, no end barrier (the producer's tail instead).
-#define CUDAOPT_WGMMA_CLUSTERL(BM, BN, CONS, ST, SCHED, CM, EPI, MC)                                     \
-  WgmmaEntry {                                                                                           \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                         \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                       \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                             \
-        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true>, nullptr, CM, nullptr, \
-        0, nullptr, nullptr, nullptr, nullptr, MC                                                        \
-  }
+// The 64-wide pair (CLUSTERE) with another B mode MC; the same with UNCOND; UNCOND and LEAN.
+#define CUDAOPT_WGMMA_CLUSTERM(BM, BN, CONS, ST, SCHED, CM, EPI, MC) \
+  CUDAOPT_WGMMA_CLUSTER_MODES(BM, BN, CONS, ST, SCHED, CM, EPI, false, MC, false)
+#define CUDAOPT_WGMMA_CLUSTERMU(BM, BN, CONS, ST, SCHED, CM, EPI, MC) \
+  CUDAOPT_WGMMA_CLUSTER_MODES(BM, BN, CONS, ST, SCHED, CM, EPI, true, MC, false)
+#define CUDAOPT_WGMMA_CLUSTERL(BM, BN, CONS, ST, SCHED, CM, EPI, MC) \
+  CUDAOPT_WGMMA_CLUSTER_MODES(BM, BN, CONS, ST, SCHED, CM, EPI, true, MC, true)
 
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
 // session 17); its twin's kernels (cp.async ones included) everywhere else, and for cluster split-K.
