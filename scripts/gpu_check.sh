@@ -31,6 +31,7 @@
 #   bash scripts/gpu_check.sh gemm_mc    # issue 6, session 21's first call: the 64 x 64 pair's B modes (57, 58)
 #   bash scripts/gpu_check.sh gemm_cluster_launch  # issue 6, session 21: the one-CTA kernels launched in clusters
 #   bash scripts/gpu_check.sh gemm_lean_twins  # issue 6, session 21: evaluator GPU tests, lean twins of 39-41
+#   bash scripts/gpu_check.sh gemm_skinny  # issue 6, session 22: the 2x1 pairs on the skinny shapes, adopted, the grid, Nsight
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -513,6 +514,21 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout "${GEMM_LEAN_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs 25,39,68,26,41,69,27,40,70 --rounds 8 \
       --shapes 16384x12288x12288,12288x2048x12288,16384x1024x16384,12288x4096x12288,16384x2048x12288,8192x4096x16384,1024x4096x16384,2048x8192x1024 \
       --out "$OUT/screen_lean_twins.jsonl" 2>&1 | tee "$OUT/screen_lean_twins.txt" | tail -11
+    ;;
+  gemm_skinny)
+    # Issue 6, session 22: the skinny shapes (N <= 128 with M >= 256, or M = 128 with N >= 256; >= 1e9 FLOP) where
+    # ours trail cuBLASLt stream the large operand at 3.0-3.9 TB/s against its 3.3-4.2, and every CTA reads the
+    # whole shared operand from L2. The 2x1 pairs share B by multicast: the lean ones (64, 66: 64 x 64; 70:
+    # 128 x 128), never offered there (cluster_offered), screened against the table, adopted where faster, the
+    # grid on that table; then Nsight on one shape of each kind (DRAM / L2 throughput).
+    GEMM_ADOPT_CONFIG=${GEMM_SKINNY_CONFIGS:-64,66,70} GEMM_ADOPT_CONFIGS=${GEMM_SKINNY_CONFIGS:-64,66,70} \
+      GEMM_ADOPT_SHAPES=docs/data/hgemm_session22/skinny_shapes.txt GEMM_ADOPT_SCREEN_LIMIT=${GEMM_ADOPT_SCREEN_LIMIT:-200} \
+      GEMM_ADOPT_GRID_LIMIT=${GEMM_ADOPT_GRID_LIMIT:-260} GEMM_SMOKE_PASSED=${GEMM_SMOKE_PASSED:-auto} bash "$0" gemm_adopt
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json" 2>/dev/null
+    timeout 70 python3 scripts/gemm_ncu.py --shape 12288x128x8192 --configs 38 70 64 torch --top 4 2>&1 \
+      | tee "$OUT/ncu_12288x128x8192.txt" | grep -v stalls | cut -c1-220
+    timeout 70 python3 scripts/gemm_ncu.py --shape 128x12288x4096 --configs 28 64 torch --top 4 2>&1 \
+      | tee "$OUT/ncu_128x12288x4096.txt" | grep -v stalls | cut -c1-220
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.
