@@ -32,6 +32,7 @@
 #   bash scripts/gpu_check.sh gemm_cluster_launch  # issue 6, session 21: the one-CTA kernels launched in clusters
 #   bash scripts/gpu_check.sh gemm_lean_twins  # issue 6, session 21: evaluator GPU tests, lean twins of 39-41
 #   bash scripts/gpu_check.sh gemm_skinny  # issue 6, session 22: the 2x1 pairs on the skinny shapes, adopted, the grid, Nsight
+#   bash scripts/gpu_check.sh gemm_mskinny  # issue 6, session 22: the 64-row pairs for M = 128 (71-73): tests, screen, Nsight
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -529,6 +530,19 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
       | tee "$OUT/ncu_12288x128x8192.txt" | grep -v stalls | cut -c1-220
     timeout 70 python3 scripts/gemm_ncu.py --shape 128x12288x4096 --configs 28 64 torch --top 4 2>&1 \
       | tee "$OUT/ncu_128x12288x4096.txt" | grep -v stalls | cut -c1-220
+    ;;
+  gemm_mskinny)
+    # Issue 6, session 22: the lean 64-row pairs for M = 128 (71-73: 64 x 192 / 128 / 256 tiles, the 128 rows over a
+    # 2-CTA cluster sharing the streamed B, as cuBLAS's nvjet 192x64 1x2 does): the cluster GPU tests (bitwise
+    # their one-CTA twins), a paired screen on the M = 128 shapes of >= 1e9 FLOP, Nsight at 128x12288x4096.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -3 \
+      | tee "$OUT/gemm_tests.txt"
+    timeout "${GEMM_MSKINNY_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs "${GEMM_MSKINNY_CONFIGS:-71,72,73}" \
+      --shapes "$(cat docs/data/hgemm_session22/m128_shapes.txt)" --rounds 10 --out "$OUT/screen_mskinny.jsonl" 2>&1 \
+      | tee "$OUT/screen_mskinny.txt" | tail -5
+    timeout 80 python3 scripts/gemm_ncu.py --shape 128x12288x4096 --configs 28 71 29 torch --top 4 2>&1 \
+      | tee "$OUT/ncu_128x12288x4096.txt" | grep -v stalls | cut -c1-240
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

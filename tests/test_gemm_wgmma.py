@@ -373,7 +373,7 @@ N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.c
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
            and c.cluster_m == 1]
-N192 = [c for c in _OWN if c.bn == 192 and c.splitk]
+N192 = [c for c in _OWN if c.bn == 192 and c.splitk and c.cluster_m == 1]
 PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
@@ -406,8 +406,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (64, "wgmma64x64x64_pp_s8_cm2_e1_u_lean", 2, 1), (65, "wgmma64x64x64_pp_s8_cm2_e1_u_mca_lean", 2, 1),
         (66, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl_lean", 2, 1), (67, "wgmma64x64x64_pp_s13_cm2_e1_u_mca_lean", 2, 1),
         (68, "wgmma128x256x64_c2_s4_tma_cm2_e2_u_lean", 2, 1), (69, "wgmma256x128x64_c2_s4_tma_cm2_e1_u_lean", 2, 1),
-        (70, "wgmma128x128x64_pp_s6_cm2_e1_u_lean", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0]  # session 21: B modes of the 64-wide pair only
+        (70, "wgmma128x128x64_pp_s6_cm2_e1_u_lean", 2, 1), (71, "wgmma64x192x64_pp_s6_cm2_e1_u_lean", 2, 1),
+        (72, "wgmma64x128x64_pp_s8_cm2_u_lean", 2, 1), (73, "wgmma64x256x64_pp_s4_cm2_u_lean", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0]  # session 21: B modes of the 64-wide pair only
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -1169,6 +1170,19 @@ def test_the_64x64_pair_is_offered_on_one_wave_shapes_with_two_tile_rows():
     assert not cluster_offered(pair, 64, 8192) and not cluster_offered(pair, 8, 8)  # one tile row: rank 1 idles
     assert not any(cluster_offered(c, 512, 1024) for c in big)
     assert pair.grid(512, 1024) == 128 and pair.units(512, 1024) == 64
+
+
+def test_the_lean_64_row_pairs_are_offered_where_one_pair_spans_m():
+    """Session 22: on the skinny shapes M = 128 the 64-row lean pairs (71-73) split the rows over the two CTAs and
+    share the streamed B, however few their tiles; elsewhere the tile-count rule holds (one tile row: no pair)."""
+    pairs = [c for c in CLUSTER if c.lean and c.bm == 64 and c.bn > 64]
+    assert [c.id for c in pairs] == [71, 72, 73] and all(c.b_mc == 0 and c.uncond for c in pairs)
+    for c in pairs:
+        assert c.tiles(128, 12288) < 2 * NUM_SMS_H200 and cluster_offered(c, 128, 12288)
+        assert cluster_offered(c, 100, 4096)  # a partial second row still makes a pair
+        assert not cluster_offered(c, 64, 12288)  # one tile row: rank 1 would idle
+        assert not cluster_offered(c, 256, 2048)  # two pairs of rows, few tiles: the tile-count rule
+    assert next(c for c in pairs if c.bn == 192).units(128, 12288) == 64  # cuBLAS's 128 CTAs
 
 
 # Two-CTA model of the cluster kernel (hgemm_wgmma2_cluster_kernel, transcribed by hand): per CTA a

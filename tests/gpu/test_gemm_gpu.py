@@ -486,7 +486,8 @@ def test_wgmma_splitk_refuses_bad_splits_and_small_workspaces():
 # the ring's phases wrap across units), odd tile-row counts (the last pair-row's rank-1 CTA idles
 # through its units), M and N tails, K below one slot and below the ring.
 CLUSTER_SHAPES = [(8192, 8192, 4096), (8200, 4096, 512), (4104, 1032, 136), (16384, 2048, 256), (128, 256, 64),
-                  (200, 136, 264), (4224, 8200, 72), (12416, 4104, 1000)]
+                  (200, 136, 264), (4224, 8200, 72), (12416, 4104, 1000),
+                  (120, 6152, 1000)]  # (session 22: the skinny 64-row pairs, one pair row with a tail)
 
 
 def _operands(m, n, k, seed):

@@ -293,6 +293,14 @@ _WGMMA_TABLE = [
     (128, 256, 2, 4, SCHED_COOP_TMA, 2, 2, False, True, False, True, False, 1, 0, True),
     (256, 128, 2, 4, SCHED_COOP_TMA, 2, 1, False, True, False, True, False, 1, 0, True),
     (128, 128, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True),
+    # Measured (session 22): 68-70 no faster than the table on the one-wave large-tile shapes, and 64, 66, 70 0.53-0.72x
+    # of it on the skinny ones. There (M = 128, N >= 256) cuBLAS's kernel (nvjet_sm90_hsh_192x64_64x6_1x2 at
+    # 128x12288x4096) splits the 128 rows over a 2-CTA cluster, 64 x 192 each in our frame, and multicasts the
+    # streamed B panel: 128 CTAs where one 128 x 192 tile a CTA (28) makes 64. 71-73: the lean 64-row ping-pong
+    # pairs of 29, 22, 20 (71: half of each of B's three chunks multicast by each CTA; 72-73: whole chunks).
+    (64, 192, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True),
+    (64, 128, 2, 8, SCHED_PINGPONG, 2, 0, False, True, False, True, False, 1, 0, True),
+    (64, 256, 2, 4, SCHED_PINGPONG, 2, 0, False, True, False, True, False, 1, 0, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -359,9 +367,13 @@ def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H2
     config only where the tile grid fills the SMs at least CLUSTER_MIN_TILES_PER_SM times (on fewer
     tiles a pair schedule only coarsens the last wave, and B traffic is not the limit). A 64 x 64 pair
     (tiles of at most ONE_WAVE_CLUSTER_TILE elements) is for exactly those one-wave shapes, where small
-    tiles are bound by L2 operand traffic: offered wherever it has two tile rows."""
+    tiles are bound by L2 operand traffic: offered wherever it has two tile rows. A lean pair whose two
+    64-row tiles span all of M (the skinny shapes, 64 < M <= 128) shares the streamed B panel, and
+    is offered there however few its tiles (session 22)."""
     if cfg.cluster_m > 1 and cfg.bm * cfg.bn <= ONE_WAVE_CLUSTER_TILE:
         return -(-m // cfg.bm) >= cfg.cluster_m  # a pair needs two tile rows
+    if cfg.cluster_m > 1 and cfg.lean and cfg.bm == 64 and -(-m // cfg.bm) == cfg.cluster_m:
+        return True  # skinny M: one pair spans every row and shares the streamed B (session 22)
     return cfg.cluster_m == 1 or cfg.tiles(m, n) >= CLUSTER_MIN_TILES_PER_SM * num_sms
 
 

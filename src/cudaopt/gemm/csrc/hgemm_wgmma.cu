@@ -507,15 +507,15 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
                                                       int tiles_n, int num_units, int k_tiles, int rank,
                                                       int cid, int ncl) {
-  // BN >= 128: each CTA multicasts a whole, equal share of B's 64-column chunks. BN == 64 (session 20):
-  // one chunk, split along K instead: CTA r multicasts its rows [r, r + 1) x kBK / 2 of the k-block (the
-  // host encodes B's boxes kBK / 2 rows high for such a config); 32 rows of 128 B are 4 KB, a whole number
-  // of 128B-swizzle atoms, so the two half boxes land exactly as one 64-row box would.
-  constexpr bool kHalfRows = BN / 64 < kClusterMax;
-  static_assert(MC == 0 || kHalfRows, "the other B modes are for the 64-wide pair");
+  // BN = 128 or 256: each CTA multicasts a whole, equal share of B's 64-column chunks. BN = 64 (session 20) or
+  // 192 (session 22), an odd number of chunks: every chunk split along K instead: CTA r multicasts its rows
+  // [r, r + 1) x kBK / 2 of each chunk of the k-block (the host encodes B's boxes kBK / 2 rows high for such a
+  // config); 32 rows of 128 B are 4 KB, a whole number of 128B-swizzle atoms, so the two half boxes land
+  // exactly as one 64-row box would.
+  constexpr bool kHalfRows = (BN / 64) % kClusterMax != 0;
+  static_assert(MC == 0 || BN == 64, "the other B modes are for the 64-wide pair");
   constexpr int kChunksPerCta = BN / 64 / kClusterMax;  // (0 where kHalfRows: that branch does not use it)
-  static_assert(kHalfRows ? (BN == 64 && KB == 1 && kClusterMax == 2) : (BN / 64) % kClusterMax == 0,
-                "each CTA multicasts a whole, equal share of B's 64-column chunks, or half of a 64-wide B");
+  static_assert(!kHalfRows || (KB == 1 && kClusterMax == 2), "half-row boxes: 64-deep slots, pairs");
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
   int slot = 0;
@@ -542,8 +542,11 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
                                 (uint16_t)((1u << kClusterMax) - 1));
       } else if constexpr (kHalfRows) {
         constexpr int kHalf = kBK / kClusterMax;  // rows of this CTA's box
-        tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + rank * kHalf * 128, map_b, n0,
-                              k0 + rank * kHalf, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+#pragma unroll
+        for (int chunk = 0; chunk < BN / 64; ++chunk)
+          tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes + rank * kHalf * 128,
+                                map_b, n0 + chunk * 64, k0 + rank * kHalf, &full[slot],
+                                (uint16_t)((1u << kClusterMax) - 1));
       } else {
 #pragma unroll
         for (int j = 0; j < kChunksPerCta; ++j) {
@@ -1969,6 +1972,14 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERL(128, 128, 2, 6, 2, 2, 1, 0),  // 56
     // Measured (session 21): 54 and 55 1.005x and 1.003x of 11 and 12 (geomean, 8 large shapes; 1.06x of 11 at
     // 1024x4096x16384, one wave of 128 x 256 tiles); 56 0.993x of 13. 43-53 and 56 are retired (configs.py).
+    // Pairs for the skinny shapes M = 128 (session 22): cuBLAS's kernel there (Nsight at 128x12288x4096:
+    // nvjet_sm90_hsh_192x64_64x6_1x2) splits the 128 rows over the two CTAs of a cluster, each 64 x 192 (in our
+    // frame), and multicasts the streamed B panel: 128 CTAs where one CTA a 128 x 192 tile makes 64 (ours: 14 here,
+    // 28 in configs.py, 0.80x of cuBLASLt). The lean 64-row ping-pong pairs: 57 as 15 (B halves of each of three chunks), 58 as
+    // 8 and 59 as 6 (each CTA multicasts whole chunks).
+    CUDAOPT_WGMMA_CLUSTERL(64, 192, 2, 6, 2, 2, 1, 0),  // 57
+    CUDAOPT_WGMMA_CLUSTERL(64, 128, 2, 8, 2, 2, 0, 0),  // 58
+    CUDAOPT_WGMMA_CLUSTERL(64, 256, 2, 4, 2, 2, 0, 0),  // 59
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2369,8 +2380,9 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   CUtensorMap map_a, map_b;
   int st = tensor_map(MapKey{A, M, K, lda, c.bm}, &map_a);
   if (st != 0) return st;
-  // A 2x1 cluster config with one 64-wide B chunk multicasts half its rows per CTA (kHalfRows): half-high boxes.
-  const int b_box_rows = c.cluster > 1 && c.bn < 64 * c.cluster && c.b_mc == 0 ? kBK / c.cluster : kBK;
+  // A 2x1 cluster config with an odd number of 64-wide B chunks multicasts half of each chunk's rows per CTA
+  // (kHalfRows): half-high boxes.
+  const int b_box_rows = c.cluster > 1 && (c.bn / 64) % c.cluster != 0 && c.b_mc == 0 ? kBK / c.cluster : kBK;
   st = tensor_map(MapKey{B, K, N, ldb, b_box_rows}, &map_b);
   if (st != 0) return st;
   const int sms = sm_count();
