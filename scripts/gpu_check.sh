@@ -32,7 +32,7 @@
 #   bash scripts/gpu_check.sh gemm_cluster_launch  # issue 6, session 21: the one-CTA kernels launched in clusters
 #   bash scripts/gpu_check.sh gemm_lean_twins  # issue 6, session 21: evaluator GPU tests, lean twins of 39-41
 #   bash scripts/gpu_check.sh gemm_skinny  # issue 6, session 22: the 2x1 pairs on the skinny shapes, adopted, the grid, Nsight
-#   bash scripts/gpu_check.sh gemm_mskinny  # issue 6, session 22: the 64-row pairs for M = 128 (71-73): tests, screen, Nsight
+#   bash scripts/gpu_check.sh gemm_skinny_pairs  # issue 6, session 22: pairs along M (71-73) and N (74-76) on the skinny shapes
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -531,18 +531,34 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout 70 python3 scripts/gemm_ncu.py --shape 128x12288x4096 --configs 28 64 torch --top 4 2>&1 \
       | tee "$OUT/ncu_128x12288x4096.txt" | grep -v stalls | cut -c1-220
     ;;
-  gemm_mskinny)
-    # Issue 6, session 22: the lean 64-row pairs for M = 128 (71-73: 64 x 192 / 128 / 256 tiles, the 128 rows over a
-    # 2-CTA cluster sharing the streamed B, as cuBLAS's nvjet 192x64 1x2 does): the cluster GPU tests (bitwise
-    # their one-CTA twins), a paired screen on the M = 128 shapes of >= 1e9 FLOP, Nsight at 128x12288x4096.
+  gemm_skinny_pairs)
+    # Issue 6, session 22: cuBLAS's kernels on the skinny shapes split the skinny side over a 2-CTA cluster that
+    # multicasts the streamed operand (Nsight: nvjet 192x64 1x2 at 128x12288x4096, 64x192 2x1 at 12288x128x8192).
+    # Ours: 71-73 (64-row pairs along M sharing B) for M = 128, 74-76 (pairs along N sharing A) for N = 128. The
+    # cluster GPU tests (bitwise their one-CTA twins), a paired screen of each family on its shapes (>= 1e9 FLOP),
+    # adopted into a copy of the table where faster by GEMM_ADOPT_MARGIN, the grid on it (skipped if nothing was
+    # adopted).
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -3 \
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -3 \
       | tee "$OUT/gemm_tests.txt"
-    timeout "${GEMM_MSKINNY_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs "${GEMM_MSKINNY_CONFIGS:-71,72,73}" \
-      --shapes "$(cat docs/data/hgemm_session22/m128_shapes.txt)" --rounds 10 --out "$OUT/screen_mskinny.jsonl" 2>&1 \
-      | tee "$OUT/screen_mskinny.txt" | tail -5
-    timeout 80 python3 scripts/gemm_ncu.py --shape 128x12288x4096 --configs 28 71 29 torch --top 4 2>&1 \
-      | tee "$OUT/ncu_128x12288x4096.txt" | grep -v stalls | cut -c1-240
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_PAIRS_LIMIT:-80}" python3 benchmarks/gemm_configs.py --configs 71,72,73 \
+      --shapes "$(cat docs/data/hgemm_session22/m128_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_m128.txt" | tail -4
+    timeout "${GEMM_PAIRS_LIMIT:-80}" python3 benchmarks/gemm_configs.py --configs 74,75,76 \
+      --shapes "$(cat docs/data/hgemm_session22/n128_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_n128.txt" | tail -4
+    mkdir -p /tmp/adopt_table
+    python3 scripts/gemm_adopt.py src/cudaopt/gemm/tuned_h200.json "$OUT/screen.jsonl" --config 71,72,73,74,75,76 \
+      --margin "${GEMM_ADOPT_MARGIN:-1.03}" --out /tmp/adopt_table/tuned.json | tee "$OUT/adopted.txt" | head -3
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    if grep -q " on 0 of " "$OUT/adopted.txt"; then
+      echo "nothing adopted: the grid is skipped"
+    else
+      OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
+        GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_ADOPT_GRID_LIMIT:-260}" \
+        bash scripts/gpu_gemm.sh grid 5 "${GEMM_ADOPT_BENCH_S:-230}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    fi
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

@@ -337,7 +337,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # (the session-21 diagnostic pair, B mode 1, loads B without multicast)
     assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc in (1, 3, 4) for c in CLUSTER)
     # (remote arrivals, SYNCS...RED, in every pair but B mode 3's, whose consumers release their own CTA's slots)
-    assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc >= 3 for c in CLUSTER)
+    assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc in (3, 4) for c in CLUSTER)
     for name, body in clus.items():
         assert "UTMALDG.2D " in body, name
         assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2 or "ELi4ELb0EEE" in name or "ELb1EEE" in name, name
@@ -375,7 +375,7 @@ CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c
            and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk and c.cluster_m == 1]
 PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
-M192 = [c for c in _OWN if c.bm == 192 and c.splitk]
+M192 = [c for c in _OWN if c.bm == 192 and c.splitk and c.cluster_m == 1]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
 
@@ -407,8 +407,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (66, "wgmma64x64x64_pp_s8_cm2_e1_u_mcl_lean", 2, 1), (67, "wgmma64x64x64_pp_s13_cm2_e1_u_mca_lean", 2, 1),
         (68, "wgmma128x256x64_c2_s4_tma_cm2_e2_u_lean", 2, 1), (69, "wgmma256x128x64_c2_s4_tma_cm2_e1_u_lean", 2, 1),
         (70, "wgmma128x128x64_pp_s6_cm2_e1_u_lean", 2, 1), (71, "wgmma64x192x64_pp_s6_cm2_e1_u_lean", 2, 1),
-        (72, "wgmma64x128x64_pp_s8_cm2_u_lean", 2, 1), (73, "wgmma64x256x64_pp_s4_cm2_u_lean", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0]  # session 21: B modes of the 64-wide pair only
+        (72, "wgmma64x128x64_pp_s8_cm2_u_lean", 2, 1), (73, "wgmma64x256x64_pp_s4_cm2_u_lean", 2, 1),
+        (74, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean", 2, 1), (75, "wgmma128x64x64_c2_s8_tma_cm2_e1_u_pn_lean", 2, 1),
+        (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5]  # session 21: B modes of the 64-wide pair only
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -1143,12 +1145,13 @@ def test_compiled_cluster_schedule_matches_the_mirror(kernel_lib):
 def test_cluster_grid_and_candidates(shape):
     m, n, k = shape
     for c in CLUSTER:
-        tiles_m = -(-m // c.bm)
-        units = -(-tiles_m // 2) * -(-n // c.bn)
+        tiles_m, tiles_n = -(-m // c.bm), -(-n // c.bn)
+        units = tiles_m * -(-tiles_n // 2) if c.pair_along_n else -(-tiles_m // 2) * tiles_n
         assert c.units(m, n) == units and c.grid(m, n) == 2 * min(66, units) and c.grid(m, n) % 2 == 0
         assert c.grid(m, n, num_sms=1) == 2  # one cluster at least (host helper's floor)
         assert split_choices(c, m, n, k) == [1]
-        offered = c.tiles(m, n) >= 2 * NUM_SMS_H200
+        # (the pair along N only where it spans N: none of these shapes; the tests below)
+        offered = not c.pair_along_n and c.tiles(m, n) >= 2 * NUM_SMS_H200
         assert cluster_offered(c, m, n) == offered
         enabled = enabled_wgmma_ids()  # configs no GPU has run yet are the tuner's only when named
         assert any(ch.config == c.id for ch in candidate_choices(m, n, k)) == (
@@ -1183,6 +1186,20 @@ def test_the_lean_64_row_pairs_are_offered_where_one_pair_spans_m():
         assert not cluster_offered(c, 64, 12288)  # one tile row: rank 1 would idle
         assert not cluster_offered(c, 256, 2048)  # two pairs of rows, few tiles: the tile-count rule
     assert next(c for c in pairs if c.bn == 192).units(128, 12288) == 64  # cuBLAS's 128 CTAs
+
+
+def test_the_pairs_along_n_share_a_where_one_pair_spans_n():
+    """Session 22: the mirror of 71-73 for N = 128 (74-76: B mode 5, two horizontally adjacent tiles sharing the
+    streamed A): units pair tile columns, and they are offered only where one pair spans N."""
+    pairs = [c for c in CLUSTER if c.pair_along_n]
+    assert [c.id for c in pairs] == [74, 75, 76] and all(c.lean and c.uncond and c.bn == 64 for c in pairs)
+    assert [plain_twin(c).id for c in pairs] == [31, 36, 37]
+    assert [c.units(12288, 128) for c in pairs] == [64, 96, 192] and pairs[0].grid(12288, 128) == 128
+    assert pairs[0].units(12288, 200) == 64 * 2  # four tile columns (the last partial): two pairs a tile row
+    for c in pairs:
+        assert cluster_offered(c, 12288, 128) and cluster_offered(c, 4096, 72)  # a partial second column
+        assert not cluster_offered(c, 12288, 64) and not cluster_offered(c, 12288, 256)
+        assert not cluster_offered(c, 128, 12288)  # pairs along M are 71-73's
 
 
 # Two-CTA model of the cluster kernel (hgemm_wgmma2_cluster_kernel, transcribed by hand): per CTA a

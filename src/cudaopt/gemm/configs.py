@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass
 
 NUM_SMS_H200 = 132
+PAIR_ALONG_N = 5  # KernelConfig.b_mc of the pair along N (kPairAlongN in hgemm_wgmma.cu)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class KernelConfig:
     # wgmma 64-wide 2x1 pair: how B reaches the pair (session 21): 0 half its rows multicast by each CTA, 1 no
     # multicast (each CTA loads all of B; a diagnostic), 2 whole boxes multicast by the two CTAs in turn
     # (3: as 1, each CTA's slots released by its own consumers alone; 4: as 3 without cluster barriers; diagnostics)
+    # 5 (session 22, PAIR_ALONG_N): the pair along N, two horizontally adjacent tiles sharing A (each CTA multicasts
+    # half of A's rows, loads its own B)
     b_mc: int = 0
     # wgmma 2x1 cluster (session 21, CLUSTERL): a relaxed start barrier, no end barrier (the producer waits out
     # every slot's last release instead), idle warps leave at once; with uncond
@@ -96,12 +99,20 @@ class KernelConfig:
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
 
+    @property
+    def pair_along_n(self) -> bool:
+        """A 2x1 cluster config whose pair is two horizontally adjacent tiles sharing A (B mode 5)."""
+        return self.cluster_m > 1 and self.b_mc == PAIR_ALONG_N
+
     def units(self, m: int, n: int) -> int:
         """wgmma: the persistent schedule's work units: tiles, or for a cluster config pairs of
-        vertically adjacent tiles (ceil(tiles_m / 2) x tiles_n; see cluster_tile)."""
+        vertically adjacent tiles (ceil(tiles_m / 2) x tiles_n; see cluster_tile), or of horizontally
+        adjacent ones for the pair along N (tiles_m x ceil(tiles_n / 2))."""
         if self.cluster_m > 1:
-            tiles_m = -(-m // self.bm)
-            return -(-tiles_m // self.cluster_m) * -(-n // self.bn)
+            tiles_m, tiles_n = -(-m // self.bm), -(-n // self.bn)
+            if self.pair_along_n:
+                return tiles_m * -(-tiles_n // self.cluster_m)
+            return -(-tiles_m // self.cluster_m) * tiles_n
         return self.tiles(m, n)
 
     def grid(self, m: int, n: int, num_sms: int = NUM_SMS_H200, splits: int = 1) -> int:
@@ -123,7 +134,7 @@ class KernelConfig:
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
-                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn")[self.b_mc]
+                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn", "_pn")[self.b_mc]
                 + ("_lean" if self.lean else ""))
 
     @property
@@ -301,6 +312,11 @@ _WGMMA_TABLE = [
     (64, 192, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True),
     (64, 128, 2, 8, SCHED_PINGPONG, 2, 0, False, True, False, True, False, 1, 0, True),
     (64, 256, 2, 4, SCHED_PINGPONG, 2, 0, False, True, False, True, False, 1, 0, True),
+    # Their mirror for N = 128 (session 22; cuBLAS at 12288x128x8192: nvjet_sm90_hsh_64x192_64x6_2x1, 192 x 64 a CTA
+    # in our frame, the streamed A multicast): the pair along N (B mode 5), lean, twins of 31, 36, 37.
+    (192, 64, 3, 6, SCHED_COOP_TMA, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True),
+    (128, 64, 2, 8, SCHED_COOP_TMA, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True),
+    (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -369,7 +385,10 @@ def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H2
     (tiles of at most ONE_WAVE_CLUSTER_TILE elements) is for exactly those one-wave shapes, where small
     tiles are bound by L2 operand traffic: offered wherever it has two tile rows. A lean pair whose two
     64-row tiles span all of M (the skinny shapes, 64 < M <= 128) shares the streamed B panel, and
-    is offered there however few its tiles (session 22)."""
+    is offered there however few its tiles (session 22); the pair along N likewise where it spans N, and
+    only there."""
+    if cfg.pair_along_n:  # skinny N: one pair spans every column and shares the streamed A (session 22)
+        return -(-n // cfg.bn) == cfg.cluster_m
     if cfg.cluster_m > 1 and cfg.bm * cfg.bn <= ONE_WAVE_CLUSTER_TILE:
         return -(-m // cfg.bm) >= cfg.cluster_m  # a pair needs two tile rows
     if cfg.cluster_m > 1 and cfg.lean and cfg.bm == 64 and -(-m // cfg.bm) == cfg.cluster_m:

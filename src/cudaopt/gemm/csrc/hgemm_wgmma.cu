@@ -376,6 +376,18 @@ __host__ __device__ __forceinline__ void cluster_tile(int unit, int rank, int ti
   tn = in_group / rows;
 }
 
+// B mode 5 (session 22): the pair along N. Its two CTAs compute horizontally adjacent tiles (m, 2p) and
+// (m, 2p + 1) of one tile row and share A (each multicasts half of A's rows); the walk is cluster_tile's with
+// the roles of M and N swapped (units = tiles_m x ceil(tiles_n / 2); rank 1 idles past N).
+constexpr int kPairAlongN = 5;
+template <int MC>
+__host__ __device__ __forceinline__ void pair_tile(int unit, int rank, int tiles_m, int tiles_n, int& tm, int& tn) {
+  if constexpr (MC == kPairAlongN)
+    cluster_tile(unit, rank, tiles_n, tiles_m, tn, tm);
+  else
+    cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn);
+}
+
 // Split-K work items (generation 2 with splits > 1). Item w of num_tiles x splits is split-major,
 // w = split * num_tiles + tile, so the items running at once are mostly one split's neighbouring
 // tiles (they share A and B panels in L2; two splits of one tile share nothing). Split s covers
@@ -512,8 +524,11 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   // [r, r + 1) x kBK / 2 of each chunk of the k-block (the host encodes B's boxes kBK / 2 rows high for such a
   // config); 32 rows of 128 B are 4 KB, a whole number of 128B-swizzle atoms, so the two half boxes land
   // exactly as one 64-row box would.
-  constexpr bool kHalfRows = (BN / 64) % kClusterMax != 0;
+  constexpr bool kPairN = MC == kPairAlongN;  // B local, A's rows halved and multicast
+  constexpr bool kHalfRows = !kPairN && (BN / 64) % kClusterMax != 0;
   static_assert(MC == 0 || BN == 64, "the other B modes are for the 64-wide pair");
+  static_assert(!kPairN || (KB == 1 && kClusterMax == 2 && (BM / 2) % 8 == 0),
+                "the pair along N: 64-deep slots, half of A's rows a whole number of 8-row swizzle atoms");
   constexpr int kChunksPerCta = BN / 64 / kClusterMax;  // (0 where kHalfRows: that branch does not use it)
   static_assert(!kHalfRows || (KB == 1 && kClusterMax == 2), "half-row boxes: 64-deep slots, pairs");
   tma_prefetch_map(map_a);
@@ -522,37 +537,48 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   uint32_t phase = 0;
   for (int unit = cid; unit < num_units; unit += ncl) {
     int tm, tn;
-    cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn);
-    const bool live = tm < tiles_m;
+    pair_tile<MC>(unit, rank, tiles_m, tiles_n, tm, tn);
+    const bool live = kPairN ? tn < tiles_n : tm < tiles_m;
     const int m0 = tm * BM, n0 = tn * BN;
     for (int kt = 0; kt < k_tiles; ++kt) {
       mbar_wait(&empty[slot], phase ^ 1);  // (plain: its .acquire.cluster form added an L1 invalidate)
-      mbar_expect_tx(&full[slot], live ? T::kSlotBytes : T::kSlotBBytes);
+      mbar_expect_tx(&full[slot], live ? T::kSlotBytes : (kPairN ? T::kSlotABytes : T::kSlotBBytes));
       const int k0 = kt * kBK * KB;
-      if constexpr (KB == 1) {
-        if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
-      } else {
-        if (live) tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
-      }
-      if constexpr (kHalfRows && (MC == 1 || MC >= 3)) {
-        tma_load_2d(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot]);
-      } else if constexpr (kHalfRows && MC == 2) {
-        if ((kt & 1) == rank)
-          tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot],
-                                (uint16_t)((1u << kClusterMax) - 1));
-      } else if constexpr (kHalfRows) {
-        constexpr int kHalf = kBK / kClusterMax;  // rows of this CTA's box
+      if constexpr (kPairN) {  // this CTA's half of A's rows to both CTAs; its own B chunks, where live
+        constexpr int kHalfA = BM / kClusterMax;
+        tma_load_2d_multicast(slots_a + slot * T::kSlotABytes + rank * kHalfA * 128, map_a, k0, m0 + rank * kHalfA,
+                              &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+        if (live) {
 #pragma unroll
-        for (int chunk = 0; chunk < BN / 64; ++chunk)
-          tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes + rank * kHalf * 128,
-                                map_b, n0 + chunk * 64, k0 + rank * kHalf, &full[slot],
-                                (uint16_t)((1u << kClusterMax) - 1));
+          for (int j = 0; j < BN / 64; ++j)
+            tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0, &full[slot]);
+        }
       } else {
+        if constexpr (KB == 1) {
+          if (live) tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+        } else {
+          if (live) tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
+        }
+        if constexpr (kHalfRows && (MC == 1 || MC >= 3)) {
+          tma_load_2d(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot]);
+        } else if constexpr (kHalfRows && MC == 2) {
+          if ((kt & 1) == rank)
+            tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot],
+                                  (uint16_t)((1u << kClusterMax) - 1));
+        } else if constexpr (kHalfRows) {
+          constexpr int kHalf = kBK / kClusterMax;  // rows of this CTA's box
 #pragma unroll
-        for (int j = 0; j < kChunksPerCta; ++j) {
-          const int chunk = rank * kChunksPerCta + j;
-          tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
-                                n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+          for (int chunk = 0; chunk < BN / 64; ++chunk)
+            tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes + rank * kHalf * 128,
+                                  map_b, n0 + chunk * 64, k0 + rank * kHalf, &full[slot],
+                                  (uint16_t)((1u << kClusterMax) - 1));
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunksPerCta; ++j) {
+            const int chunk = rank * kChunksPerCta + j;
+            tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
+                                  n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+          }
         }
       }
       if (++slot == STAGES) {
@@ -1340,7 +1366,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   uint64_t* empty = full + STAGES;
 
   // B modes 3-4 (diagnostics): each CTA's slots released by its own consumers alone; 4: no cluster barriers.
-  constexpr bool kRemoteRelease = CM > 1 && MC < 3;
+  constexpr bool kRemoteRelease = CM > 1 && (MC < 3 || MC == kPairAlongN);
   constexpr bool kClusterBarriers = CM > 1 && MC != 4;
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
@@ -1367,7 +1393,8 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   const int num_tiles = tiles_m * tiles_n;
   const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes
   // The sequence this CTA walks: items seq0, seq0 + seq_step, ... (one block's, or one cluster's).
-  const int num_items = CM > 1 ? (tiles_m + 1) / 2 * tiles_n : (SPLITK ? num_tiles * splits : num_tiles);
+  const int num_items = CM > 1 ? (MC == kPairAlongN ? tiles_m * ((tiles_n + 1) / 2) : (tiles_m + 1) / 2 * tiles_n)
+                               : (SPLITK ? num_tiles * splits : num_tiles);
   const int seq0 = CM > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
   const int seq_step = CM > 1 ? (int)cluster_count_x() : (int)gridDim.x;
   const int rank = CM > 1 ? (int)cluster_ctarank() : 0;
@@ -1423,10 +1450,10 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
         kb_count = w.kb_count;
       }
       int tm, tn;
-      bool live = true;  // cluster: false for an idle CTA (its tile of the pair lies past M)
+      bool live = true;  // cluster: false for an idle CTA (its tile of the pair lies past M, or N for a pair along N)
       if constexpr (CM > 1) {
-        cluster_tile(item, rank, tiles_m, tiles_n, tm, tn);
-        live = tm < tiles_m;
+        pair_tile<MC>(item, rank, tiles_m, tiles_n, tm, tn);
+        live = MC == kPairAlongN ? tn < tiles_n : tm < tiles_m;
       } else {
         tile_coords(tile, tiles_m, tiles_n, tm, tn);
       }
@@ -1980,6 +2007,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERL(64, 192, 2, 6, 2, 2, 1, 0),  // 57
     CUDAOPT_WGMMA_CLUSTERL(64, 128, 2, 8, 2, 2, 0, 0),  // 58
     CUDAOPT_WGMMA_CLUSTERL(64, 256, 2, 4, 2, 2, 0, 0),  // 59
+    // Their mirror for N = 128 (cuBLAS at 12288x128x8192: nvjet_sm90_hsh_64x192_64x6_2x1, 192 x 64 a CTA in our
+    // frame): the pair along N (B mode 5: two horizontally adjacent tiles, each CTA multicasting half of the
+    // streamed A's rows), lean, as 17, 22 and 23.
+    CUDAOPT_WGMMA_CLUSTERL(192, 64, 3, 6, 1, 2, 1, 5),  // 60 (B mode 5: kPairAlongN)
+    CUDAOPT_WGMMA_CLUSTERL(128, 64, 2, 8, 1, 2, 1, 5),  // 61
+    CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 8, 2, 2, 1, 5),   // 62
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2071,9 +2104,10 @@ int sm_count() {
 // configs: 2 CTAs per pair unit (ceil(tiles_m / 2) x tiles_n units), at most max_clusters clusters
 // (sms / 2 here; the launcher also caps it by cudaOccupancyMaxActiveClusters).
 int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms, int max_clusters = 1 << 30) {
-  if (c.cluster > 1) {
-    const long long units =
-        (long long)(((M + c.bm - 1) / c.bm + c.cluster - 1) / c.cluster) * ((N + c.bn - 1) / c.bn);
+  if (c.cluster > 1) {  // pairs of tile rows, or of tile columns for the pair along N
+    const long long tiles_m = (M + c.bm - 1) / c.bm, tiles_n = (N + c.bn - 1) / c.bn;
+    const long long units = c.b_mc == kPairAlongN ? tiles_m * ((tiles_n + c.cluster - 1) / c.cluster)
+                                                  : (tiles_m + c.cluster - 1) / c.cluster * tiles_n;
     long long clusters = sms / c.cluster;
     if (max_clusters < clusters) clusters = max_clusters;
     if (clusters < 1) clusters = 1;
@@ -2378,7 +2412,8 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     return -1;
   const WgmmaEntry& c = kWgmmaConfigs[config];
   CUtensorMap map_a, map_b;
-  int st = tensor_map(MapKey{A, M, K, lda, c.bm}, &map_a);
+  // The pair along N (B mode 5) multicasts half of A's rows per CTA: half-high A boxes.
+  int st = tensor_map(MapKey{A, M, K, lda, c.cluster > 1 && c.b_mc == kPairAlongN ? c.bm / c.cluster : c.bm}, &map_a);
   if (st != 0) return st;
   // A 2x1 cluster config with an odd number of 64-wide B chunks multicasts half of each chunk's rows per CTA
   // (kHalfRows): half-high boxes.
