@@ -1400,7 +1400,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   const int rank = CM > 1 ? (int)cluster_ctarank() : 0;
 
   if (warpgroup == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
     if (wg_thread == 0) {
       if constexpr (CM > 1)
         produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
@@ -1410,7 +1410,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
                                                  tiles_n, num_tiles, k_tiles, splits);
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
     const int warp = wg_thread / 32, lane = wg_thread % 32;
     if constexpr (!SPLITK) {
