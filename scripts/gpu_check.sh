@@ -539,8 +539,9 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # adopted into a copy of the table where faster by GEMM_ADOPT_MARGIN, the grid on it (skipped if nothing was
     # adopted).
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" 2>&1 | tail -3 \
-      | tee "$OUT/gemm_tests.txt"
+    # (-v: a test that hangs, as 74 did before its register fix, leaves its name as the last line)
+    timeout -k 5 150 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "passed|failed|^FAILED" "$OUT/gemm_tests.txt" | tail -4 || tail -2 "$OUT/gemm_tests.txt"
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_PAIRS_LIMIT:-80}" python3 benchmarks/gemm_configs.py --configs 71,72,73 \
       --shapes "$(cat docs/data/hgemm_session22/m128_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
