@@ -541,7 +541,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     python3 -m cudaopt.gemm.build | tail -1
     # (-v: a test that hangs, as 74 did before its register fix, leaves its name as the last line)
     timeout -k 5 150 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster" > "$OUT/gemm_tests.txt" 2>&1
-    grep -E "passed|failed|^FAILED" "$OUT/gemm_tests.txt" | tail -4 || tail -2 "$OUT/gemm_tests.txt"
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"  # (the summary, or the hung test)
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_PAIRS_LIMIT:-80}" python3 benchmarks/gemm_configs.py --configs 71,72,73 \
       --shapes "$(cat docs/data/hgemm_session22/m128_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
