@@ -1217,6 +1217,8 @@ def test_the_pairs_along_n_share_a_where_one_pair_spans_n():
 # in any order, per destination. Checks, besides _simulate's: a piece never lands in a slot whose
 # previous position the destination CTA's consumers have not all released (refill before both
 # released), nor in an uninitialised or exited CTA, and no arrival reaches an exited CTA.
+# The pair along N (B mode 5, session 22) is this protocol with A and B's roles swapped (B own and local, none
+# for an idle CTA; A's two halves multicast), and its idle rank 1 (an odd tiles_n) the same liveness pattern.
 
 
 class _CBar(_MBar):
