@@ -509,7 +509,8 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // request, as the plain kernel's, where 0 sends two 4 KB halves); 3: as 1, and each CTA's slots are released by
 // its own consumers alone (no remote arrivals: nothing of the pair is left but the cluster launch; a diagnostic);
 // 4: as 3 without the cluster barriers at the start and the end (no CTA touches its peer; a diagnostic).
-// The host encodes kBK-row B boxes for 1-4.
+// The host encodes kBK-row B boxes for 1-4. 5 (session 22, kPairAlongN, BN == 64 pairs too): the pair along N, the
+// roles swapped: each CTA multicasts half of A's rows (the host encodes BM / 2-row A boxes) and loads its own B.
 // LEAN (session 21): after its last load the producer waits until every slot's last fill was released by
 // both CTAs' consumers (the peer's remote arrivals on this CTA's barriers have all landed), the tail that lets
 // the lean cluster body end without a cluster barrier (see wgmma2_cluster_body).
