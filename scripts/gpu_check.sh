@@ -472,9 +472,13 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     mkdir -p /tmp/adopt_table
     python3 scripts/gemm_adopt.py src/cudaopt/gemm/tuned_h200.json "$OUT/screen.jsonl" --config "$GEMM_ADOPT_CONFIG" \
       --margin "${GEMM_ADOPT_MARGIN:-1.03}" --out /tmp/adopt_table/tuned.json | tee "$OUT/adopted.txt" | head -3
-    OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
-      GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "${GEMM_ADOPT_GRID_LIMIT:-330}" \
-      bash scripts/gpu_gemm.sh grid 5 "${GEMM_ADOPT_BENCH_S:-270}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    if grep -q " on 0 of " "$OUT/adopted.txt" && [ -z "${GEMM_ADOPT_GRID_ALWAYS:-}" ]; then
+      echo "nothing adopted: the grid is skipped (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway)"
+    else
+      OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
+        GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "${GEMM_ADOPT_GRID_LIMIT:-330}" \
+        bash scripts/gpu_gemm.sh grid 5 "${GEMM_ADOPT_BENCH_S:-270}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    fi
     ;;
   gemm_mc)
     # Issue 6, session 21's first call: the 64 x 64 pair's B modes (57: no multicast, a diagnostic; 58: whole boxes multicast in turn) against 55 (half
