@@ -868,3 +868,31 @@ def test_lt_fallback_without_cublaslt_says_so_once_and_declines(monkeypatch):
     assert len(made) == 1 and len(caught) == 1 and "torch.matmul" in str(caught[0].message)
     lt_fallback.clear_plans()  # the remembered absence is dropped with the plans
     assert lt_fallback._plans == {}
+
+
+def test_describe_lt_algo_puts_cublaslt_tiles_in_our_frame():
+    """cuBLASLt's tile and cluster enums are column-major (its M runs along our N): session 22 read the skinny
+    shapes' fallbacks with them, e.g. 12288x64xK runs 96-row x 64-column tiles paired along M."""
+    from cudaopt.gemm.lt_fallback import describe_lt_algo
+
+    d = describe_lt_algo({"tile": 26, "cluster": 5, "splitk": 1, "waves_x1000": 969})  # 64x96 lt, 1x2x1
+    assert d == {"tile": (96, 64), "cluster": (2, 1), "splitk": 1, "waves": 0.969}
+    d = describe_lt_algo({"tile": 27, "cluster": 3, "splitk": 2, "waves_x1000": 484})  # 96x64 lt, 2x1x1
+    assert d["tile"] == (64, 96) and d["cluster"] == (1, 2) and d["splitk"] == 2
+    assert describe_lt_algo({"tile": 0, "cluster": 0})["tile"] is None  # automatic: unknown here
+
+
+def test_gemm_lt_tiles_script_lists_the_shipped_fallbacks():
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("gemm_lt_tiles", root / "scripts" / "gemm_lt_tiles.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    table = json.loads((root / "src" / "cudaopt" / "gemm" / "tuned_h200.json").read_text())
+    found = {r["shape"]: r for r in mod.rows(table, max_n=64)}
+    assert found and all(int(s.split("x")[1]) <= 64 for s in found)
+    assert (found["12288x64x8192"]["lt_tile"], found["12288x64x8192"]["lt_cluster"]) == ("96x64", "2x1")
+    assert not mod.rows({"entries": [{"m": 1, "n": 1, "k": 1, "backend": "ours", "label": "x"}]})

@@ -104,3 +104,24 @@ def clear_plans() -> None:
                 plan.close()
         _plans.clear()
         _workspaces.clear()
+
+
+# cublasLt.h's enums (cuBLAS 12-13), for reading the algo_info a fallback entry records. A tile id is cuBLAS's
+# column-major M_lt x N_lt; cuBLAS computes our row-major C as its C^T, so M_lt runs along our N and N_lt along
+# our M. A cluster shape X x Y x 1 likewise: X CTAs along our N, Y along our M.
+_LT_TILES = {12: (32, 64), 13: (64, 32), 14: (32, 128), 15: (64, 64), 16: (128, 32), 17: (64, 128), 18: (128, 64),
+             19: (64, 256), 20: (128, 128), 21: (256, 64), 22: (64, 512), 23: (128, 256), 24: (256, 128),
+             25: (512, 64), 26: (64, 96), 27: (96, 64), 28: (96, 128), 29: (128, 160), 30: (160, 128),
+             31: (192, 128), 32: (128, 192), 33: (128, 96), 34: (32, 256), 35: (256, 32)}
+_LT_CLUSTERS = {2: (1, 1), 3: (2, 1), 4: (4, 1), 5: (1, 2), 6: (2, 2), 7: (4, 2), 8: (1, 4), 9: (2, 4), 10: (4, 4),
+                11: (8, 1), 12: (1, 8)}
+
+
+def describe_lt_algo(info: dict) -> dict:
+    """An algo_info record (the table's `lt_fallback.algo_info`) in our row-major frame: the CTA tile as
+    (rows, cols) of C, the cluster as (CTAs along M, along N), and the split-K count; None where the enum
+    value is not one this module knows (0: chosen automatically)."""
+    tile = _LT_TILES.get(info.get("tile", 0))
+    cluster = _LT_CLUSTERS.get(info.get("cluster", 0))
+    return {"tile": (tile[1], tile[0]) if tile else None, "cluster": (cluster[1], cluster[0]) if cluster else None,
+            "splitk": info.get("splitk"), "waves": info.get("waves_x1000", 0) / 1000}
