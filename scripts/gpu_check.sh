@@ -74,6 +74,22 @@ for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedu
     r = json.loads(r or '{}')
     print('$1 compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
 }
+# Issue 6: adopt the configs $1 (scripts/gemm_adopt.py's --config) into a copy of the shipped table where
+# $OUT/screen.jsonl timed them faster by GEMM_ADOPT_MARGIN, then the whole grid on that table (gpu_gemm.sh, 20
+# rounds, limit $2 s, bench budget $3 s) unless nothing was adopted (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway).
+adopt_then_grid() {
+  mkdir -p /tmp/adopt_table
+  python3 scripts/gemm_adopt.py src/cudaopt/gemm/tuned_h200.json "$OUT/screen.jsonl" --config "$1" \
+    --margin "${GEMM_ADOPT_MARGIN:-1.03}" --out /tmp/adopt_table/tuned.json | tee "$OUT/adopted.txt" | head -3
+  if grep -q " on 0 of " "$OUT/adopted.txt" && [ -z "${GEMM_ADOPT_GRID_ALWAYS:-}" ]; then
+    echo "nothing adopted: the grid is skipped (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway)"
+  else
+    OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
+      GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "$2" \
+      bash scripts/gpu_gemm.sh grid 5 "$3" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    rm -f "$OUT/grid/tuned.json"  # (inside results.tgz; at most 8 files come back from a device call)
+  fi
+}
 # The GPU red team and the GPU evaluator tests after the prebuild (EVAL_TESTS_LIMIT, else $1 seconds).
 evaluator_gpu_tests() {
   prebuild_gpu_tests > "$OUT/prebuild.log" 2>&1; tail -1 "$OUT/prebuild.log"
@@ -469,17 +485,7 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_ADOPT_SCREEN_LIMIT:-200}" python3 benchmarks/gemm_configs.py --configs "$GEMM_ADOPT_CONFIGS" \
       --shapes "$(cat "$GEMM_ADOPT_SHAPES")" --rounds 12 --out "$OUT/screen.jsonl" 2>&1 | tail -3
-    mkdir -p /tmp/adopt_table
-    python3 scripts/gemm_adopt.py src/cudaopt/gemm/tuned_h200.json "$OUT/screen.jsonl" --config "$GEMM_ADOPT_CONFIG" \
-      --margin "${GEMM_ADOPT_MARGIN:-1.03}" --out /tmp/adopt_table/tuned.json | tee "$OUT/adopted.txt" | head -3
-    if grep -q " on 0 of " "$OUT/adopted.txt" && [ -z "${GEMM_ADOPT_GRID_ALWAYS:-}" ]; then
-      echo "nothing adopted: the grid is skipped (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway)"
-    else
-      OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
-        GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "${GEMM_ADOPT_GRID_LIMIT:-330}" \
-        bash scripts/gpu_gemm.sh grid 5 "${GEMM_ADOPT_BENCH_S:-270}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
-      rm -f "$OUT/grid/tuned.json"  # (inside results.tgz; at most 8 files come back from a device call)
-    fi
+    adopt_then_grid "$GEMM_ADOPT_CONFIG" "${GEMM_ADOPT_GRID_LIMIT:-330}" "${GEMM_ADOPT_BENCH_S:-270}"
     ;;
   gemm_mc)
     # Issue 6, session 21's first call: the 64 x 64 pair's B modes (57: no multicast, a diagnostic; 58: whole boxes multicast in turn) against 55 (half
@@ -554,20 +560,10 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     timeout "${GEMM_PAIRS_LIMIT:-80}" python3 benchmarks/gemm_configs.py --configs 74,75,76 \
       --shapes "$(cat docs/data/hgemm_session22/n128_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
       | tee "$OUT/screen_n128.txt" | tail -4
-    mkdir -p /tmp/adopt_table
-    python3 scripts/gemm_adopt.py src/cudaopt/gemm/tuned_h200.json "$OUT/screen.jsonl" --config 71,72,73,74,75,76 \
-      --margin "${GEMM_ADOPT_MARGIN:-1.03}" --out /tmp/adopt_table/tuned.json | tee "$OUT/adopted.txt" | head -3
+    GEMM_SMOKE_PASSED=auto adopt_then_grid 71,72,73,74,75,76 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
-    if grep -q " on 0 of " "$OUT/adopted.txt"; then
-      echo "nothing adopted: the grid is skipped"
-    else
-      OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
-        GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_ADOPT_GRID_LIMIT:-260}" \
-        bash scripts/gpu_gemm.sh grid 5 "${GEMM_ADOPT_BENCH_S:-230}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
-    fi
     # At most 8 files come back from a device call (session 22 lost the grid's summaries to that): the small ones
-    # in one archive, and the grid's table only inside its results.tgz.
-    rm -f "$OUT/grid/tuned.json"
+    # in one archive (the grid's table is only inside its results.tgz).
     (cd "$OUT" && tar czf skinny_pairs.tgz --remove-files gemm_tests.txt screen.jsonl screen_m128.txt screen_n128.txt \
       adopted.txt adopted_table.json)
     ;;
