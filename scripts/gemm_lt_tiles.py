@@ -16,6 +16,7 @@ from pathlib import Path
 
 
 def rows(table: dict, max_m: int | None = None, max_n: int | None = None) -> list[dict]:
+    from cudaopt.gemm.configs import NUM_SMS_H200
     from cudaopt.gemm.lt_fallback import describe_lt_algo
 
     out = []
@@ -24,7 +25,7 @@ def rows(table: dict, max_m: int | None = None, max_n: int | None = None) -> lis
         if not info or (max_m and e["m"] > max_m) or (max_n and e["n"] > max_n):
             continue
         d = describe_lt_algo(info)
-        ctas = round(d["waves"] * 132) if d["waves"] else None
+        ctas = round(d["waves"] * NUM_SMS_H200) if d["waves"] else None  # (the table's GPU)
         out.append({"shape": f"{e['m']}x{e['n']}x{e['k']}", "backend": e["backend"], "ours": e["label"],
                     "lt_tile": "x".join(map(str, d["tile"])) if d["tile"] else "?",
                     "lt_cluster": "x".join(map(str, d["cluster"])) if d["cluster"] else "?",

@@ -417,7 +417,7 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (72, "wgmma64x128x64_pp_s8_cm2_u_lean", 2, 1), (73, "wgmma64x256x64_pp_s4_cm2_u_lean", 2, 1),
         (74, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean", 2, 1), (75, "wgmma128x64x64_c2_s8_tma_cm2_e1_u_pn_lean", 2, 1),
         (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5]  # session 21: B modes of the 64-wide pair only
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
