@@ -456,9 +456,9 @@ def enabled_kinds() -> frozenset[str]:
 # names them (the GPU script's smoke test sets it to every config that passed, these included), so a
 # user's `cudaopt tune-gemm` never times a kernel no GPU has run. Empty it once a run has passed them.
 # 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
-# 57-70 first ran (and passed) in session 21, 71-73 in 22. 74-76 (the pair along N): session 22's GPU run hung in 74
-# (its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed since, not yet run)
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({74, 75, 76})
+# 57-70 first ran (and passed) in session 21, 71-73 in 22, 74-76 (the pair along N) in 23 (session 22's run hung in
+# 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
