@@ -11,6 +11,12 @@ shape the dispatcher hands to torch.matmul or cuBLASLt keeps that fallback (reru
 revisit it); what changes is "ours", the kernel benchmarked as ours and dispatched where backend is
 "ours". Each changed entry records the screen's figures under "adopted". The margin keeps a shape on
 its tuned choice unless the gain is clear of the 1-3% a single screen reads run to run.
+
+--rebackend (session 23): an adopted entry's backend is decided again from the same screen: "ours" where
+torch.matmul's time over the config's reaches the table's fallback_below (the tuner's rule), else "torch";
+its cuBLASLt record is dropped, so the fallback pass (`cudaopt tune-gemm-fallbacks`, which skips checked
+shapes) times it against cuBLASLt's algorithms again. Without it a shape handed to torch.matmul or cuBLASLt
+before never dispatches the faster kernel it adopted.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from pathlib import Path
 from statistics import geometric_mean
 
 
-def adopt(table: dict, screen: list[dict], config: int | list[int], margin: float) -> tuple[dict, list[tuple]]:
+def adopt(table: dict, screen: list[dict], config: int | list[int], margin: float,
+          rebackend: bool = False) -> tuple[dict, list[tuple]]:
     """The new table (a copy) and the adopted shapes as (m, n, k, gain). `config`: one id, or several (each
-    shape takes the fastest correct of them)."""
+    shape takes the fastest correct of them). rebackend: see the module's docstring."""
     from cudaopt.gemm.configs import Choice
 
     ids = {config} if isinstance(config, int) else set(config)
@@ -47,6 +54,13 @@ def adopt(table: dict, screen: list[dict], config: int | list[int], margin: floa
                         "config_us": round(pick["us"], 3), "lt_us": round(r["lt_us"], 3)}
         e["config"], e["splits"] = pick["config"], pick["splits"]
         e["label"] = Choice("ours", pick["config"], pick["splits"]).label()
+        torch_us = r.get("torch_us", math.nan)
+        if rebackend and math.isfinite(torch_us) and torch_us > 0:
+            was = e.get("backend", "ours")
+            e["backend"] = "ours" if torch_us / pick["us"] >= new.get("fallback_below", 1.0) else "torch"
+            e.pop("lt_algo", None)
+            e.pop("lt_fallback", None)  # unchecked: the fallback pass decides it against cuBLASLt again
+            e["adopted"].update(torch_us=round(torch_us, 3), backend_was=was)
         changed.append((e["m"], e["n"], e["k"], gain))
     return new, changed
 
@@ -58,6 +72,9 @@ def main() -> None:
     ap.add_argument("--config", nargs="+", required=True, help="config id(s), space- or comma-separated")
     ap.add_argument("--margin", type=float, default=1.03)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--rebackend", action="store_true",
+                    help="decide an adopted shape's backend (ours or torch) from the screen and drop its cuBLASLt "
+                         "record, for the fallback pass to check again")
     args = ap.parse_args()
     try:
         table = json.loads(Path(args.table).read_text())
@@ -74,13 +91,17 @@ def main() -> None:
         sys.exit(f"gemm_adopt: --config {' '.join(bad or args.config)} is not a config id; give ids of "
                  f"0..{len(KERNEL_CONFIGS) - 1}")
     ids = [int(t) for t in tokens]
-    new, changed = adopt(table, screen, ids, args.margin)
+    new, changed = adopt(table, screen, ids, args.margin, rebackend=args.rebackend)
     Path(args.out).write_text(json.dumps(new, indent=1) + "\n")
     g = f", geomean gain {geometric_mean([c[3] for c in changed]):.3f}" if changed else ""
     print(f"adopted config {','.join(map(str, ids))} on {len(changed)} of {len(screen)} screened shapes "
           f"(margin {args.margin}){g}")
+    by = {(e["m"], e["n"], e["k"]): e for e in new["entries"]}
     for m, n, k, gain in changed:
-        print(f"  {m}x{n}x{k}: {gain:.3f}x")
+        e = by[(m, n, k)]
+        moved = (f", backend {e['adopted']['backend_was']} -> {e['backend']}"
+                 if args.rebackend and "backend_was" in e["adopted"] else "")
+        print(f"  {m}x{n}x{k}: {gain:.3f}x{moved}")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@
 #   bash scripts/gpu_check.sh gemm_lean_twins  # issue 6, session 21: evaluator GPU tests, lean twins of 39-41
 #   bash scripts/gpu_check.sh gemm_skinny  # issue 6, session 22: the 2x1 pairs on the skinny shapes, adopted, the grid, Nsight
 #   bash scripts/gpu_check.sh gemm_skinny_pairs  # issue 6, session 22: pairs along M (71-73) and N (74-76) on the skinny shapes
+#   bash scripts/gpu_check.sh gemm_csplit  # issue 6, session 23: cluster split-K twins 77-80 on the 64-wide skinny shapes
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -74,13 +75,21 @@ for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedu
     r = json.loads(r or '{}')
     print('$1 compile proposer:', st, sp, (r.get('message') or '')[:200], [(f.get('category'), (f.get('evidence') or '')[:120]) for f in r.get('findings') or []])" 2>&1 | tail -2
 }
-# Issue 6: adopt the configs $1 (scripts/gemm_adopt.py's --config) into a copy of the shipped table where
-# $OUT/screen.jsonl timed them faster by GEMM_ADOPT_MARGIN, then the whole grid on that table (gpu_gemm.sh, 20
-# rounds, limit $2 s, bench budget $3 s) unless nothing was adopted (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway).
+# Issue 6: adopt the configs $1 (scripts/gemm_adopt.py's --config) into a copy of the shipped table (or of
+# GEMM_ADOPT_BASE) where $OUT/screen.jsonl timed them faster by GEMM_ADOPT_MARGIN, then the whole grid on that
+# table (gpu_gemm.sh, 20 rounds, limit $2 s, bench budget $3 s) unless nothing was adopted (GEMM_ADOPT_GRID_ALWAYS=1
+# runs it anyway). GEMM_ADOPT_REBACKEND=1 (session 23): adopted shapes take ours or torch by the screen and lose their
+# cuBLASLt record; the fallback pass then checks every shape the table holds unchecked before the grid.
 adopt_then_grid() {
   mkdir -p /tmp/adopt_table
-  python3 scripts/gemm_adopt.py src/cudaopt/gemm/tuned_h200.json "$OUT/screen.jsonl" --config "$1" \
-    --margin "${GEMM_ADOPT_MARGIN:-1.03}" --out /tmp/adopt_table/tuned.json | tee "$OUT/adopted.txt" | head -3
+  python3 scripts/gemm_adopt.py "${GEMM_ADOPT_BASE:-src/cudaopt/gemm/tuned_h200.json}" "$OUT/screen.jsonl" --config "$1" \
+    --margin "${GEMM_ADOPT_MARGIN:-1.03}" ${GEMM_ADOPT_REBACKEND:+--rebackend} --out /tmp/adopt_table/tuned.json \
+    | tee "$OUT/adopted.txt" | head -3
+  if [ -n "${GEMM_ADOPT_REBACKEND:-}" ]; then  # (only the unchecked shapes are timed: seconds)
+    timeout 240 python3 -m cudaopt.cli tune-gemm-fallbacks --table /tmp/adopt_table/tuned.json \
+      --out /tmp/adopt_table/tuned.json --budget-s 180 > "$OUT/lt_fallback.log" 2>&1
+    echo "fallback pass exit $?"; grep -v "^\[lt " "$OUT/lt_fallback.log" | tail -2
+  fi
   if grep -q " on 0 of " "$OUT/adopted.txt" && [ -z "${GEMM_ADOPT_GRID_ALWAYS:-}" ]; then
     echo "nothing adopted: the grid is skipped (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway)"
   else
@@ -566,6 +575,29 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # in one archive (the grid's table is only inside its results.tgz).
     (cd "$OUT" && tar czf skinny_pairs.tgz --remove-files gemm_tests.txt screen.jsonl screen_m128.txt screen_n128.txt \
       adopted.txt adopted_table.json)
+    ;;
+  gemm_csplit)
+    # Issue 6, session 23: on the 64-wide skinny shapes (M = 64 or N = 64, >= 1e9 FLOP) cuBLASLt runs one wave of 128
+    # CTAs where our tiles make 32-64; 77-80 are the cluster split-K twins of 29, 31, 36, 37 (two to eight splits in
+    # one cluster: 128 CTAs, no fp32 partials in global memory). Their GPU test (bitwise the twins' split-K), a paired
+    # screen of the splits that make about 128 CTAs, adopted with --rebackend onto GEMM_ADOPT_BASE (the shipped
+    # table with session 22-23's adopted shapes decided ours / torch again: runs/s23/rebackend.json, carried), the
+    # fallback pass on the unchecked shapes, the grid.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout -k 5 120 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "csplit" > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_CS_LIMIT:-110}" python3 benchmarks/gemm_configs.py --configs 77:2,80:2,80:4,80:8 \
+      --shapes "$(cat docs/data/hgemm_session23/m64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_m64.txt" | tail -5
+    timeout "${GEMM_CS_LIMIT:-110}" python3 benchmarks/gemm_configs.py --configs 78:2,79:2,79:4,80:2,80:4,80:8 \
+      --shapes "$(cat docs/data/hgemm_session23/n64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_n64.txt" | tail -7
+    GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 GEMM_ADOPT_GRID_ALWAYS=1 GEMM_ADOPT_BASE="${GEMM_ADOPT_BASE:-runs/s23/rebackend.json}" \
+      adopt_then_grid 77,78,79,80 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf csplit.tgz --remove-files gemm_tests.txt screen.jsonl screen_m64.txt screen_n64.txt \
+      adopted.txt adopted_table.json lt_fallback.log)
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

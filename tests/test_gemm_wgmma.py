@@ -438,7 +438,13 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     assert [(c.id, c.label, c.max_splits) for c in CSPLIT] == [
         (32, "wgmma128x256x64_c2_s4_tma_e2_cs", 8), (33, "wgmma128x192x64_c2_s5_tma_e1_cs", 8),
         (34, "wgmma128x128x64_pp_s6_e1_cs", 8), (35, "wgmma64x128x64_pp_s8_cs", 8),
-        (46, "wgmma128x128x64_c2_s6_tma_e1_cs", 8)]  # and of 38 (session 16)
+        (46, "wgmma128x128x64_c2_s6_tma_e1_cs", 8),  # and of 38 (session 16)
+        (77, "wgmma64x192x64_pp_s6_e1_cs", 8), (78, "wgmma192x64x64_c3_s6_tma_e1_cs", 8),  # and of 29, 31, 36, 37 (23)
+        (79, "wgmma128x64x64_c2_s8_tma_e1_cs", 8), (80, "wgmma64x64x64_pp_s8_e1_cs", 8)]
+    for c in CSPLIT:  # each is its one-CTA twin's tile, ring, schedule and staging
+        t = plain_twin(c)
+        assert (c.bm, c.bn, c.consumers, c.stages, c.schedule, c.epi_chunks, c.smem_bytes) == (
+            t.bm, t.bn, t.consumers, t.stages, t.schedule, t.epi_chunks, t.smem_bytes) and not t.csplit
     # N = 64 in generation 2 (session 13, written before a GPU run): one 64-column chunk each, split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.schedule) for c in N64] == [
         (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2),
@@ -1789,3 +1795,39 @@ def test_gemm_adopt_takes_a_config_only_where_the_paired_screen_clears_the_margi
                          "--config", "55,56", "--out", str(tmp_path / "n4.json")], capture_output=True, text=True)
     assert p2.returncode == 0 and "adopted config 55,56 on 1 of 1" in p2.stdout, p2.stderr
     assert json.loads((tmp_path / "n4.json").read_text())["entries"][0]["config"] == 56
+
+
+def test_gemm_adopt_rebackend_decides_ours_or_torch_from_the_screen_and_unchecks_the_fallback():
+    """--rebackend (session 23): an adopted shape handed to torch or cuBLASLt becomes "ours" where the screen
+    timed the config at least as fast as torch.matmul (fallback_below), "torch" where not; its cuBLASLt record is
+    dropped so the fallback pass checks it again; shapes not adopted keep everything."""
+    mod = _load_repo_script("scripts/gemm_adopt.py")
+    lt = {"checked": True, "best_algo": 1, "replaced": "torch"}
+    table = {"device": "H200", "fallback_below": 1.0, "entries": [
+        {"m": 128, "n": 8192, "k": 1024, "backend": "torch", "config": 36, "splits": 1},
+        {"m": 128, "n": 8192, "k": 2048, "backend": "cublaslt", "lt_algo": 1, "lt_fallback": lt, "config": 36,
+         "splits": 1},
+        {"m": 128, "n": 12288, "k": 512, "backend": "cublaslt", "lt_algo": 1, "lt_fallback": lt, "config": 21,
+         "splits": 1},
+        {"m": 128, "n": 4096, "k": 512, "backend": "torch", "config": 21, "splits": 1,
+         "lt_fallback": {"checked": True}}]}
+
+    def row(m, n, k, table_us, us, torch_us):
+        return {"m": m, "n": n, "k": k, "table_us": table_us, "lt_us": 9.0, "torch_us": torch_us,
+                "configs": {"x": {"config": 72, "splits": 1, "us": us, "err": 1e-4}}}
+
+    screen = [row(128, 8192, 1024, 8.0, 7.5, 8.0), row(128, 8192, 2048, 12.3, 11.7, 12.0),
+              row(128, 12288, 512, 7.6, 7.3, 7.1), row(128, 4096, 512, 5.0, 4.99, 6.0)]
+    kept, _ = mod.adopt(table, screen, 72, 1.03)  # without it the backends stay
+    assert [e["backend"] for e in kept["entries"]] == ["torch", "cublaslt", "cublaslt", "torch"]
+    new, changed = mod.adopt(table, screen, 72, 1.03, rebackend=True)
+    assert [c[:3] for c in changed] == [(128, 8192, 1024), (128, 8192, 2048), (128, 12288, 512)]
+    e = new["entries"]
+    assert [x["backend"] for x in e] == ["ours", "ours", "torch", "torch"]  # 7.3 us against torch's 7.1: torch
+    assert all("lt_fallback" not in x and "lt_algo" not in x for x in e[:3])
+    assert e[1]["adopted"]["backend_was"] == "cublaslt" and e[1]["adopted"]["torch_us"] == 12.0
+    assert e[3]["lt_fallback"] == {"checked": True} and e[3]["config"] == 21  # 1.002x: not adopted, untouched
+    from cudaopt.gemm.dispatch import parse_table
+
+    parsed = parse_table(new)
+    assert parsed[(128, 8192, 1024)].backend == "ours" and parsed[(128, 8192, 1024)].config == 72

@@ -559,6 +559,26 @@ def test_wgmma_b3d_configs_equal_their_twins(shape):
     assert not failures, failures
 
 
+# Cluster split-K configs (sessions 12 and 23): tails in M, N and K, and the 64-wide skinny shapes 77-80 are for.
+CSPLIT_SHAPES = [(200, 136, 264), (64, 4104, 2056), (4104, 64, 1000), (12288, 64, 520), (64, 12296, 776)]
+
+
+@pytest.mark.parametrize("shape", CSPLIT_SHAPES)
+def test_wgmma_csplit_configs_equal_their_twins(shape):
+    """Every cluster split-K config at 2, 3 and 8 splits (as far as K's k-blocks allow) bitwise equal to its
+    one-CTA twin's split-K (fp32 partials, then the reduce kernel, splits summed in the same order) and within
+    1.25x torch.matmul's error against fp32."""
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, wgmma_k_blocks
+
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, 3 * m + n + 5 * k)
+    csplit = [c for c in WGMMA_CONFIGS if c.csplit]
+    assert csplit
+    splits = sorted({min(s, wgmma_k_blocks(k)) for s in (2, 3, 8)} - {1})
+    failures = [f for cfg in csplit for s in splits if (f := _twin_mismatch(a, b, ref, torch_err, cfg, s))]
+    assert not failures, failures
+
+
 def _chain_choices():
     """One choice of every launch shape PDL touches: generation 1, generation 2 plain and split-K (its
     reduce kernel follows), a 2x1 cluster config, and mma.sync with and without split-K."""

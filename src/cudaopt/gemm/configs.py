@@ -317,6 +317,14 @@ _WGMMA_TABLE = [
     (192, 64, 3, 6, SCHED_COOP_TMA, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True),
     (128, 64, 2, 8, SCHED_COOP_TMA, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True),
     (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True),
+    # Cluster split-K twins of 29, 31, 36, 37 (session 23): on the 64-wide skinny shapes (64 x 12288 x K, 12288 x 64 x K,
+    # 4096 x 64 x K, 64 x 4096 x K) these tiles make 32-64 CTAs and the plain split-K's fp32 partials cost a
+    # second kernel; cuBLASLt runs 128 CTAs there (docs/gemm.md, session 22). Two splits in one cluster give 128 CTAs
+    # whose L2 traffic is the one-CTA tile's. The kernels are the twins' mode-4 instantiations (GPU-tested as such).
+    (64, 192, 2, 6, SCHED_PINGPONG, 1, 1, True),
+    (192, 64, 3, 6, SCHED_COOP_TMA, 1, 1, True),
+    (128, 64, 2, 8, SCHED_COOP_TMA, 1, 1, True),
+    (64, 64, 2, 8, SCHED_PINGPONG, 1, 1, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -458,7 +466,8 @@ def enabled_kinds() -> frozenset[str]:
 # 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
 # 57-70 first ran (and passed) in session 21, 71-73 in 22, 74-76 (the pair along N) in 23 (session 22's run hung in
 # 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
+# 77-80 (session 23): cluster split-K twins of 29, 31, 36, 37 as configs; not yet run as such.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({77, 78, 79, 80})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

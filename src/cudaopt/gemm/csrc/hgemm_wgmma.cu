@@ -2014,6 +2014,13 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERL(192, 64, 3, 6, 1, 2, 1, 5),  // 60 (B mode 5: kPairAlongN)
     CUDAOPT_WGMMA_CLUSTERL(128, 64, 2, 8, 1, 2, 1, 5),  // 61
     CUDAOPT_WGMMA_CLUSTERL(64, 64, 2, 8, 2, 2, 1, 5),   // 62
+    // Cluster split-K twins of 15, 17, 22, 23 (session 23): on the 64-wide skinny shapes these tiles make 32-64 CTAs
+    // where cuBLASLt runs 128; two splits in a cluster make 128 with the one-CTA tile's L2 traffic and no partials
+    // in global memory. The same kernels mode 4 launches for those configs (no new instantiation).
+    CUDAOPT_WGMMA_CFG2CS(64, 192, 2, 6, 2, 1),  // 63
+    CUDAOPT_WGMMA_CFG2CS(192, 64, 3, 6, 1, 1),  // 64
+    CUDAOPT_WGMMA_CFG2CS(128, 64, 2, 8, 1, 1),  // 65
+    CUDAOPT_WGMMA_CFG2CS(64, 64, 2, 8, 2, 1),   // 66
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
