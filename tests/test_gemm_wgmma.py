@@ -161,6 +161,8 @@ def test_shipped_table_covers_the_grid_with_launchable_measured_choices():
         # ours only where the screening and the confirmation both measured it faster than torch
         confirmed = e.get("paired_ratio_vs_torch") or (e["torch_us"] / e["ours_us"] if e["ours_us"] else None)
         ratios = [confirmed, e["screen_torch_us"] / e["screen_ours_us"]] if e["ours_us"] else []
+        if "backend_was" in e.get("adopted", {}):  # gemm_adopt --rebackend (session 23): the adopting screen decided
+            ratios = [e["adopted"]["torch_us"] / e["adopted"]["config_us"]]
         if choice.backend == "torch":  # a labelled fallback
             assert not ratios or min(ratios) < data["fallback_below"] + tie
             continue

@@ -466,8 +466,8 @@ def enabled_kinds() -> frozenset[str]:
 # 48-53 first ran (and passed) in session 17, 54 in 18, 55-56 in 20
 # 57-70 first ran (and passed) in session 21, 71-73 in 22, 74-76 (the pair along N) in 23 (session 22's run hung in
 # 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
-# 77-80 (session 23): cluster split-K twins of 29, 31, 36, 37 as configs; not yet run as such.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({77, 78, 79, 80})
+# 77-80 (session 23, the cluster split-K twins of 29, 31, 36, 37) ran and passed in 23.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -496,8 +496,12 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({77, 78, 79, 80})
 # (13 slots) of 37: with its overhead gone the multicast still buys nothing there. 70: the lean twin of 40,
 # 0.993x of 27 (geomean over 8 large shapes). 68 and 69, the lean twins of 39 and 41, stay offered: 1.005x and
 # 1.003x of their one-CTA twins 25 and 26 (1.015x / 1.018x of 39 / 41) on those 8 shapes.
+# 77-79 (session 23): the cluster split-K twins of 29, 31, 36 at 2 (and 4) splits, 128 CTAs on the 64-wide skinny
+# shapes; correct (bitwise their twins' split-K) and at best 0.983x, 1.002x, 0.969x of the table there (paired screen
+# of the 64 M = 64 / N = 64 shapes of >= 1e9 FLOP): the CTA count is not what cuBLASLt gains there. 80 (37's twin)
+# stays: 1.03-1.07x the table on 64x4096x8192 and 4096 x 64 x 4096-16384.
 RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62,
-                                               63, 64, 65, 66, 67, 70})
+                                               63, 64, 65, 66, 67, 70, 77, 78, 79})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:
