@@ -34,6 +34,7 @@
 #   bash scripts/gpu_check.sh gemm_skinny  # issue 6, session 22: the 2x1 pairs on the skinny shapes, adopted, the grid, Nsight
 #   bash scripts/gpu_check.sh gemm_skinny_pairs  # issue 6, session 22: pairs along M (71-73) and N (74-76) on the skinny shapes
 #   bash scripts/gpu_check.sh gemm_csplit  # issue 6, session 23: cluster split-K twins 77-80 on the 64-wide skinny shapes
+#   bash scripts/gpu_check.sh gemm_l2promo # issue 6, session 23: the tensor maps' L2 promotion (256 B, none, 64 B, 128 B)
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -598,6 +599,14 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf csplit.tgz --remove-files gemm_tests.txt screen.jsonl screen_m64.txt screen_n64.txt \
       adopted.txt adopted_table.json lt_fallback.log)
+    ;;
+  gemm_l2promo)
+    # Issue 6, session 23: our tensor maps ask for 256-byte L2 promotion, never measured against the others. The
+    # bitwise test, then the table's kernel under each setting beside cuBLASLt on skinny and large shapes, paired.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout -k 5 60 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "l2_promotion" 2>&1 | tail -2
+    timeout "${GEMM_L2_LIMIT:-200}" python3 benchmarks/gemm_l2_promotion.py --rounds 12 --out "$OUT/l2promo.jsonl" \
+      ${GEMM_L2_SHAPES:+--shapes "$GEMM_L2_SHAPES"} 2>&1 | tee "$OUT/l2promo.txt" | tail -22
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

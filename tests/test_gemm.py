@@ -896,3 +896,15 @@ def test_gemm_lt_tiles_script_lists_the_shipped_fallbacks():
     assert found and all(int(s.split("x")[1]) <= 64 for s in found)
     assert (found["12288x64x8192"]["lt_tile"], found["12288x64x8192"]["lt_cluster"]) == ("96x64", "2x1")
     assert not mod.rows({"entries": [{"m": 1, "n": 1, "k": 1, "backend": "ours", "label": "x"}]})
+
+
+def test_l2_promotion_setting_refuses_an_unknown_mode_before_touching_the_library():
+    from cudaopt.gemm import _lib
+
+    class NoLib:
+        def __getattr__(self, name):
+            raise AssertionError(f"library touched: {name}")
+
+    with pytest.raises(_lib.GemmError, match="L2 promotion mode 7"):
+        _lib.set_l2_promotion(7, NoLib())
+    assert sorted(_lib.L2_PROMOTIONS.values()) == [0, 1, 2, 3] and _lib.L2_PROMOTIONS["256B"] == 0  # 0: the default

@@ -579,6 +579,34 @@ def test_wgmma_csplit_configs_equal_their_twins(shape):
     assert not failures, failures
 
 
+def test_l2_promotion_settings_give_bitwise_equal_results():
+    """The tensor maps' L2 promotion (session 23's measurement setting) is a cache hint: every setting gives the
+    same bits, for a plain, a split-K, a cluster and a pair-along-N config, tails included; 256 B is restored."""
+    import torch
+
+    from cudaopt.gemm import Choice, _lib, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    lib = _lib.wgmma_kernels()
+    picks = [next(c for c in WGMMA_CONFIGS if c.schedule == 2 and c.cluster_m == 1 and not c.csplit),
+             next(c for c in WGMMA_CONFIGS if c.cluster_m > 1 and c.lean and not c.pair_along_n),
+             next(c for c in WGMMA_CONFIGS if c.pair_along_n)]
+    m, n, k = 1000, 136, 1032
+    a, b, _, _ = _operands(m, n, k, 17)
+    choices = [Choice("ours", picks[0].id, 1), Choice("ours", picks[0].id, 3), *(Choice("ours", c.id, 1) for c in picks[1:])]
+    try:
+        for choice in choices:
+            _lib.set_l2_promotion(0, lib)
+            want = hgemm(a, b, choice=choice)
+            for mode in _lib.L2_PROMOTIONS.values():
+                _lib.set_l2_promotion(mode, lib)
+                got = hgemm(a, b, choice=choice)
+                torch.cuda.synchronize()
+                assert torch.equal(got, want), (choice.label(), mode)
+    finally:
+        _lib.set_l2_promotion(0, lib)
+
+
 def _chain_choices():
     """One choice of every launch shape PDL touches: generation 1, generation 2 plain and split-K (its
     reduce kernel follows), a 2x1 cluster config, and mma.sync with and without split-K."""

@@ -124,6 +124,17 @@ def set_cpasync(mode: int, lib: ctypes.CDLL | None = None) -> None:
     (lib or kernels()).cudaopt_wgmma_set_cpasync(mode)
 
 
+L2_PROMOTIONS = {"256B": 0, "none": 1, "64B": 2, "128B": 3}  # cudaopt_wgmma_set_l2_promotion's modes
+
+
+def set_l2_promotion(mode: int, lib: ctypes.CDLL | None = None) -> None:
+    """The L2 promotion the wgmma tensor maps are encoded with from now on (a measurement setting, session 23):
+    a value of L2_PROMOTIONS; 0 (256 B) is the default. A CUDA graph keeps the maps its launches were captured with."""
+    if mode not in L2_PROMOTIONS.values():
+        raise GemmError(f"L2 promotion mode {mode}: use one of {L2_PROMOTIONS}")
+    (lib or wgmma_kernels()).cudaopt_wgmma_set_l2_promotion(mode)
+
+
 def uses_cpasync(config: int, lda: int, ldb: int) -> bool:
     """Whether a launch of wgmma `config` with these leading dimensions takes the cp.async producer now."""
     cfg = KERNEL_CONFIGS[config]

@@ -2045,13 +2045,21 @@ EncodeTiledFn encode_tiled() {
 // A row-major fp16 matrix (rows x cols, leading dimension ld) read in boxes of box_rows x 64; with
 // chunks > 0 (B3D) a 3-D map of it, 64 columns x rows x cols/64 chunks (cols % 64 == 0), read in boxes
 // of 64 x box_rows x chunks: a box lands chunk-major, as `chunks` 2-D boxes side by side would.
+// The L2 promotion every tensor map is encoded with (session 23, a measurement setting; cudaopt_wgmma_set_l2_promotion):
+// 0 (default) 256 B, 1 none, 2 64 B, 3 128 B. Part of a map's key, so maps of several settings live side by side
+// (a CUDA graph keeps the maps its launches were captured with).
+std::atomic<int> g_l2_promo{0};
+constexpr CUtensorMapL2promotion kL2Promotions[4] = {CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                                     CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B};
+
 struct MapKey {
   const void* ptr;
   int rows, cols, ld, box_rows;
   int chunks = 0;
+  int promo = g_l2_promo.load();
   bool operator==(const MapKey& o) const {
     return ptr == o.ptr && rows == o.rows && cols == o.cols && ld == o.ld && box_rows == o.box_rows &&
-           chunks == o.chunks;
+           chunks == o.chunks && promo == o.promo;
   }
 };
 
@@ -2075,6 +2083,7 @@ int tensor_map(const MapKey& key, CUtensorMap* out) {
   h = h * 31 + (size_t)key.cols;
   h = h * 31 + (size_t)key.box_rows;
   h = h * 31 + (size_t)key.chunks;
+  h = h * 31 + (size_t)key.promo;
   std::lock_guard<std::mutex> lock(g_map_mutex);
   MapSlot& slot = g_map_cache[h % kMapCacheSlots];
   if (!(slot.used && slot.key == key)) {
@@ -2088,7 +2097,7 @@ int tensor_map(const MapKey& key, CUtensorMap* out) {
     const CUresult r = encode(&slot.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, b3d ? 3 : 2,
                               const_cast<void*>(key.ptr), dims, strides, box, elem_strides,
                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                              kL2Promotions[key.promo & 3], CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return -3;
     slot.key = key;
     slot.used = true;
@@ -2384,6 +2393,8 @@ void cudaopt_wgmma_set_reduce_fixed(int lanes) { g_reduce_fixed.store(lanes == 1
 // on every generation-2 launch without clusters (a test and measurement setting). Cluster split-K and
 // the 2x1 cluster kernels always use TMA. Host-only; a launch reads it when it is made.
 void cudaopt_wgmma_set_cpasync(int mode) { g_cpasync.store(mode == 1 || mode == 2 ? mode : 0); }
+// The L2 promotion of the tensor maps launches encode from now on (see g_l2_promo): 0-3, anything else 0.
+void cudaopt_wgmma_set_l2_promotion(int mode) { g_l2_promo.store(mode >= 0 && mode <= 3 ? mode : 0); }
 // 1 where a launch of `config` with these leading dimensions would take the cp.async producer now.
 int cudaopt_wgmma_uses_cpasync(int config, int lda, int ldb) {
   if (config < 0 || config >= kNumWgmmaConfigs) return -1;
