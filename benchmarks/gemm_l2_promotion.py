@@ -27,6 +27,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--settings", default="256B,none,64B,128B", help="promotions to time, comma-separated (256B first)")
+    ap.add_argument("--no-lt", action="store_true", help="leave cuBLASLt out (a quicker, wider screen)")
+    ap.add_argument("--shuffle", action="store_true", help="time the shapes in a random order (a screen cut short "
+                    "by a time limit then still spans every size)")
     ap.add_argument("--out", default=None, help="also append one JSON line a shape here")
     args = ap.parse_args()
 
@@ -36,13 +40,21 @@ def main() -> None:
     from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
+    from cudaopt.gemm.timing import time_gpu
 
     shapes = parse_shapes(args.shapes)
-    lib = _lib.wgmma_kernels()
     rng = random.Random(0)
-    settings = {f"L2 {name}": mode for name, mode in _lib.L2_PROMOTIONS.items()}
+    if args.shuffle:
+        random.Random(1).shuffle(shapes)
+    names = [v.strip() for v in args.settings.split(",") if v.strip()]
+    if not names or names[0] != "256B" or not set(names) <= set(_lib.L2_PROMOTIONS):
+        raise SystemExit(f"--settings {args.settings!r}: name 256B first, then any of {', '.join(_lib.L2_PROMOTIONS)}")
+    settings = {f"L2 {name}": _lib.L2_PROMOTIONS[name] for name in names}
+    lib = _lib.wgmma_kernels()
     default = "L2 256B"
     ratios: dict[str, list[float]] = {s: [] for s in settings}
+
+    restore = _lib.L2_PROMOTIONS[_lib.l2_promotion_name()]  # the process's setting ($CUDAOPT_GEMM_L2_PROMOTION)
 
     def with_promotion(run, mode: int):
         def call(i: int) -> None:
@@ -50,7 +62,7 @@ def main() -> None:
             try:
                 run(i)
             finally:
-                _lib.set_l2_promotion(0, lib)
+                _lib.set_l2_promotion(restore, lib)
         return call
 
     print(f"{'shape':>18} {'lt us':>8} " + " ".join(f"{s:>10}" for s in settings) + "  kernel")
@@ -67,15 +79,18 @@ def main() -> None:
             torch.cuda.synchronize()
             if not ((x.c[0].float() - ref).norm() / ref.norm()).item() < 1e-2:
                 bad.append(s)
-        t = time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng)
+        t = (time_gpu(cands, sets, rounds=args.rounds, rng=rng) if args.no_lt
+             else time_with_lt_auto(cands, x, m, n, k, sets, args.rounds, rng))
+        lt_us = math.nan if args.no_lt else lt_auto_best(t)
         for s in settings:
             if s not in bad and math.isfinite(t[s]) and math.isfinite(t[default]):
                 ratios[s].append(t[default] / t[s])
-        print(f"{f'{m}x{n}x{k}':>18} {lt_auto_best(t):8.1f} " + " ".join(f"{t[s]:10.2f}" for s in settings)
+        print(f"{f'{m}x{n}x{k}':>18} {lt_us:8.1f} " + " ".join(f"{t[s]:10.2f}" for s in settings)
               + f"  {choice.label()}" + (f"  WRONG: {bad}" if bad else ""), flush=True)
         if args.out:
             with open(args.out, "a") as f:
-                f.write(json.dumps({"m": m, "n": n, "k": k, "kernel": choice.label(), "lt_us": lt_auto_best(t),
+                f.write(json.dumps({"m": m, "n": n, "k": k, "kernel": choice.label(),
+                                    "lt_us": None if math.isnan(lt_us) else lt_us,
                                     "us": {s: t[s] for s in settings}, "wrong": bad}) + "\n")
         del x, cands
         torch.cuda.empty_cache()

@@ -605,8 +605,9 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # bitwise test, then the table's kernel under each setting beside cuBLASLt on skinny and large shapes, paired.
     python3 -m cudaopt.gemm.build | tail -1
     timeout -k 5 60 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "l2_promotion" 2>&1 | tail -2
+    # (GEMM_L2_ARGS: more options, e.g. "--shapes sample:240 --settings 256B,64B,none --no-lt", session 23's second)
     timeout "${GEMM_L2_LIMIT:-200}" python3 benchmarks/gemm_l2_promotion.py --rounds 12 --out "$OUT/l2promo.jsonl" \
-      ${GEMM_L2_SHAPES:+--shapes "$GEMM_L2_SHAPES"} 2>&1 | tee "$OUT/l2promo.txt" | tail -22
+      ${GEMM_L2_SHAPES:+--shapes "$GEMM_L2_SHAPES"} ${GEMM_L2_ARGS:-} 2>&1 | tee "$OUT/l2promo.txt" | tail -22
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

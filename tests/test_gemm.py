@@ -908,3 +908,15 @@ def test_l2_promotion_setting_refuses_an_unknown_mode_before_touching_the_librar
     with pytest.raises(_lib.GemmError, match="L2 promotion mode 7"):
         _lib.set_l2_promotion(7, NoLib())
     assert sorted(_lib.L2_PROMOTIONS.values()) == [0, 1, 2, 3] and _lib.L2_PROMOTIONS["256B"] == 0  # 0: the default
+
+
+def test_l2_promotion_env_setting_is_checked(monkeypatch):
+    from cudaopt.gemm import _lib
+
+    monkeypatch.delenv("CUDAOPT_GEMM_L2_PROMOTION", raising=False)
+    assert _lib.l2_promotion_name() == "256B"
+    monkeypatch.setenv("CUDAOPT_GEMM_L2_PROMOTION", "64B")
+    assert _lib.l2_promotion_name() == "64B"
+    monkeypatch.setenv("CUDAOPT_GEMM_L2_PROMOTION", "32B")
+    with pytest.raises(_lib.GemmError, match="CUDAOPT_GEMM_L2_PROMOTION='32B': use 256B"):
+        _lib.l2_promotion_name()

@@ -79,6 +79,7 @@ def kernels() -> ctypes.CDLL:
     set_reduce_chunked(os.environ.get("CUDAOPT_GEMM_REDUCE_CHUNKED", "1") != "0", lib)
     set_reduce_fixed(reduce_fixed_lanes(), lib)
     set_cpasync(cpasync_mode(), lib)
+    set_l2_promotion(L2_PROMOTIONS[l2_promotion_name()], lib)
     lib.cudaopt_wgmma_set_debug_cluster(*debug_cluster())
     return lib
 
@@ -125,6 +126,15 @@ def set_cpasync(mode: int, lib: ctypes.CDLL | None = None) -> None:
 
 
 L2_PROMOTIONS = {"256B": 0, "none": 1, "64B": 2, "128B": 3}  # cudaopt_wgmma_set_l2_promotion's modes
+
+
+def l2_promotion_name() -> str:
+    """$CUDAOPT_GEMM_L2_PROMOTION: the L2 promotion of the wgmma tensor maps, 256B (default), none, 64B or 128B
+    (session 23: a measurement setting; benchmarks/gemm_l2_promotion.py times them side by side)."""
+    raw = os.environ.get("CUDAOPT_GEMM_L2_PROMOTION", "").strip() or "256B"
+    if raw not in L2_PROMOTIONS:
+        raise GemmError(f"CUDAOPT_GEMM_L2_PROMOTION={raw!r}: use 256B (the default), none, 64B or 128B")
+    return raw
 
 
 def set_l2_promotion(mode: int, lib: ctypes.CDLL | None = None) -> None:
