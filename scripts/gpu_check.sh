@@ -608,6 +608,25 @@ print(sum(b.ok for b in prebuild(srcs)), 'of', len(srcs), 'built')" > "$OUT/preb
     # (GEMM_L2_ARGS: more options, e.g. "--shapes sample:240 --settings 256B,64B,none --no-lt", session 23's second)
     timeout "${GEMM_L2_LIMIT:-200}" python3 benchmarks/gemm_l2_promotion.py --rounds 12 --out "$OUT/l2promo.jsonl" \
       ${GEMM_L2_SHAPES:+--shapes "$GEMM_L2_SHAPES"} ${GEMM_L2_ARGS:-} 2>&1 | tee "$OUT/l2promo.txt" | tail -22
+    # GEMM_L2_GRID=SETTING: then the grid on the shipped table with that setting (20 rounds, GEMM_L2_GRID_LIMIT s),
+    # where the screen's rows (those that finished) read it >= 0.5% faster than 256 B in geomean
+    if [ -n "${GEMM_L2_GRID:-}" ]; then
+      gain=$(python3 -c "
+import json, math
+rows = [json.loads(l) for l in open('$OUT/l2promo.jsonl')]
+r = [x['us']['L2 256B'] / x['us']['L2 $GEMM_L2_GRID'] for x in rows if not x['wrong']
+     and all(math.isfinite(v) for v in x['us'].values())]
+print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{len(r)}' if r else '0 0/0')")
+      echo "screen: 256B / $GEMM_L2_GRID geomean, wins: $gain"
+      if python3 -c "import sys; sys.exit(0 if float('${gain%% *}') >= 1.005 else 1)"; then
+        mkdir -p /tmp/l2_table && cp src/cudaopt/gemm/tuned_h200.json /tmp/l2_table/tuned.json
+        OUT="$OUT/grid" CUDAOPT_GEMM_L2_PROMOTION="$GEMM_L2_GRID" GEMM_WORK=/tmp/l2_work GEMM_RESUME=/tmp/l2_table \
+          GEMM_TESTS=0 GEMM_SHARDS=1 GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto \
+          timeout "${GEMM_L2_GRID_LIMIT:-240}" bash scripts/gpu_gemm.sh grid 5 "$(( ${GEMM_L2_GRID_LIMIT:-240} - 30 ))" 0 \
+          2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+        rm -f "$OUT/grid/tuned.json"
+      fi
+    fi
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.
