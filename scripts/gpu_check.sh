@@ -35,6 +35,7 @@
 #   bash scripts/gpu_check.sh gemm_skinny_pairs  # issue 6, session 22: pairs along M (71-73) and N (74-76) on the skinny shapes
 #   bash scripts/gpu_check.sh gemm_csplit  # issue 6, session 23: cluster split-K twins 77-80 on the 64-wide skinny shapes
 #   bash scripts/gpu_check.sh gemm_l2promo # issue 6, session 23: the tensor maps' L2 promotion (256 B, none, 64 B, 128 B)
+#   bash scripts/gpu_check.sh gemm_pn256   # issue 6, session 23: 81-82 (256 x 64 and its pair along N) at 16384 x 128 x K
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -79,7 +80,7 @@ for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedu
 # Issue 6: adopt the configs $1 (scripts/gemm_adopt.py's --config) into a copy of the shipped table (or of
 # GEMM_ADOPT_BASE) where $OUT/screen.jsonl timed them faster by GEMM_ADOPT_MARGIN, then the whole grid on that
 # table (gpu_gemm.sh, 20 rounds, limit $2 s, bench budget $3 s) unless nothing was adopted (GEMM_ADOPT_GRID_ALWAYS=1
-# runs it anyway). GEMM_ADOPT_REBACKEND=1 (session 23): adopted shapes take ours or torch by the screen and lose their
+# runs it anyway; GEMM_ADOPT_NO_GRID=1 never). GEMM_ADOPT_REBACKEND=1 (session 23): adopted shapes take ours or torch by the screen and lose their
 # cuBLASLt record; the fallback pass then checks every shape the table holds unchecked before the grid.
 adopt_then_grid() {
   mkdir -p /tmp/adopt_table
@@ -91,7 +92,9 @@ adopt_then_grid() {
       --out /tmp/adopt_table/tuned.json --budget-s 180 > "$OUT/lt_fallback.log" 2>&1
     echo "fallback pass exit $?"; grep -v "^\[lt " "$OUT/lt_fallback.log" | tail -2
   fi
-  if grep -q " on 0 of " "$OUT/adopted.txt" && [ -z "${GEMM_ADOPT_GRID_ALWAYS:-}" ]; then
+  if [ -n "${GEMM_ADOPT_NO_GRID:-}" ]; then
+    echo "the grid is skipped (GEMM_ADOPT_NO_GRID)"
+  elif grep -q " on 0 of " "$OUT/adopted.txt" && [ -z "${GEMM_ADOPT_GRID_ALWAYS:-}" ]; then
     echo "nothing adopted: the grid is skipped (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway)"
   else
     OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
@@ -627,6 +630,26 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
         rm -f "$OUT/grid/tuned.json"
       fi
     fi
+    ;;
+  gemm_pn256)
+    # Issue 6, session 23: the 256 x 64 tile (81) and its pair along N (82; 64 pairs = 128 CTAs at 16384 x 128, where
+    # 74's 192-row tiles make 172). GPU tests (every wgmma config against torch, every cluster config bitwise its
+    # twin), a paired screen on the 16384 x 128 x K shapes (74 beside), adopted with --rebackend onto the shipped table
+    # and the fallback pass on those shapes; the grid only with GEMM_PN256_GRID=1 (GEMM_ADOPT_GRID_LIMIT s).
+    python3 -m cudaopt.gemm.build | tail -1
+    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
+    timeout -k 5 150 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
+      > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_PN256_LIMIT:-90}" python3 benchmarks/gemm_configs.py --configs 82,74,81 \
+      --shapes 16384x128x256,16384x128x512,16384x128x1024,16384x128x2048,16384x128x4096,16384x128x8192,16384x128x12288,16384x128x16384 \
+      --rounds 12 --out "$OUT/screen.jsonl" 2>&1 | tee "$OUT/screen_pn256.txt" | tail -12
+    GEMM_ADOPT_NO_GRID="$([ -n "${GEMM_PN256_GRID:-}" ] || echo 1)" GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 \
+      adopt_then_grid 82,81 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf pn256.tgz --remove-files gemm_tests.txt screen.jsonl screen_pn256.txt adopted.txt \
+      adopted_table.json lt_fallback.log)
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

@@ -418,8 +418,8 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (70, "wgmma128x128x64_pp_s6_cm2_e1_u_lean", 2, 1), (71, "wgmma64x192x64_pp_s6_cm2_e1_u_lean", 2, 1),
         (72, "wgmma64x128x64_pp_s8_cm2_u_lean", 2, 1), (73, "wgmma64x256x64_pp_s4_cm2_u_lean", 2, 1),
         (74, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean", 2, 1), (75, "wgmma128x64x64_c2_s8_tma_cm2_e1_u_pn_lean", 2, 1),
-        (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+        (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1), (82, "wgmma256x64x64_c2_s4_tma_cm2_e1_u_pn_lean", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -450,7 +450,8 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
     # N = 64 in generation 2 (session 13, written before a GPU run): one 64-column chunk each, split-K
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.schedule) for c in N64] == [
         (36, "wgmma128x64x64_c2_s8_tma_e1", 214144, 64, 1), (37, "wgmma64x64x64_pp_s8_e1", 148608, 64, 2),
-        (56, "wgmma64x64x64_pp_s13_e1", 230608, 64, 2)]  # session 20: 37 with cuBLAS's 13-deep ring
+        (56, "wgmma64x64x64_pp_s13_e1", 230608, 64, 2),  # session 20: 37 with cuBLAS's 13-deep ring
+        (81, "wgmma256x64x64_c2_s4_tma_e1", 197696, 64, 1)]  # session 23: 82's one-CTA twin
     assert all(c.smem_bytes <= 232448 for c in WGMMA_CONFIGS)  # the 227 KB a block may opt into on sm_90
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.consumers) for c in COOP128] == [
         (38, "wgmma128x128x64_c2_s6_tma_e1", 214112, 64, 2)]
@@ -1207,9 +1208,11 @@ def test_the_pairs_along_n_share_a_where_one_pair_spans_n():
     """Session 22: the mirror of 71-73 for N = 128 (74-76: B mode 5, two horizontally adjacent tiles sharing the
     streamed A): units pair tile columns, and they are offered only where one pair spans N."""
     pairs = [c for c in CLUSTER if c.pair_along_n]
-    assert [c.id for c in pairs] == [74, 75, 76] and all(c.lean and c.uncond and c.bn == 64 for c in pairs)
-    assert [plain_twin(c).id for c in pairs] == [31, 36, 37]
-    assert [c.units(12288, 128) for c in pairs] == [64, 96, 192] and pairs[0].grid(12288, 128) == 128
+    assert [c.id for c in pairs] == [74, 75, 76, 82] and all(c.lean and c.uncond and c.bn == 64 for c in pairs)
+    assert [plain_twin(c).id for c in pairs] == [31, 36, 37, 81]  # 82 (session 23): 256 x 64 for M = 16384
+    assert [c.units(12288, 128) for c in pairs] == [64, 96, 192, 48] and pairs[0].grid(12288, 128) == 128
+    assert pairs[3].units(16384, 128) == 64 and pairs[3].grid(16384, 128) == 128 and pairs[0].units(16384, 128) == 86
+    assert KERNEL_CONFIGS[81].smem_bytes == pairs[3].smem_bytes <= 232448 and KERNEL_CONFIGS[81].rows_per_consumer == 128
     assert pairs[0].units(12288, 200) == 64 * 2  # four tile columns (the last partial): two pairs a tile row
     for c in pairs:
         assert cluster_offered(c, 12288, 128) and cluster_offered(c, 4096, 72)  # a partial second column

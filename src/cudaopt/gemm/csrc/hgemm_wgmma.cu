@@ -2021,6 +2021,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2CS(192, 64, 3, 6, 1, 1),  // 64
     CUDAOPT_WGMMA_CFG2CS(128, 64, 2, 8, 1, 1),  // 65
     CUDAOPT_WGMMA_CFG2CS(64, 64, 2, 8, 2, 1),   // 66
+    // 60's pair along N for M = 16384, N = 128 (session 23, not yet run): 256 x 64 tiles make 64 pairs = 128 CTAs where
+    // 192-row tiles make 172. 67: the one-CTA tile (two cooperative consumers of 128 rows, 4 slots of 40 KB, C in
+    // 1 x 16 KB each), 68: its lean pair.
+    CUDAOPT_WGMMA_CFG2E(256, 64, 2, 4, 1, 1),            // 67
+    CUDAOPT_WGMMA_CLUSTERL(256, 64, 2, 4, 1, 2, 1, 5),   // 68
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
