@@ -60,7 +60,8 @@ def adopt(table: dict, screen: list[dict], config: int | list[int], margin: floa
             e["backend"] = "ours" if torch_us / pick["us"] >= new.get("fallback_below", 1.0) else "torch"
             e.pop("lt_algo", None)
             e.pop("lt_fallback", None)  # unchecked: the fallback pass decides it against cuBLASLt again
-            e["adopted"].update(torch_us=round(torch_us, 3), backend_was=was)
+            e["adopted"].update(torch_us=round(torch_us, 3), ratio_vs_torch=round(torch_us / pick["us"], 6),
+                                backend_was=was)
         changed.append((e["m"], e["n"], e["k"], gain))
     return new, changed
 
