@@ -37,7 +37,8 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import lt_auto_best, make_inputs, num_sets, ours_launch, time_with_lt_auto
+    from cudaopt.gemm.bench import (launch_under, lt_auto_best, make_inputs, num_sets, ours_launch,
+                                     time_with_lt_auto)
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
     from cudaopt.gemm.timing import time_gpu
@@ -56,21 +57,16 @@ def main() -> None:
 
     restore = _lib.L2_PROMOTIONS[_lib.l2_promotion_name()]  # the process's setting ($CUDAOPT_GEMM_L2_PROMOTION)
 
-    def with_promotion(run, mode: int):
-        def call(i: int) -> None:
-            _lib.set_l2_promotion(mode, lib)
-            try:
-                run(i)
-            finally:
-                _lib.set_l2_promotion(restore, lib)
-        return call
+    def set_promotion(mode: int) -> None:
+        _lib.set_l2_promotion(mode, lib)
 
     print(f"{'shape':>18} {'lt us':>8} " + " ".join(f"{s:>10}" for s in settings) + "  kernel")
     for m, n, k in shapes:
         choice = choose(m, n, k).as_ours()
         sets = num_sets(m, n, k)
         x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, choice.splits), True)
-        cands = {s: with_promotion(ours_launch(x, m, n, k, choice), mode) for s, mode in settings.items()}
+        cands = {s: launch_under(ours_launch(x, m, n, k, choice), set_promotion, mode, restore)
+                 for s, mode in settings.items()}
         torch.matmul(x.a[0], x.b[0], out=x.c[0])
         ref = x.c[0].float()
         bad = []

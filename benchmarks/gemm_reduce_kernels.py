@@ -76,7 +76,7 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import Choice, _lib
-    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.bench import launch_under, make_inputs, num_sets, ours_launch
     from cudaopt.gemm.configs import KERNEL_CONFIGS
     from cudaopt.gemm.timing import time_gpu
 
@@ -102,13 +102,7 @@ def main() -> None:
         plain = ours_launch(x, m, n, k, choice)
 
         def with_lanes(lanes: int):
-            def run(i: int) -> None:
-                _lib.set_reduce_fixed(lanes, lib)
-                try:
-                    plain(i)
-                finally:
-                    _lib.set_reduce_fixed(default_lanes, lib)
-            return run
+            return launch_under(plain, lambda v: _lib.set_reduce_fixed(v, lib), lanes, default_lanes)
 
         outs = {}
         for lanes in (0, *LANES):

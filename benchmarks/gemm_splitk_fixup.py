@@ -34,7 +34,7 @@ def main() -> None:
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch
+    from cudaopt.gemm.bench import launch_under, make_inputs, num_sets, ours_launch
     from cudaopt.gemm.configs import KERNEL_CONFIGS
     from cudaopt.gemm.dispatch import load_table
     from cudaopt.gemm.timing import time_gpu
@@ -59,13 +59,7 @@ def main() -> None:
         plain = ours_launch(x, m, n, k, choice)
 
         def with_fixup(on: int):
-            def run(i: int) -> None:
-                lib.cudaopt_wgmma_set_splitk_fixup(args.mode if on else 0)
-                try:
-                    plain(i)
-                finally:
-                    lib.cudaopt_wgmma_set_splitk_fixup(0)
-            return run
+            return launch_under(plain, lib.cudaopt_wgmma_set_splitk_fixup, args.mode if on else 0, 0)
 
         _lib.set_reduce_chunked(False)  # the reference sums in split order, as the fixup does
         with_fixup(0)(0)

@@ -920,3 +920,18 @@ def test_l2_promotion_env_setting_is_checked(monkeypatch):
     monkeypatch.setenv("CUDAOPT_GEMM_L2_PROMOTION", "32B")
     with pytest.raises(_lib.GemmError, match="CUDAOPT_GEMM_L2_PROMOTION='32B': use 256B"):
         _lib.l2_promotion_name()
+
+
+def test_launch_under_sets_runs_and_restores_even_when_the_launch_raises():
+    from cudaopt.gemm.bench import launch_under
+
+    log = []
+    launch_under(lambda i: log.append(("run", i)), lambda v: log.append(("set", v)), 5, 0)(3)
+    assert log == [("set", 5), ("run", 3), ("set", 0)]
+
+    def boom(i):
+        raise RuntimeError("launch failed")
+
+    with pytest.raises(RuntimeError, match="launch failed"):
+        launch_under(boom, lambda v: log.append(("set", v)), 7, 1)(0)
+    assert log[-2:] == [("set", 7), ("set", 1)]

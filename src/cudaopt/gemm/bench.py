@@ -95,13 +95,19 @@ def ours_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice, pdl: boo
         _lib.launch_ours(x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), m, n, k, choice.config,
                          choice.splits, x.ws.data_ptr(), ws_bytes, _stream())
 
-    def run_without_pdl(i: int) -> None:
-        _lib.set_pdl(False)
+    return run if pdl else launch_under(run, _lib.set_pdl, False, True)
+
+
+def launch_under(run, setter, value, restore):
+    """`run` (a launch on input set i) made with a library setting: setter(value) before the call, setter(restore)
+    after it, whatever happens (a CUDA graph captured from it keeps what the setting chose at capture)."""
+    def call(i: int) -> None:
+        setter(value)
         try:
             run(i)
         finally:
-            _lib.set_pdl(True)
-    return run if pdl else run_without_pdl
+            setter(restore)
+    return call
 
 
 def torch_launch(x: ShapeInputs):
