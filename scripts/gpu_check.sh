@@ -36,6 +36,7 @@
 #   bash scripts/gpu_check.sh gemm_csplit  # issue 6, session 23: cluster split-K twins 77-80 on the 64-wide skinny shapes
 #   bash scripts/gpu_check.sh gemm_l2promo # issue 6, session 23: the tensor maps' L2 promotion (256 B, none, 64 B, 128 B)
 #   bash scripts/gpu_check.sh gemm_pn256   # issue 6, session 23: 81-82 (256 x 64 and its pair along N) at 16384 x 128 x K
+#   bash scripts/gpu_check.sh gemm_quad    # issue 6, session 24: clusters of four (83, 84) on the 64-wide skinny shapes
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -649,6 +650,30 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
       adopt_then_grid 82,81 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf pn256.tgz --remove-files gemm_tests.txt screen.jsonl screen_pn256.txt adopted.txt \
+      adopted_table.json lt_fallback.log)
+    ;;
+  gemm_quad)
+    # Issue 6, session 24: clusters of four sharing the small operand of the 64-wide skinny shapes, as cuBLAS runs
+    # there (83: four 64 x 128 tiles along N share A at M = 64; 84: four 128 x 64 tiles along M share B at N = 64).
+    # GPU tests (every wgmma config against torch, every cluster config bitwise its twin), a paired screen beside the
+    # twins 22 / 36 on the M = 64 / N = 64 shapes of >= 1e9 FLOP, adopted with --rebackend and the fallback pass
+    # (GEMM_QUAD_GRID=1 adds the grid: GEMM_ADOPT_GRID_LIMIT s).
+    python3 -m cudaopt.gemm.build | tail -1
+    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
+    timeout -k 5 180 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
+      > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 83,22 \
+      --shapes "$(cat docs/data/hgemm_session23/m64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_m64.txt" | tail -4
+    timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 84,36 \
+      --shapes "$(cat docs/data/hgemm_session23/n64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_n64.txt" | tail -4
+    GEMM_ADOPT_NO_GRID="$([ -n "${GEMM_QUAD_GRID:-}" ] || echo 1)" GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 \
+      adopt_then_grid 83,84 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf quad.tgz --remove-files gemm_tests.txt screen.jsonl screen_m64.txt screen_n64.txt adopted.txt \
       adopted_table.json lt_fallback.log)
     ;;
   evaluator_tests)

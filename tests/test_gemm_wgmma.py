@@ -352,7 +352,9 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         c.consumers == 3 for c in CLUSTER) == 1
     for name, body in clus.items():
         assert "UTMALDG.2D " in body, name
-        assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2 or "ELi4ELb0EEE" in name or "ELb1EEE" in name, name
+        # (not B mode 4's diagnostic, nor a lean kernel (LEAN, the template's ninth argument, then CM): one barrier)
+        assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2 or re.search(
+            r"ELi4ELb0ELi\dEEE|ELb1ELi\dEEE", name), name
         # (mode 4: none; lean: the start barrier alone)
         assert "SYNCS.ARRIVE.TRANS64" in body, name
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMASTG.2D" in body, name
@@ -421,8 +423,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (70, "wgmma128x128x64_pp_s6_cm2_e1_u_lean", 2, 1), (71, "wgmma64x192x64_pp_s6_cm2_e1_u_lean", 2, 1),
         (72, "wgmma64x128x64_pp_s8_cm2_u_lean", 2, 1), (73, "wgmma64x256x64_pp_s4_cm2_u_lean", 2, 1),
         (74, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean", 2, 1), (75, "wgmma128x64x64_c2_s8_tma_cm2_e1_u_pn_lean", 2, 1),
-        (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1), (82, "wgmma256x64x64_c2_s4_tma_cm2_e1_u_pn_lean", 2, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+        (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1), (82, "wgmma256x64x64_c2_s4_tma_cm2_e1_u_pn_lean", 2, 1),
+        (83, "wgmma64x128x64_pp_s8_cm4_u_pn_lean", 4, 1), (84, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean", 4, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -1107,32 +1110,35 @@ _CLUSTER_GRIDS = [(1, 1, 1), (1, 5, 3), (2, 1, 1), (3, 3, 2), (5, 7, 4), (17, 3,
                   (129, 64, 66), (128, 48, 66), (9, 2, 5), (2, 40, 7)]
 
 
-def _check_pair_schedule(tiles_m, tiles_n, clusters, tile_fn):
-    units = (tiles_m + 1) // 2 * tiles_n
+def _check_pair_schedule(tiles_m, tiles_n, clusters, tile_fn, cm=2):
+    units = -(-tiles_m // cm) * tiles_n
     seen = {}
     for c in range(clusters):
-        for u in range(c, units, clusters):  # both CTAs of cluster c walk exactly this sequence
-            (r0, n0), (r1, n1) = tile_fn(u, 0, tiles_m, tiles_n), tile_fn(u, 1, tiles_m, tiles_n)
-            assert n0 == n1 and r1 == r0 + 1 and r0 % 2 == 0, (u, r0, n0, r1, n1)  # one B panel per pair
+        for u in range(c, units, clusters):  # every CTA of cluster c walks exactly this sequence
+            tiles = [tile_fn(u, r, tiles_m, tiles_n, cm) for r in range(cm)]
+            r0, n0 = tiles[0]
+            # one B panel per group: one tile column, cm consecutive rows from a multiple of cm
+            assert tiles == [(r0 + r, n0) for r in range(cm)] and r0 % cm == 0, (u, tiles)
             assert 0 <= n0 < tiles_n and 0 <= r0 < tiles_m
-            for r in (r0, r1):
+            for r, _ in tiles:
                 if r < tiles_m:
                     assert (r, n0) not in seen, f"tile {(r, n0)} twice"
                     seen[(r, n0)] = c
-                else:  # only the last pair-row's rank-1 tile of an odd tiles_m may lie past M
-                    assert r == tiles_m and tiles_m % 2 == 1
+                else:  # only the last group's ranks past tiles_m (tiles_m % cm != 0) may lie past M
+                    assert tiles_m % cm and r0 == tiles_m - tiles_m % cm
     assert set(seen) == {(r, n) for r in range(tiles_m) for n in range(tiles_n)}
 
 
+@pytest.mark.parametrize("cm", [2, 4], ids=["pairs", "quads"])
 @pytest.mark.parametrize("tiles_m,tiles_n,clusters", _CLUSTER_GRIDS)
-def test_cluster_pair_schedule_covers_every_tile_once(tiles_m, tiles_n, clusters):
-    """Python mirror: every tile exactly once, pairs share a tile column (B panel), odd tile-row
-    counts leave exactly the last pair-row's rank-1 tiles idle, per-cluster sequences."""
-    _check_pair_schedule(tiles_m, tiles_n, clusters, cluster_tile)
-    seqs = cluster_sequences(tiles_m, tiles_n, clusters)
-    assert sum(len(q) for q in seqs) == (tiles_m + 1) // 2 * tiles_n
-    idle = sum(1 for q in seqs for _, (r1, _) in q if r1 >= tiles_m)
-    assert idle == (tiles_n if tiles_m % 2 else 0)
+def test_cluster_pair_schedule_covers_every_tile_once(tiles_m, tiles_n, clusters, cm):
+    """Python mirror: every tile exactly once, a cluster's CTAs share a tile column (B panel), tile-row counts
+    that are not a multiple of cm leave exactly the last group's ranks past M idle, per-cluster sequences."""
+    _check_pair_schedule(tiles_m, tiles_n, clusters, cluster_tile, cm)
+    seqs = cluster_sequences(tiles_m, tiles_n, clusters, cm)
+    assert sum(len(q) for q in seqs) == -(-tiles_m // cm) * tiles_n
+    idle = sum(1 for q in seqs for unit in q for r, _ in unit if r >= tiles_m)
+    assert idle == (cm - tiles_m % cm) % cm * tiles_n
 
 
 @pytest.mark.timeout(120)
@@ -1145,17 +1151,19 @@ def test_compiled_cluster_schedule_matches_the_mirror(kernel_lib):
     _lib.declare_wgmma_splitk(kernel_lib)
     buf = (ctypes.c_int * 3)()
 
-    def compiled(u, rank, tiles_m, tiles_n):
-        assert kernel_lib.cudaopt_wgmma_cluster_tile(u, rank, tiles_m, tiles_n, buf) == 0
+    def compiled(u, rank, tiles_m, tiles_n, cm):
+        assert kernel_lib.cudaopt_wgmma_cluster_tile(u, rank, tiles_m, tiles_n, cm, buf) == 0
         assert buf[2] == (1 if buf[0] < tiles_m else 0)
         return buf[0], buf[1]
 
-    for tiles_m, tiles_n, clusters in _CLUSTER_GRIDS:
-        _check_pair_schedule(tiles_m, tiles_n, clusters, compiled)
-        for u in range((tiles_m + 1) // 2 * tiles_n):
-            for rank in (0, 1):
-                assert compiled(u, rank, tiles_m, tiles_n) == cluster_tile(u, rank, tiles_m, tiles_n)
-    for bad in [(-1, 0, 3, 3), (6, 0, 3, 3), (0, 2, 3, 3), (0, -1, 3, 3), (0, 0, 0, 3), (0, 0, 3, 0)]:
+    for cm in (2, 4):  # pairs, and session 24's quads
+        for tiles_m, tiles_n, clusters in _CLUSTER_GRIDS:
+            _check_pair_schedule(tiles_m, tiles_n, clusters, compiled, cm)
+            for u in range(-(-tiles_m // cm) * tiles_n):
+                for rank in range(cm):
+                    assert compiled(u, rank, tiles_m, tiles_n, cm) == cluster_tile(u, rank, tiles_m, tiles_n, cm)
+    for bad in [(-1, 0, 3, 3, 2), (6, 0, 3, 3, 2), (0, 2, 3, 3, 2), (0, -1, 3, 3, 2), (0, 0, 0, 3, 2), (0, 0, 3, 0, 2),
+                (0, 4, 5, 3, 4), (6, 0, 5, 3, 4), (0, 0, 3, 3, 3), (0, 0, 3, 3, 8), (0, 0, 3, 3, 1)]:
         assert kernel_lib.cudaopt_wgmma_cluster_tile(*bad, buf) == -1, bad
 
 
@@ -1164,13 +1172,15 @@ def test_compiled_cluster_schedule_matches_the_mirror(kernel_lib):
 def test_cluster_grid_and_candidates(shape):
     m, n, k = shape
     for c in CLUSTER:
+        cm = c.cluster_m
         tiles_m, tiles_n = -(-m // c.bm), -(-n // c.bn)
-        units = tiles_m * -(-tiles_n // 2) if c.pair_along_n else -(-tiles_m // 2) * tiles_n
-        assert c.units(m, n) == units and c.grid(m, n) == 2 * min(66, units) and c.grid(m, n) % 2 == 0
-        assert c.grid(m, n, num_sms=1) == 2  # one cluster at least (host helper's floor)
+        units = tiles_m * -(-tiles_n // cm) if c.pair_along_n else -(-tiles_m // cm) * tiles_n
+        assert c.units(m, n) == units and c.grid(m, n) == cm * min(132 // cm, units) and c.grid(m, n) % cm == 0
+        assert c.grid(m, n, num_sms=1) == cm  # one cluster at least (host helper's floor)
         assert split_choices(c, m, n, k) == [1]
-        # (the pair along N only where it spans N: none of these shapes; the tests below)
-        offered = not c.pair_along_n and c.tiles(m, n) >= 2 * NUM_SMS_H200
+        # (the pair along N only where it spans N, the quads only where one tile spans the short side: none of
+        # these shapes; the tests below)
+        offered = cm == 2 and not c.pair_along_n and c.tiles(m, n) >= 2 * NUM_SMS_H200
         assert cluster_offered(c, m, n) == offered
         enabled = enabled_wgmma_ids()  # configs no GPU has run yet are the tuner's only when named
         assert any(ch.config == c.id for ch in candidate_choices(m, n, k)) == (
@@ -1197,7 +1207,7 @@ def test_the_64x64_pair_is_offered_on_one_wave_shapes_with_two_tile_rows():
 def test_the_lean_64_row_pairs_are_offered_where_one_pair_spans_m():
     """Session 22: on the skinny shapes M = 128 the 64-row lean pairs (71-73) split the rows over the two CTAs and
     share the streamed B, however few their tiles; elsewhere the tile-count rule holds (one tile row: no pair)."""
-    pairs = [c for c in CLUSTER if c.lean and c.bm == 64 and c.bn > 64]
+    pairs = [c for c in CLUSTER if c.lean and c.bm == 64 and c.bn > 64 and c.cluster_m == 2]
     assert [c.id for c in pairs] == [71, 72, 73] and all(c.b_mc == 0 and c.uncond for c in pairs)
     for c in pairs:
         assert c.tiles(128, 12288) < 2 * NUM_SMS_H200 and cluster_offered(c, 128, 12288)
@@ -1210,7 +1220,7 @@ def test_the_lean_64_row_pairs_are_offered_where_one_pair_spans_m():
 def test_the_pairs_along_n_share_a_where_one_pair_spans_n():
     """Session 22: the mirror of 71-73 for N = 128 (74-76: B mode 5, two horizontally adjacent tiles sharing the
     streamed A): units pair tile columns, and they are offered only where one pair spans N."""
-    pairs = [c for c in CLUSTER if c.pair_along_n]
+    pairs = [c for c in CLUSTER if c.pair_along_n and c.cluster_m == 2]
     assert [c.id for c in pairs] == [74, 75, 76, 82] and all(c.lean and c.uncond and c.bn == 64 for c in pairs)
     assert [plain_twin(c).id for c in pairs] == [31, 36, 37, 81]  # 82 (session 23): 256 x 64 for M = 16384
     assert [c.units(12288, 128) for c in pairs] == [64, 96, 192, 48] and pairs[0].grid(12288, 128) == 128
@@ -1221,6 +1231,27 @@ def test_the_pairs_along_n_share_a_where_one_pair_spans_n():
         assert cluster_offered(c, 12288, 128) and cluster_offered(c, 4096, 72)  # a partial second column
         assert not cluster_offered(c, 12288, 64) and not cluster_offered(c, 12288, 256)
         assert not cluster_offered(c, 128, 12288)  # pairs along M are 71-73's
+
+
+def test_the_quads_share_the_small_operand_of_the_64_wide_shapes():
+    """Session 24: clusters of four (83: 64 x 128 tiles along N sharing A; 84: 128 x 64 tiles along M sharing B) run
+    cuBLAS's 96 CTAs at 64 x 12288 and 12288 x 64, and are offered only where one tile spans the short side and
+    the long side fills at least one cluster."""
+    quads = [c for c in CLUSTER if c.cluster_m == 4]
+    assert [c.id for c in quads] == [83, 84] and all(c.lean and c.uncond for c in quads)
+    along_n, along_m = quads
+    assert along_n.pair_along_n and not along_m.pair_along_n and along_m.b_mc == 0
+    assert [plain_twin(c).id for c in quads] == [22, 36]
+    assert all(c.smem_bytes == plain_twin(c).smem_bytes for c in quads)
+    assert (along_n.units(64, 12288), along_n.grid(64, 12288)) == (24, 96)
+    assert (along_m.units(12288, 64), along_m.grid(12288, 64)) == (24, 96)
+    assert (along_n.units(64, 65536), along_n.grid(64, 65536)) == (128, 132)  # 33 clusters at most
+    assert along_n.units(40, 1000) == 2 and along_m.units(1000, 40) == 2  # 8 tiles: two quads
+    for m, n in [(64, 12288), (64, 512), (33, 4096)]:
+        assert cluster_offered(along_n, m, n) and not cluster_offered(along_m, m, n)
+        assert cluster_offered(along_m, n, m) and not cluster_offered(along_n, n, m)
+    for m, n in [(64, 384), (128, 12288), (65, 4096), (8, 8)]:  # fewer than four tiles, or two along the short side
+        assert not cluster_offered(along_n, m, n) and not cluster_offered(along_m, n, m)
 
 
 # Two-CTA model of the cluster kernel (hgemm_wgmma2_cluster_kernel, transcribed by hand): per CTA a
@@ -1248,21 +1279,22 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
     import random
 
     rng = random.Random(seed)
-    units = len(live)  # live[j] = (rank 0 live, rank 1 live) for the cluster's unit j
-    a_bytes, b_half = 1000, 700
+    units = len(live)  # live[j] = (rank 0 live, rank 1 live, ...) for the cluster's unit j
+    cm = len(live[0])  # CTAs in the cluster: 2 (pairs) or 4 (session 24's quads)
+    a_bytes, b_half = 1000, 700  # (b_half: the share of B each CTA multicasts, 1 / cm of it)
     per_cta = 4 if pingpong else 8
-    empty_count = per_cta * 2
-    full = [[_CBar(1) for _ in range(stages)] for _ in range(2)]
-    empty = [[_CBar(empty_count) for _ in range(stages)] for _ in range(2)]
-    order = [{1: _NamedBar(256), 2: _NamedBar(256)} for _ in range(2)]
-    content = [[{} for _ in range(stages)] for _ in range(2)]  # piece -> ring position, per CTA/slot
-    readers = [[0] * stages for _ in range(2)]
-    released = [{} for _ in range(2)]  # ring position -> consumer warpgroups that released it
+    empty_count = per_cta * cm
+    full = [[_CBar(1) for _ in range(stages)] for _ in range(cm)]
+    empty = [[_CBar(empty_count) for _ in range(stages)] for _ in range(cm)]
+    order = [{1: _NamedBar(256), 2: _NamedBar(256)} for _ in range(cm)]
+    content = [[{} for _ in range(stages)] for _ in range(cm)]  # piece -> ring position, per CTA/slot
+    readers = [[0] * stages for _ in range(cm)]
+    released = [{} for _ in range(cm)]  # ring position -> consumer warpgroups that released it
     need_release = 1 if pingpong else 2
-    inited, exited = [False, False], [False, False]
+    inited, exited = [False] * cm, [False] * cm
     cbar = {"init": 0, "exit": 0}
     tma_queue = []  # (destination CTA, slot, position, piece)
-    groups = {(x, c): [] for x in (0, 1) for c in (0, 1)}
+    groups = {(x, c): [] for x in range(cm) for c in (0, 1)}
     issued = []
 
     def remote_arrive(y, s, n):
@@ -1275,12 +1307,12 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
         yield lambda: inited[x]  # __syncthreads
         cbar["init"] += 1
         if cluster_sync[0]:
-            yield lambda: cbar["init"] == 6  # barrier.cluster.arrive + wait
+            yield lambda: cbar["init"] == 3 * cm  # barrier.cluster.arrive + wait
 
     def finish():
         cbar["exit"] += 1
         if cluster_sync[1]:
-            yield lambda: cbar["exit"] == 6
+            yield lambda: cbar["exit"] == 3 * cm
 
     def producer(x):
         yield from start(x, True)
@@ -1288,10 +1320,10 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
         for j in range(units):
             for _ in range(k_tiles):
                 yield lambda s=slot, p=phase: empty[x][s].passed(p ^ 1)
-                full[x][slot].arrive(1, expect_tx=(a_bytes if live[j][x] else 0) + 2 * b_half)
+                full[x][slot].arrive(1, expect_tx=(a_bytes if live[j][x] else 0) + cm * b_half)
                 if live[j][x]:
                     tma_queue.append((x, slot, pos, "A"))
-                for y in (0, 1):  # multicast: this CTA's half of B to both CTAs
+                for y in range(cm):  # multicast: this CTA's share of B to every CTA
                     tma_queue.append((y, slot, pos, f"B{x}"))
                 pos += 1
                 slot += 1
@@ -1306,7 +1338,7 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
 
         def release(s, p):
             released[x][p] = released[x].get(p, 0) + 1
-            for y in (0, 1):
+            for y in range(cm):
                 remote_arrive(y, s, 4)
 
         for j in range(first, units, step):
@@ -1319,7 +1351,7 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
             for kt in range(k_tiles):
                 slot = pos % stages
                 yield lambda s=slot, p=(pos // stages) & 1: full[x][s].passed(p)
-                want = {"B0", "B1"} | ({"A"} if live[j][x] else set())
+                want = {f"B{y}" for y in range(cm)} | ({"A"} if live[j][x] else set())
                 got = {piece for piece, p in content[x][slot].items() if p == pos}
                 assert want <= got, f"parity aliased or incomplete: CTA {x} slot {slot} has {got} of position {pos}"
                 if live[j][x] or uncond:  # UNCOND (session 16): an idle CTA's wgmmas read the slot too
@@ -1340,7 +1372,7 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
                 pos += k_tiles
         yield from finish()
 
-    actors = [(x, f) for x in (0, 1) for f in (producer(x), consumer(x, 0), consumer(x, 1))]
+    actors = [(x, f) for x in range(cm) for f in (producer(x), consumer(x, 0), consumer(x, 1))]
     waits = [lambda: True] * len(actors)
     alive = list(range(len(actors)))
     for _ in range(400000):
@@ -1357,7 +1389,7 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
                 assert readers[y][slot] == 0, "TMA refills a slot an in-flight wgmma still reads"
                 if p >= stages:
                     assert released[y].get(p - stages, 0) == need_release, \
-                        f"refill before both CTAs released: CTA {y} slot {slot} position {p}"
+                        f"refill before every CTA released: CTA {y} slot {slot} position {p}"
                 content[y][slot][piece] = p
                 full[y][slot].complete_tx(a_bytes if piece == "A" else b_half)
             else:
@@ -1368,12 +1400,12 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
             waits[i] = next(actors[i][1])
         except StopIteration:
             alive.remove(i)
-            for x in (0, 1):
+            for x in range(cm):
                 if not exited[x] and all(j not in alive for j in range(len(actors)) if actors[j][0] == x):
                     exited[x] = True
     assert not alive, f"deadlock: actors {alive} blocked (live={live}, k={k_tiles}, stages={stages})"
     assert not tma_queue
-    every = sorted((x, j, kt) for j in range(units) for x in (0, 1) if live[j][x] for kt in range(k_tiles))
+    every = sorted((x, j, kt) for j in range(units) for x in range(cm) if live[j][x] for kt in range(k_tiles))
     if pingpong:
         assert sorted((x, j, kt) for x, _, j, kt in issued) == every
         assert all(c == j % 2 for _, c, j, _ in issued)
@@ -1381,25 +1413,32 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
         assert sorted(issued) == sorted((x, c, j, kt) for x, j, kt in every for c in (0, 1))
 
 
-def _cluster_live_patterns():
-    """Per cluster: its units' (rank 0, rank 1) liveness, from real schedules (odd tiles_m gives an
-    idle rank 1 on the last pair-row) plus hand-made ones (idle first, idle alternate)."""
-    out = [[(True, True)], [(True, False)], [(True, False), (True, True)], [(True, True), (True, False)] * 2,
-           [(True, False)] * 3]
-    for tiles_m, tiles_n, clusters in [(3, 3, 2), (5, 2, 3), (1, 4, 2)]:
-        for seq in cluster_sequences(tiles_m, tiles_n, clusters):
+def _cluster_live_patterns(cm=2):
+    """Per cluster: its units' (rank 0, ..., rank cm - 1) liveness, from real schedules (tiles_m not a multiple of
+    cm gives idle ranks on the last group of rows) plus hand-made ones (idle first, idle alternate)."""
+    if cm == 2:
+        out = [[(True, True)], [(True, False)], [(True, False), (True, True)], [(True, True), (True, False)] * 2,
+               [(True, False)] * 3]
+        grids = [(3, 3, 2), (5, 2, 3), (1, 4, 2)]
+    else:  # session 24's quads
+        out = [[(True,) * 4], [(True, False, False, False)], [(True, True, False, False), (True,) * 4]]
+        grids = [(5, 3, 2), (6, 2, 3), (3, 2, 1)]
+    for tiles_m, tiles_n, clusters in grids:
+        for seq in cluster_sequences(tiles_m, tiles_n, clusters, cm):
             if seq:
-                out.append([(r0 < tiles_m, r1 < tiles_m) for (r0, _), (r1, _) in seq])
+                out.append([tuple(r < tiles_m for r, _ in unit) for unit in seq])
     return out
 
 
+@pytest.mark.parametrize("cm", [2, 4], ids=["pairs", "quads"])
 @pytest.mark.parametrize("uncond", [False, True], ids=["branch", "uncond"])
 @pytest.mark.parametrize("pingpong", [False, True], ids=["coop", "pingpong"])
-def test_cluster_protocol_model_has_no_deadlock_alias_or_early_refill(pingpong, uncond):
+def test_cluster_protocol_model_has_no_deadlock_alias_or_early_refill(pingpong, uncond, cm):
     """uncond: the UNCOND configs (48, 49), whose idle CTAs issue wgmmas on the slot too: the TMA of the
-    next fill must still wait for their reads (the model asserts no refill under an in-flight read)."""
+    next fill must still wait for their reads (the model asserts no refill under an in-flight read).
+    cm = 4: session 24's clusters of four (83, 84), each CTA multicasting a quarter of the shared operand."""
     for stages in (2, 3, 5):
-        for live in _cluster_live_patterns():
+        for live in _cluster_live_patterns(cm):
             for k_tiles in (1, 2, stages, stages + 2):
                 for seed in range(4):
                     _simulate_cluster(live, k_tiles, stages, pingpong, seed, uncond=uncond)
@@ -1420,25 +1459,38 @@ def _mutated_cluster_model(pairs):
 
 @pytest.mark.parametrize("pairs,expect", [
     # empty barriers collect only the own CTA's consumers: a peer refills a slot this CTA still reads
-    ([("empty_count = per_cta * 2", "empty_count = per_cta"), ("for y in (0, 1):\n                remote_arrive",
-                                                              "for y in (x,):\n                remote_arrive")],
-     "refill before both CTAs released"),
-    # full barrier expects only the bytes this CTA's producer issues (not the peer's multicast half)
-    ([("expect_tx=(a_bytes if live[j][x] else 0) + 2 * b_half", "expect_tx=(a_bytes if live[j][x] else 0) + b_half")],
+    ([("empty_count = per_cta * cm", "empty_count = per_cta"), ("for y in range(cm):\n                remote_arrive",
+                                                               "for y in (x,):\n                remote_arrive")],
+     "refill before every CTA released"),
+    # full barrier expects only the bytes this CTA's producer issues (not the peers' multicast shares)
+    ([("expect_tx=(a_bytes if live[j][x] else 0) + cm * b_half", "expect_tx=(a_bytes if live[j][x] else 0) + b_half")],
      "incomplete"),
     # no cluster barrier before exit: a CTA leaves while the peer still arrives on its barriers
     ([("cluster_sync=(True, True)", "cluster_sync=(True, False)")], "exited"),
     # no cluster barrier after init: the peer multicasts / arrives before this CTA initialised
     ([("cluster_sync=(True, True)", "cluster_sync=(False, True)")], "uninitialised"),
     # an idle CTA that skips its B half (instead of taking part): the live peer waits forever
-    ([("for y in (0, 1):  # multicast", "for y in ((0, 1) if live[j][x] else ()):  # multicast")], "deadlock"),
+    ([("for y in range(cm):  # multicast", "for y in (range(cm) if live[j][x] else ()):  # multicast")], "deadlock"),
 ])
-def test_cluster_protocol_model_catches_breakages(pairs, expect):
+@pytest.mark.parametrize("cm", [2, 4], ids=["pairs", "quads"])
+def test_cluster_protocol_model_catches_breakages(pairs, expect, cm):
+    _assert_mutation_caught(pairs, expect, cm)
+
+
+def test_cluster_protocol_model_catches_a_quad_counting_a_pairs_releases():
+    """Session 24: a quad's empty barriers must count all four CTAs' consumers (a pair's count lets a producer refill
+    a slot two of the four still read)."""
+    _assert_mutation_caught([("empty_count = per_cta * cm", "empty_count = per_cta * 2")],
+                            "refill before every CTA released", 4)
+
+
+def _assert_mutation_caught(pairs, expect, cm):
     broken = _mutated_cluster_model(pairs)
+    idle = (True,) + (False,) * (cm - 1)
     for seed in range(400):
         for pingpong in (False, True):
             try:
-                broken([(True, True), (True, False), (True, True)], 3, 2, pingpong, seed)
+                broken([(True,) * cm, idle, (True,) * cm], 3, 2, pingpong, seed)
             except AssertionError as err:
                 if expect in str(err):
                     return

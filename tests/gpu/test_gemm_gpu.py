@@ -487,7 +487,9 @@ def test_wgmma_splitk_refuses_bad_splits_and_small_workspaces():
 # through its units), M and N tails, K below one slot and below the ring.
 CLUSTER_SHAPES = [(8192, 8192, 4096), (8200, 4096, 512), (4104, 1032, 136), (16384, 2048, 256), (128, 256, 64),
                   (200, 136, 264), (4224, 8200, 72), (12416, 4104, 1000),
-                  (120, 6152, 1000), (6152, 120, 1000)]  # (session 22: the skinny pairs along M and N, tails)
+                  (120, 6152, 1000), (6152, 120, 1000),  # (session 22: the skinny pairs along M and N, tails)
+                  # session 24's quads: tile counts not a multiple of four (idle ranks in the last quad), tails, few tiles
+                  (64, 12296, 776), (12296, 64, 520), (40, 1000, 100), (1000, 40, 100), (56, 520, 8200)]
 
 
 def _operands(m, n, k, seed):

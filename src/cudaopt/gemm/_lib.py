@@ -224,7 +224,7 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_b_mc.restype = _i
     lib.cudaopt_wgmma_max_active_clusters.argtypes = [_i]
     lib.cudaopt_wgmma_max_active_clusters.restype = _i
-    lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, ctypes.POINTER(_i)]
+    lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, _i, ctypes.POINTER(_i)]  # (unit, rank, tiles_m, tiles_n, cm)
     lib.cudaopt_wgmma_cluster_tile.restype = _i
     for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup",
                  "cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked",

@@ -38,7 +38,7 @@ class KernelConfig:
     index: int = -1  # position in its kind's table in the CUDA source (the C-side config id)
     consumers: int = 0  # wgmma: consumer warpgroups (each owns bm / consumers rows, or whole tiles)
     schedule: int = 0  # wgmma: SCHED_* below
-    cluster_m: int = 1  # wgmma generation 2: CTAs per thread-block cluster along M (2: B multicast)
+    cluster_m: int = 1  # wgmma generation 2: CTAs per thread-block cluster (2: pairs; 4: quads, session 24)
     epi_chunks: int = 0  # wgmma generation 2: C staging buffers of 64 columns per consumer (0: whole slab)
     csplit: bool = False  # wgmma generation 2: splits > 1 run as cluster split-K (2..CSPLIT_MAX_SPLITS)
     splitk: bool = True  # wgmma generation 2: has a split-K kernel (False: plain only, CUDAOPT_WGMMA_CFG2P)
@@ -330,6 +330,13 @@ _WGMMA_TABLE = [
     # (two cooperative consumers of 128 rows, 4 slots; its plain twin for the bitwise test), 82: the lean pair.
     (256, 64, 2, 4, SCHED_COOP_TMA, 1, 1),
     (256, 64, 2, 4, SCHED_COOP_TMA, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True),
+    # Measured (session 24): 82 at 0.925x of cuBLASLt on 16384 x 128 x K, 81 at 0.834x: retired. Clusters of four
+    # (cluster_m 4, session 24) sharing the small operand of the 64-wide skinny shapes, as cuBLAS does there
+    # (nvjet_sm90_hsh_128x64_64x8_4x1 at 64x12288x8192, ..._64x128_64x8_1x4 at 12288x64x8192: 96 CTAs, about 20% fewer
+    # L2-to-SM bytes than our one-CTA tiles). 83: four 64 x 128 ping-pong tiles along N share A (M <= 64), twin 22;
+    # 84: four cooperative 128 x 64 tiles along M share B (N <= 64), twin 36. Lean, as the pairs above.
+    (64, 128, 2, 8, SCHED_PINGPONG, 4, 0, False, True, False, True, False, 1, PAIR_ALONG_N, True),
+    (128, 64, 2, 8, SCHED_COOP_TMA, 4, 1, False, True, False, True, False, 1, 0, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -361,25 +368,24 @@ CLUSTER_MIN_TILES_PER_SM = 2  # cluster configs are offered where tiles >= this 
 ONE_WAVE_CLUSTER_TILE = 64 * 64  # ... except pairs of tiles this small (see cluster_offered)
 
 
-def cluster_tile(unit: int, rank: int, tiles_m: int, tiles_n: int) -> tuple[int, int]:
-    """Mirror of cluster_tile in hgemm_wgmma.cu: (tile row, tile column) of CTA `rank` (0, 1) of a
-    2x1 cluster for pair unit `unit`: units are pairs of tile-rows (2p, 2p + 1) x one tile column,
-    in the grouped order of the plain kernels over pair-rows (8 pair-rows per column sweep). The
-    row is tiles_m (past M: the CTA idles through the unit) for rank 1 of the last pair-row when
-    tiles_m is odd."""
-    pairs_m = (tiles_m + 1) // 2
+def cluster_tile(unit: int, rank: int, tiles_m: int, tiles_n: int, cm: int = 2) -> tuple[int, int]:
+    """Mirror of cluster_tile in hgemm_wgmma.cu: (tile row, tile column) of CTA `rank` (0 .. cm - 1) of a
+    cluster of cm (2 or 4) CTAs for unit `unit`: units are groups of cm tile-rows (cm p .. cm p + cm - 1) x one
+    tile column, in the grouped order of the plain kernels over the groups (8 groups per column sweep). The
+    row is past M (the CTA idles through the unit) for the ranks of the last group that tiles_m does not fill."""
+    groups_m = -(-tiles_m // cm)
     group_size = 8 * tiles_n
     group, in_group = divmod(unit, group_size)
     first = group * 8
-    rows = min(pairs_m - first, 8)
-    return 2 * (first + in_group % rows) + rank, in_group // rows
+    rows = min(groups_m - first, 8)
+    return cm * (first + in_group % rows) + rank, in_group // rows
 
 
-def cluster_sequences(tiles_m: int, tiles_n: int, clusters: int) -> list[list[tuple[tuple[int, int], tuple[int, int]]]]:
-    """Per cluster c of `clusters`: its units c, c + clusters, ... as (rank-0 tile, rank-1 tile)."""
-    units = (tiles_m + 1) // 2 * tiles_n
-    return [[(cluster_tile(u, 0, tiles_m, tiles_n), cluster_tile(u, 1, tiles_m, tiles_n))
-             for u in range(c, units, clusters)] for c in range(clusters)]
+def cluster_sequences(tiles_m: int, tiles_n: int, clusters: int, cm: int = 2) -> list[list[tuple[tuple[int, int], ...]]]:
+    """Per cluster c of `clusters`: its units c, c + clusters, ... as (rank-0 tile, ..., rank-(cm - 1) tile)."""
+    units = -(-tiles_m // cm) * tiles_n
+    return [[tuple(cluster_tile(u, r, tiles_m, tiles_n, cm) for r in range(cm)) for u in range(c, units, clusters)]
+            for c in range(clusters)]
 
 
 def plain_twin(cfg: KernelConfig) -> KernelConfig:
@@ -399,7 +405,13 @@ def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H2
     tiles are bound by L2 operand traffic: offered wherever it has two tile rows. A lean pair whose two
     64-row tiles span all of M (the skinny shapes, 64 < M <= 128) shares the streamed B panel, and
     is offered there however few its tiles (session 22); the pair along N likewise where it spans N, and
-    only there."""
+    only there. A cluster of four (session 24) shares the small operand of a 64-wide skinny shape along its long
+    side: offered where its tiles span the short side (one tile row along N, one tile column along M) and fill
+    at least one cluster."""
+    if cfg.cluster_m == 4:
+        tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
+        short, long_ = (tiles_m, tiles_n) if cfg.pair_along_n else (tiles_n, tiles_m)
+        return short == 1 and long_ >= cfg.cluster_m
     if cfg.pair_along_n:  # skinny N: one pair spans every column and shares the streamed A (session 22)
         return -(-n // cfg.bn) == cfg.cluster_m
     if cfg.cluster_m > 1 and cfg.bm * cfg.bn <= ONE_WAVE_CLUSTER_TILE:
@@ -472,8 +484,9 @@ def enabled_kinds() -> frozenset[str]:
 # 57-70 first ran (and passed) in session 21, 71-73 in 22, 74-76 (the pair along N) in 23 (session 22's run hung in
 # 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
 # 77-80 (session 23, the cluster split-K twins of 29, 31, 36, 37) ran and passed in 23. 81-82 (the 256 x 64 tile and its
-# pair along N, session 23): written after the session's GPU calls, not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({81, 82})
+# pair along N, session 23): written after the session's GPU calls, ran and passed in 24. 83-84 (clusters of four,
+# session 24): not yet run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({83, 84})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -506,8 +519,10 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({81, 82})
 # shapes; correct (bitwise their twins' split-K) and at best 0.983x, 1.002x, 0.969x of the table there (paired screen
 # of the 64 M = 64 / N = 64 shapes of >= 1e9 FLOP): the CTA count is not what cuBLASLt gains there. 80 (37's twin)
 # stays: 1.03-1.07x the table on 64x4096x8192 and 4096 x 64 x 4096-16384.
+# 81-82 (session 24): the 256 x 64 tile and its pair along N, correct (82 bitwise 81), 0.834x and 0.925x of cuBLASLt
+# on the eight 16384 x 128 x K shapes (paired screen; 74 there 0.741x): adopted on none.
 RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62,
-                                               63, 64, 65, 66, 67, 70, 77, 78, 79})
+                                               63, 64, 65, 66, 67, 70, 77, 78, 79, 81, 82})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

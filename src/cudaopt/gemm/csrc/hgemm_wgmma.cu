@@ -363,16 +363,19 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 // load (its transaction count is the B bytes alone), the wgmmas and the epilogue. So the ring
 // positions, barrier phases and turn barriers of the two CTAs never diverge. Host and device code
 // (cudaopt_wgmma_cluster_tile exposes it to the CPU tests).
+// cm = 4 (session 24, kClusterQuad): the same walk over groups of four tile rows, CTA r of the cluster on row
+// 4p + r; the ranks past M (tiles_m % 4 != 0, last group) idle as rank 1 of an odd pair does.
 constexpr int kClusterMax = 2;
+constexpr int kClusterQuad = 4;
 __host__ __device__ __forceinline__ void cluster_tile(int unit, int rank, int tiles_m, int tiles_n, int& tm,
-                                                      int& tn) {
-  const int pairs_m = (tiles_m + 1) / 2;
+                                                      int& tn, int cm = kClusterMax) {
+  const int pairs_m = (tiles_m + cm - 1) / cm;
   const int group_size = kGroupM * tiles_n;
   const int group = unit / group_size;
   const int first_p = group * kGroupM;
   const int rows = pairs_m - first_p < kGroupM ? pairs_m - first_p : kGroupM;
   const int in_group = unit - group * group_size;
-  tm = 2 * (first_p + in_group % rows) + rank;
+  tm = cm * (first_p + in_group % rows) + rank;
   tn = in_group / rows;
 }
 
@@ -380,12 +383,12 @@ __host__ __device__ __forceinline__ void cluster_tile(int unit, int rank, int ti
 // (m, 2p + 1) of one tile row and share A (each multicasts half of A's rows); the walk is cluster_tile's with
 // the roles of M and N swapped (units = tiles_m x ceil(tiles_n / 2); rank 1 idles past N).
 constexpr int kPairAlongN = 5;
-template <int MC>
+template <int MC, int CM = kClusterMax>
 __host__ __device__ __forceinline__ void pair_tile(int unit, int rank, int tiles_m, int tiles_n, int& tm, int& tn) {
   if constexpr (MC == kPairAlongN)
-    cluster_tile(unit, rank, tiles_n, tiles_m, tn, tm);
+    cluster_tile(unit, rank, tiles_n, tiles_m, tn, tm, CM);
   else
-    cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn);
+    cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn, CM);
 }
 
 // Split-K work items (generation 2 with splits > 1). Item w of num_tiles x splits is split-major,
@@ -514,7 +517,9 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // LEAN (session 21): after its last load the producer waits until every slot's last fill was released by
 // both CTAs' consumers (the peer's remote arrivals on this CTA's barriers have all landed), the tail that lets
 // the lean cluster body end without a cluster barrier (see wgmma2_cluster_body).
-template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0, bool LEAN = false>
+// CM = 4 (session 24, B modes 0 and 5 only): four CTAs share the one operand; each multicasts a quarter of its
+// rows (B: kBK / 4 = 16 rows of each chunk; A along N: BM / 4 rows), 2 KB boxes, still whole 128B-swizzle atoms.
+template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0, bool LEAN = false, int CM = kClusterMax>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
@@ -526,19 +531,21 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   // config); 32 rows of 128 B are 4 KB, a whole number of 128B-swizzle atoms, so the two half boxes land
   // exactly as one 64-row box would.
   constexpr bool kPairN = MC == kPairAlongN;  // B local, A's rows halved and multicast
-  constexpr bool kHalfRows = !kPairN && (BN / 64) % kClusterMax != 0;
-  static_assert(MC == 0 || BN == 64, "the other B modes are for the 64-wide pair");
-  static_assert(!kPairN || (KB == 1 && kClusterMax == 2 && (BM / 2) % 8 == 0),
-                "the pair along N: 64-deep slots, half of A's rows a whole number of 8-row swizzle atoms");
-  constexpr int kChunksPerCta = BN / 64 / kClusterMax;  // (0 where kHalfRows: that branch does not use it)
-  static_assert(!kHalfRows || (KB == 1 && kClusterMax == 2), "half-row boxes: 64-deep slots, pairs");
+  constexpr bool kHalfRows = !kPairN && (BN / 64) % CM != 0;
+  constexpr uint16_t kMask = (uint16_t)((1u << CM) - 1);  // every CTA of the cluster
+  static_assert(MC == 0 || BN == 64 || (kPairN && CM == kClusterQuad), "the other B modes are for the 64-wide pair");
+  static_assert(CM == kClusterMax || (CM == kClusterQuad && (MC == 0 || kPairN)), "quads: B modes 0 and 5");
+  static_assert(!kPairN || (KB == 1 && (BM / CM) % 8 == 0),
+                "the pair along N: 64-deep slots, A's rows per CTA a whole number of 8-row swizzle atoms");
+  constexpr int kChunksPerCta = BN / 64 / CM;  // (0 where kHalfRows: that branch does not use it)
+  static_assert(!kHalfRows || (KB == 1 && (kBK / CM) % 8 == 0), "part-row boxes: 64-deep slots, whole atoms");
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
   int slot = 0;
   uint32_t phase = 0;
   for (int unit = cid; unit < num_units; unit += ncl) {
     int tm, tn;
-    pair_tile<MC>(unit, rank, tiles_m, tiles_n, tm, tn);
+    pair_tile<MC, CM>(unit, rank, tiles_m, tiles_n, tm, tn);
     const bool live = kPairN ? tn < tiles_n : tm < tiles_m;
     const int m0 = tm * BM, n0 = tn * BN;
     for (int kt = 0; kt < k_tiles; ++kt) {
@@ -546,9 +553,9 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       mbar_expect_tx(&full[slot], live ? T::kSlotBytes : (kPairN ? T::kSlotABytes : T::kSlotBBytes));
       const int k0 = kt * kBK * KB;
       if constexpr (kPairN) {  // this CTA's half of A's rows to both CTAs; its own B chunks, where live
-        constexpr int kHalfA = BM / kClusterMax;
+        constexpr int kHalfA = BM / CM;
         tma_load_2d_multicast(slots_a + slot * T::kSlotABytes + rank * kHalfA * 128, map_a, k0, m0 + rank * kHalfA,
-                              &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+                              &full[slot], kMask);
         if (live) {
 #pragma unroll
           for (int j = 0; j < BN / 64; ++j)
@@ -564,21 +571,19 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
           tma_load_2d(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot]);
         } else if constexpr (kHalfRows && MC == 2) {
           if ((kt & 1) == rank)
-            tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot],
-                                  (uint16_t)((1u << kClusterMax) - 1));
+            tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot], kMask);
         } else if constexpr (kHalfRows) {
-          constexpr int kHalf = kBK / kClusterMax;  // rows of this CTA's box
+          constexpr int kHalf = kBK / CM;  // rows of this CTA's box
 #pragma unroll
           for (int chunk = 0; chunk < BN / 64; ++chunk)
             tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes + rank * kHalf * 128,
-                                  map_b, n0 + chunk * 64, k0 + rank * kHalf, &full[slot],
-                                  (uint16_t)((1u << kClusterMax) - 1));
+                                  map_b, n0 + chunk * 64, k0 + rank * kHalf, &full[slot], kMask);
         } else {
 #pragma unroll
           for (int j = 0; j < kChunksPerCta; ++j) {
             const int chunk = rank * kChunksPerCta + j;
             tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
-                                  n0 + chunk * 64, k0, &full[slot], (uint16_t)((1u << kClusterMax) - 1));
+                                  n0 + chunk * 64, k0, &full[slot], kMask);
           }
         }
       }
@@ -1355,7 +1360,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, false, KB>;
-  static_assert(CM == kClusterMax && !SPLITK, "2x1 clusters, without split-K");
+  static_assert((CM == kClusterMax || CM == kClusterQuad) && !SPLITK, "clusters of 2 or 4, without split-K");
   static_assert(!T::kEpiRunning, "the cluster body's chunked epilogue reuses buffer c % kEpiChunks");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -1394,7 +1399,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   const int num_tiles = tiles_m * tiles_n;
   const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes
   // The sequence this CTA walks: items seq0, seq0 + seq_step, ... (one block's, or one cluster's).
-  const int num_items = CM > 1 ? (MC == kPairAlongN ? tiles_m * ((tiles_n + 1) / 2) : (tiles_m + 1) / 2 * tiles_n)
+  const int num_items = CM > 1 ? (MC == kPairAlongN ? tiles_m * ((tiles_n + CM - 1) / CM) : (tiles_m + CM - 1) / CM * tiles_n)
                                : (SPLITK ? num_tiles * splits : num_tiles);
   const int seq0 = CM > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
   const int seq_step = CM > 1 ? (int)cluster_count_x() : (int)gridDim.x;
@@ -1404,8 +1409,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
     if (wg_thread == 0) {
       if constexpr (CM > 1)
-        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
-                                                 tiles_n, num_items, k_tiles, rank, seq0, seq_step);
+        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN, CM>(map_a, map_b, slots_a, slots_b, full, empty,
+                                                                   tiles_m, tiles_n, num_items, k_tiles, rank, seq0,
+                                                                   seq_step);
       else
         produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
                                                  tiles_n, num_tiles, k_tiles, splits);
@@ -1430,12 +1436,12 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     if constexpr (SPLITK) {
       pos = (T::kPingPong && consumer == 1) ? work_item(seq0, num_tiles, splits, k_tiles).kb_count : 0;
     }
-    // Slot release: this CTA's empty barrier, and with a cluster also the peer's (its producer
-    // multicasts into this CTA's slot too).
+    // Slot release: this CTA's empty barrier, and with a cluster also the peers' (their producers
+    // multicast into this CTA's slot too).
     auto release = [&](uint32_t s) {
       if constexpr (kRemoteRelease) {
-        mbar_arrive_cluster(&empty[s], 0);
-        mbar_arrive_cluster(&empty[s], 1);
+#pragma unroll
+        for (int r = 0; r < CM; ++r) mbar_arrive_cluster(&empty[s], r);
       } else {
         mbar_arrive(&empty[s]);
       }
@@ -1453,7 +1459,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       int tm, tn;
       bool live = true;  // cluster: false for an idle CTA (its tile of the pair lies past M, or N for a pair along N)
       if constexpr (CM > 1) {
-        pair_tile<MC>(item, rank, tiles_m, tiles_n, tm, tn);
+        pair_tile<MC, CM>(item, rank, tiles_m, tiles_n, tm, tn);
         live = MC == kPairAlongN ? tn < tiles_n : tm < tiles_m;
       } else {
         tile_coords(tile, tiles_m, tiles_n, tm, tn);
@@ -1641,14 +1647,15 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 
 // 2x1 cluster (launched with cudaLaunchKernelEx and a cluster dimension of 2 along x; the grid is a
 // multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
+// CM = 4 (session 24): clusters of four along x, each CTA on one tile of a group of four (cluster_tile).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false, int MC = 0,
-          bool LEAN = false>
+          bool LEAN = false, int CM = kClusterMax>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
-  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, kClusterMax, EPI, UNCOND, 1, MC, LEAN>(
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, CM, EPI, UNCOND, 1, MC, LEAN>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1);
 }
 
@@ -1824,7 +1831,7 @@ struct WgmmaEntry {
     BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                            \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                          \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                                \
-        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, UNCOND, MC, LEAN>, nullptr, CM, nullptr,  \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, UNCOND, MC, LEAN, CM>, nullptr, CM, nullptr, \
         0, nullptr, nullptr, nullptr, nullptr, MC                                                           \
   }
 // The 64-wide pair (CLUSTERE) with another B mode MC; the same with UNCOND; UNCOND and LEAN.
@@ -2026,6 +2033,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 1 x 16 KB each), 68: its lean pair.
     CUDAOPT_WGMMA_CFG2E(256, 64, 2, 4, 1, 1),            // 67
     CUDAOPT_WGMMA_CLUSTERL(256, 64, 2, 4, 1, 2, 1, 5),   // 68
+    // Clusters of four sharing the small operand of the 64-wide skinny shapes (session 24; cuBLAS at 64x12288x8192
+    // runs nvjet_sm90_hsh_128x64_64x8_4x1, at 12288x64x8192 ..._64x128_64x8_1x4: 96 CTAs, 4-CTA clusters, about 20%
+    // fewer L2-to-SM bytes than ours). 69: four 64 x 128 tiles along N share A (M <= 64), twin 8; 70: four 128 x 64
+    // tiles along M share B (N <= 64), twin 22. Both lean.
+    CUDAOPT_WGMMA_CLUSTERL(64, 128, 2, 8, 2, 4, 0, 5),   // 69
+    CUDAOPT_WGMMA_CLUSTERL(128, 64, 2, 8, 1, 4, 1, 0),   // 70
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2286,16 +2299,16 @@ int cudaopt_wgmma_max_active_clusters(int config) {
   return max_active_clusters(config, kWgmmaConfigs[config]);
 }
 
-// The 2x1 cluster schedule (cluster_tile, the function the cluster kernels call): tile row and
-// column of CTA `rank` for pair unit `unit` into out[2], and out[2] = 1 if the tile exists (0: the
-// idle rank-1 CTA of the last pair-row when tiles_m is odd). Returns 0, or -1 for arguments out of
-// range. Host-only: the CPU tests check the coverage with it.
-int cudaopt_wgmma_cluster_tile(int unit, int rank, int tiles_m, int tiles_n, int* out) {
-  if (tiles_m < 1 || tiles_n < 1 || rank < 0 || rank >= kClusterMax || unit < 0 ||
-      (long long)unit >= (long long)((tiles_m + 1) / 2) * tiles_n)
+// The cluster schedule (cluster_tile, the function the cluster kernels call) for clusters of cm (2 or 4) CTAs:
+// tile row and column of CTA `rank` for unit `unit` into out[0..1], and out[2] = 1 if the tile exists (0: an
+// idle rank of the last group of rows when tiles_m % cm != 0). Returns 0, or -1 for arguments out of range.
+// Host-only: the CPU tests check the coverage with it.
+int cudaopt_wgmma_cluster_tile(int unit, int rank, int tiles_m, int tiles_n, int cm, int* out) {
+  if ((cm != kClusterMax && cm != kClusterQuad) || tiles_m < 1 || tiles_n < 1 || rank < 0 || rank >= cm ||
+      unit < 0 || (long long)unit >= (long long)((tiles_m + cm - 1) / cm) * tiles_n)
     return -1;
   int tm, tn;
-  cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn);
+  cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn, cm);
   out[0] = tm;
   out[1] = tn;
   out[2] = tm < tiles_m ? 1 : 0;
