@@ -37,6 +37,7 @@
 #   bash scripts/gpu_check.sh gemm_l2promo # issue 6, session 23: the tensor maps' L2 promotion (256 B, none, 64 B, 128 B)
 #   bash scripts/gpu_check.sh gemm_pn256   # issue 6, session 23: 81-82 (256 x 64 and its pair along N) at 16384 x 128 x K
 #   bash scripts/gpu_check.sh gemm_quad    # issue 6, session 24: clusters of four (83, 84) on the 64-wide skinny shapes
+#   bash scripts/gpu_check.sh gemm_quad2   # issue 6, session 24: 85-86 (the quads with whole boxes in turn), Nsight
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -675,6 +676,30 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf quad.tgz --remove-files gemm_tests.txt screen.jsonl screen_m64.txt screen_n64.txt adopted.txt \
       adopted_table.json lt_fallback.log)
+    ;;
+  gemm_quad2)
+    # Issue 6, session 24, second call: 85-86, the quads 84 / 83 with the shared operand's whole box multicast in turn
+    # (CTA kt % 4 at k-block kt) where 83-84 send four quarter boxes: the GPU tests, Nsight beside the quarter-box
+    # quads and cuBLAS at 12288x64x8192 and 64x12288x8192 (L2-to-SM read sectors: cuBLAS reads each operand byte
+    # once per cluster, 83-84 22% more), a paired screen on the 64-wide shapes, adopted with --rebackend (no grid).
+    python3 -m cudaopt.gemm.build | tail -1
+    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
+    timeout -k 5 180 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
+      > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    for s in "12288x64x8192:84 85 torch" "64x12288x8192:83 86 torch"; do
+      timeout 150 python3 scripts/gemm_ncu.py --shape "${s%%:*}" --configs ${s#*:} 2>&1 | tail -6
+    done | tee "$OUT/ncu_quads.txt" | cut -c1-400
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 86,83 \
+      --shapes "$(cat docs/data/hgemm_session23/m64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_m64.txt" | tail -3
+    timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 85,84 \
+      --shapes "$(cat docs/data/hgemm_session23/n64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_n64.txt" | tail -3
+    GEMM_ADOPT_NO_GRID=1 GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 adopt_then_grid 83,84,85,86 0 0
+    (cd "$OUT" && tar czf quad2.tgz --remove-files gemm_tests.txt ncu_quads.txt screen.jsonl screen_m64.txt screen_n64.txt \
+      adopted.txt lt_fallback.log)
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

@@ -424,8 +424,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (72, "wgmma64x128x64_pp_s8_cm2_u_lean", 2, 1), (73, "wgmma64x256x64_pp_s4_cm2_u_lean", 2, 1),
         (74, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean", 2, 1), (75, "wgmma128x64x64_c2_s8_tma_cm2_e1_u_pn_lean", 2, 1),
         (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1), (82, "wgmma256x64x64_c2_s4_tma_cm2_e1_u_pn_lean", 2, 1),
-        (83, "wgmma64x128x64_pp_s8_cm4_u_pn_lean", 4, 1), (84, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean", 4, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+        (83, "wgmma64x128x64_pp_s8_cm4_u_pn_lean", 4, 1), (84, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean", 4, 1),
+        (85, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_mca_lean", 4, 1), (86, "wgmma64x128x64_pp_s8_cm4_u_pna_lean", 4, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -1238,11 +1239,16 @@ def test_the_quads_share_the_small_operand_of_the_64_wide_shapes():
     cuBLAS's 96 CTAs at 64 x 12288 and 12288 x 64, and are offered only where one tile spans the short side and
     the long side fills at least one cluster."""
     quads = [c for c in CLUSTER if c.cluster_m == 4]
-    assert [c.id for c in quads] == [83, 84] and all(c.lean and c.uncond for c in quads)
-    along_n, along_m = quads
-    assert along_n.pair_along_n and not along_m.pair_along_n and along_m.b_mc == 0
-    assert [plain_twin(c).id for c in quads] == [22, 36]
+    assert [c.id for c in quads] == [83, 84, 85, 86] and all(c.lean and c.uncond for c in quads)
+    along_n, along_m, along_m_turn, along_n_turn = quads  # (85-86: whole boxes of the shared operand in turn)
+    assert along_n.pair_along_n and along_n_turn.pair_along_n and not along_m.pair_along_n and not along_m_turn.pair_along_n
+    assert [c.b_mc for c in quads] == [5, 0, 2, 6]
+    assert [plain_twin(c).id for c in quads] == [22, 36, 36, 22]
     assert all(c.smem_bytes == plain_twin(c).smem_bytes for c in quads)
+    for a, b in [(along_n, along_n_turn), (along_m, along_m_turn)]:  # the same walk and offers
+        assert all(a.units(m, n) == b.units(m, n) and a.grid(m, n) == b.grid(m, n) and
+                   cluster_offered(a, m, n) == cluster_offered(b, m, n)
+                   for m, n in [(64, 12288), (12288, 64), (40, 1000), (1000, 40), (64, 384), (8, 8)])
     assert (along_n.units(64, 12288), along_n.grid(64, 12288)) == (24, 96)
     assert (along_m.units(12288, 64), along_m.grid(12288, 64)) == (24, 96)
     assert (along_n.units(64, 65536), along_n.grid(64, 65536)) == (128, 132)  # 33 clusters at most
@@ -1275,7 +1281,7 @@ class _CBar(_MBar):
         self._maybe_complete()
 
 
-def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True, True), uncond=False):
+def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True, True), uncond=False, turn=False):
     import random
 
     rng = random.Random(seed)
@@ -1318,13 +1324,16 @@ def _simulate_cluster(live, k_tiles, stages, pingpong, seed, cluster_sync=(True,
         yield from start(x, True)
         slot, phase, pos = 0, 0, 0
         for j in range(units):
-            for _ in range(k_tiles):
+            for kt in range(k_tiles):
                 yield lambda s=slot, p=phase: empty[x][s].passed(p ^ 1)
                 full[x][slot].arrive(1, expect_tx=(a_bytes if live[j][x] else 0) + cm * b_half)
                 if live[j][x]:
                     tma_queue.append((x, slot, pos, "A"))
-                for y in range(cm):  # multicast: this CTA's share of B to every CTA
-                    tma_queue.append((y, slot, pos, f"B{x}"))
+                for y in range(cm):  # multicast: this CTA's share of B to every CTA (turn: all of it, its turn only)
+                    if not turn:
+                        tma_queue.append((y, slot, pos, f"B{x}"))
+                    elif kt % cm == x:  # (B mode 2 / 6: CTA kt % CM sends k-block kt's whole box)
+                        tma_queue.extend((y, slot, pos, f"B{z}") for z in range(cm))
                 pos += 1
                 slot += 1
                 if slot == stages:
@@ -1430,18 +1439,20 @@ def _cluster_live_patterns(cm=2):
     return out
 
 
+@pytest.mark.parametrize("turn", [False, True], ids=["shares", "turns"])
 @pytest.mark.parametrize("cm", [2, 4], ids=["pairs", "quads"])
 @pytest.mark.parametrize("uncond", [False, True], ids=["branch", "uncond"])
 @pytest.mark.parametrize("pingpong", [False, True], ids=["coop", "pingpong"])
-def test_cluster_protocol_model_has_no_deadlock_alias_or_early_refill(pingpong, uncond, cm):
+def test_cluster_protocol_model_has_no_deadlock_alias_or_early_refill(pingpong, uncond, cm, turn):
     """uncond: the UNCOND configs (48, 49), whose idle CTAs issue wgmmas on the slot too: the TMA of the
     next fill must still wait for their reads (the model asserts no refill under an in-flight read).
-    cm = 4: session 24's clusters of four (83, 84), each CTA multicasting a quarter of the shared operand."""
+    cm = 4: session 24's clusters of four (83, 84), each CTA multicasting a quarter of the shared operand; turn: the
+    whole shared box multicast by CTA kt % cm at k-block kt (B modes 2 and 6: 58, 85, 86)."""
     for stages in (2, 3, 5):
         for live in _cluster_live_patterns(cm):
             for k_tiles in (1, 2, stages, stages + 2):
                 for seed in range(4):
-                    _simulate_cluster(live, k_tiles, stages, pingpong, seed, uncond=uncond)
+                    _simulate_cluster(live, k_tiles, stages, pingpong, seed, uncond=uncond, turn=turn)
 
 
 def _mutated_cluster_model(pairs):
@@ -1484,13 +1495,19 @@ def test_cluster_protocol_model_catches_a_quad_counting_a_pairs_releases():
                             "refill before every CTA released", 4)
 
 
-def _assert_mutation_caught(pairs, expect, cm):
+def test_cluster_protocol_model_catches_an_idle_cta_skipping_its_turn():
+    """B modes 2 and 6 (whole boxes in turn): an idle CTA must still send the k-blocks of its turn."""
+    for cm in (2, 4):
+        _assert_mutation_caught([("elif kt % cm == x:", "elif kt % cm == x and live[j][x]:")], "deadlock", cm, turn=True)
+
+
+def _assert_mutation_caught(pairs, expect, cm, **kw):
     broken = _mutated_cluster_model(pairs)
     idle = (True,) + (False,) * (cm - 1)
     for seed in range(400):
         for pingpong in (False, True):
             try:
-                broken([(True,) * cm, idle, (True,) * cm], 3, 2, pingpong, seed)
+                broken([(True,) * cm, idle, (True,) * cm], 3, 2, pingpong, seed, **kw)
             except AssertionError as err:
                 if expect in str(err):
                     return

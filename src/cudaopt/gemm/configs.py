@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 NUM_SMS_H200 = 132
 PAIR_ALONG_N = 5  # KernelConfig.b_mc of the pair along N (kPairAlongN in hgemm_wgmma.cu)
+ALONG_N_TURN = 6  # ... of a cluster along N whose CTAs multicast A's whole box in turn (kAlongNTurn, session 24)
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class KernelConfig:
     # multicast (each CTA loads all of B; a diagnostic), 2 whole boxes multicast by the two CTAs in turn
     # (3: as 1, each CTA's slots released by its own consumers alone; 4: as 3 without cluster barriers; diagnostics)
     # 5 (session 22, PAIR_ALONG_N): the pair along N, two horizontally adjacent tiles sharing A (each CTA multicasts
-    # half of A's rows, loads its own B)
+    # half of A's rows, loads its own B). Session 24's quads (cluster_m 4): 0, 5 as for pairs (a quarter of the rows
+    # each), 2 (CTA kt % 4 multicasts k-block kt's whole B box), 6 (ALONG_N_TURN: along N, A's whole box in turn)
     b_mc: int = 0
     # wgmma 2x1 cluster (session 21, CLUSTERL): a relaxed start barrier, no end barrier (the producer waits out
     # every slot's last release instead), idle warps leave at once; with uncond
@@ -102,7 +104,7 @@ class KernelConfig:
     @property
     def pair_along_n(self) -> bool:
         """A 2x1 cluster config whose pair is two horizontally adjacent tiles sharing A (B mode 5)."""
-        return self.cluster_m > 1 and self.b_mc == PAIR_ALONG_N
+        return self.cluster_m > 1 and self.b_mc in (PAIR_ALONG_N, ALONG_N_TURN)
 
     def units(self, m: int, n: int) -> int:
         """wgmma: the persistent schedule's work units: tiles, or for a cluster config pairs of
@@ -134,7 +136,7 @@ class KernelConfig:
     def _cluster_tag(self) -> str:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
-                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn", "_pn")[self.b_mc]
+                + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn", "_pn", "_pna")[self.b_mc]
                 + ("_lean" if self.lean else ""))
 
     @property
@@ -337,6 +339,13 @@ _WGMMA_TABLE = [
     # 84: four cooperative 128 x 64 tiles along M share B (N <= 64), twin 36. Lean, as the pairs above.
     (64, 128, 2, 8, SCHED_PINGPONG, 4, 0, False, True, False, True, False, 1, PAIR_ALONG_N, True),
     (128, 64, 2, 8, SCHED_COOP_TMA, 4, 1, False, True, False, True, False, 1, 0, True),
+    # Measured (session 24): 83-84 6-9% faster than their twins where their 24 quads make one wave (64 x 12288 x K,
+    # 12288 x 64 x K), 7-12% behind cuBLASLt; at 16384 two waves (30 quads resident at most). Nsight at 12288x64x8192:
+    # their L2-to-SM read sectors 22% above cuBLAS's, which read every operand byte once per cluster. 85: 84 with
+    # whole B boxes multicast in turn (B mode 2: CTA kt % 4 sends k-block kt's 8 KB box), one request where 84 sends four.
+    (128, 64, 2, 8, SCHED_COOP_TMA, 4, 1, False, True, False, True, False, 1, 2, True),
+    # 86: 83 with A's whole box multicast in turn (ALONG_N_TURN).
+    (64, 128, 2, 8, SCHED_PINGPONG, 4, 0, False, True, False, True, False, 1, ALONG_N_TURN, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -485,8 +494,8 @@ def enabled_kinds() -> frozenset[str]:
 # 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
 # 77-80 (session 23, the cluster split-K twins of 29, 31, 36, 37) ran and passed in 23. 81-82 (the 256 x 64 tile and its
 # pair along N, session 23): written after the session's GPU calls, ran and passed in 24. 83-84 (clusters of four,
-# session 24): not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({83, 84})
+# session 24) ran and passed in 24; 85-86 (84 and 83 with whole boxes multicast in turn) not yet run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({85, 86})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

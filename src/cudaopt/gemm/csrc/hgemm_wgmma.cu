@@ -383,9 +383,13 @@ __host__ __device__ __forceinline__ void cluster_tile(int unit, int rank, int ti
 // (m, 2p + 1) of one tile row and share A (each multicasts half of A's rows); the walk is cluster_tile's with
 // the roles of M and N swapped (units = tiles_m x ceil(tiles_n / 2); rank 1 idles past N).
 constexpr int kPairAlongN = 5;
+// 6 (session 24, kAlongNTurn): a cluster along N whose CTAs multicast A's whole box in turn (CTA kt % CM at k-block
+// kt), where 5 sends each CTA's share of A's rows every k-block.
+constexpr int kAlongNTurn = 6;
+__host__ __device__ constexpr bool along_n(int mc) { return mc == kPairAlongN || mc == kAlongNTurn; }
 template <int MC, int CM = kClusterMax>
 __host__ __device__ __forceinline__ void pair_tile(int unit, int rank, int tiles_m, int tiles_n, int& tm, int& tn) {
-  if constexpr (MC == kPairAlongN)
+  if constexpr (along_n(MC))
     cluster_tile(unit, rank, tiles_n, tiles_m, tn, tm, CM);
   else
     cluster_tile(unit, rank, tiles_m, tiles_n, tm, tn, CM);
@@ -517,8 +521,9 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // LEAN (session 21): after its last load the producer waits until every slot's last fill was released by
 // both CTAs' consumers (the peer's remote arrivals on this CTA's barriers have all landed), the tail that lets
 // the lean cluster body end without a cluster barrier (see wgmma2_cluster_body).
-// CM = 4 (session 24, B modes 0 and 5 only): four CTAs share the one operand; each multicasts a quarter of its
-// rows (B: kBK / 4 = 16 rows of each chunk; A along N: BM / 4 rows), 2 KB boxes, still whole 128B-swizzle atoms.
+// CM = 4 (session 24, B modes 0, 2 and 5 only): four CTAs share the one operand; each multicasts a quarter of its
+// rows (B: kBK / 4 = 16 rows of each chunk; A along N: BM / 4 rows), 2 KB boxes, still whole 128B-swizzle atoms;
+// B mode 2: CTA kt % 4 multicasts k-block kt's whole B box (one 8 KB request, as cuBLAS's L2 sector count suggests).
 template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0, bool LEAN = false, int CM = kClusterMax>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
@@ -530,12 +535,12 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   // [r, r + 1) x kBK / 2 of each chunk of the k-block (the host encodes B's boxes kBK / 2 rows high for such a
   // config); 32 rows of 128 B are 4 KB, a whole number of 128B-swizzle atoms, so the two half boxes land
   // exactly as one 64-row box would.
-  constexpr bool kPairN = MC == kPairAlongN;  // B local, A's rows halved and multicast
+  constexpr bool kPairN = along_n(MC);  // B local, A's rows halved and multicast (6: A's whole box, in turn)
   constexpr bool kHalfRows = !kPairN && (BN / 64) % CM != 0;
   constexpr uint16_t kMask = (uint16_t)((1u << CM) - 1);  // every CTA of the cluster
   static_assert(MC == 0 || BN == 64 || (kPairN && CM == kClusterQuad), "the other B modes are for the 64-wide pair");
-  static_assert(CM == kClusterMax || (CM == kClusterQuad && (MC == 0 || kPairN)), "quads: B modes 0 and 5");
-  static_assert(!kPairN || (KB == 1 && (BM / CM) % 8 == 0),
+  static_assert(CM == kClusterMax || (CM == kClusterQuad && (MC == 0 || MC == 2 || kPairN)), "quads: B modes 0, 2, 5");
+  static_assert(!kPairN || (KB == 1 && ((BM / CM) % 8 == 0 || MC == kAlongNTurn)),
                 "the pair along N: 64-deep slots, A's rows per CTA a whole number of 8-row swizzle atoms");
   constexpr int kChunksPerCta = BN / 64 / CM;  // (0 where kHalfRows: that branch does not use it)
   static_assert(!kHalfRows || (KB == 1 && (kBK / CM) % 8 == 0), "part-row boxes: 64-deep slots, whole atoms");
@@ -554,8 +559,12 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
       const int k0 = kt * kBK * KB;
       if constexpr (kPairN) {  // this CTA's half of A's rows to both CTAs; its own B chunks, where live
         constexpr int kHalfA = BM / CM;
-        tma_load_2d_multicast(slots_a + slot * T::kSlotABytes + rank * kHalfA * 128, map_a, k0, m0 + rank * kHalfA,
-                              &full[slot], kMask);
+        if constexpr (MC == kAlongNTurn) {
+          if (kt % CM == rank) tma_load_2d_multicast(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot], kMask);
+        } else {
+          tma_load_2d_multicast(slots_a + slot * T::kSlotABytes + rank * kHalfA * 128, map_a, k0, m0 + rank * kHalfA,
+                                &full[slot], kMask);
+        }
         if (live) {
 #pragma unroll
           for (int j = 0; j < BN / 64; ++j)
@@ -570,7 +579,7 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
         if constexpr (kHalfRows && (MC == 1 || MC >= 3)) {
           tma_load_2d(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot]);
         } else if constexpr (kHalfRows && MC == 2) {
-          if ((kt & 1) == rank)
+          if (kt % CM == rank)
             tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes, map_b, n0, k0, &full[slot], kMask);
         } else if constexpr (kHalfRows) {
           constexpr int kHalf = kBK / CM;  // rows of this CTA's box
@@ -1372,7 +1381,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   uint64_t* empty = full + STAGES;
 
   // B modes 3-4 (diagnostics): each CTA's slots released by its own consumers alone; 4: no cluster barriers.
-  constexpr bool kRemoteRelease = CM > 1 && (MC < 3 || MC == kPairAlongN);
+  constexpr bool kRemoteRelease = CM > 1 && (MC < 3 || along_n(MC));
   constexpr bool kClusterBarriers = CM > 1 && MC != 4;
   const int warpgroup = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
@@ -1399,7 +1408,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   const int num_tiles = tiles_m * tiles_n;
   const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes
   // The sequence this CTA walks: items seq0, seq0 + seq_step, ... (one block's, or one cluster's).
-  const int num_items = CM > 1 ? (MC == kPairAlongN ? tiles_m * ((tiles_n + CM - 1) / CM) : (tiles_m + CM - 1) / CM * tiles_n)
+  const int num_items = CM > 1 ? (along_n(MC) ? tiles_m * ((tiles_n + CM - 1) / CM) : (tiles_m + CM - 1) / CM * tiles_n)
                                : (SPLITK ? num_tiles * splits : num_tiles);
   const int seq0 = CM > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
   const int seq_step = CM > 1 ? (int)cluster_count_x() : (int)gridDim.x;
@@ -1460,7 +1469,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       bool live = true;  // cluster: false for an idle CTA (its tile of the pair lies past M, or N for a pair along N)
       if constexpr (CM > 1) {
         pair_tile<MC, CM>(item, rank, tiles_m, tiles_n, tm, tn);
-        live = MC == kPairAlongN ? tn < tiles_n : tm < tiles_m;
+        live = along_n(MC) ? tn < tiles_n : tm < tiles_m;
       } else {
         tile_coords(tile, tiles_m, tiles_n, tm, tn);
       }
@@ -2039,6 +2048,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // tiles along M share B (N <= 64), twin 22. Both lean.
     CUDAOPT_WGMMA_CLUSTERL(64, 128, 2, 8, 2, 4, 0, 5),   // 69
     CUDAOPT_WGMMA_CLUSTERL(128, 64, 2, 8, 1, 4, 1, 0),   // 70
+    // Measured (session 24): 69-70 6-9% faster than their twins where their 24 quads make one wave (64 x 12288,
+    // 12288 x 64), still 7-12% behind cuBLASLt; under Nsight their L2-to-SM read sectors are 22% above cuBLAS's, whose
+    // equal one read of each operand byte per cluster. 71: 70 with whole B boxes multicast in turn (B mode 2).
+    CUDAOPT_WGMMA_CLUSTERL(128, 64, 2, 8, 1, 4, 1, 2),   // 71
+    CUDAOPT_WGMMA_CLUSTERL(64, 128, 2, 8, 2, 4, 0, 6),   // 72: 69 with A's whole box multicast in turn (kAlongNTurn)
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2141,7 +2155,7 @@ int sm_count() {
 int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms, int max_clusters = 1 << 30) {
   if (c.cluster > 1) {  // pairs of tile rows, or of tile columns for the pair along N
     const long long tiles_m = (M + c.bm - 1) / c.bm, tiles_n = (N + c.bn - 1) / c.bn;
-    const long long units = c.b_mc == kPairAlongN ? tiles_m * ((tiles_n + c.cluster - 1) / c.cluster)
+    const long long units = along_n(c.b_mc) ? tiles_m * ((tiles_n + c.cluster - 1) / c.cluster)
                                                   : (tiles_m + c.cluster - 1) / c.cluster * tiles_n;
     long long clusters = sms / c.cluster;
     if (max_clusters < clusters) clusters = max_clusters;
@@ -2449,7 +2463,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     return -1;
   const WgmmaEntry& c = kWgmmaConfigs[config];
   CUtensorMap map_a, map_b;
-  // The pair along N (B mode 5) multicasts half of A's rows per CTA: half-high A boxes.
+  // The pair along N (B mode 5) multicasts half of A's rows per CTA (a quad a quarter): short A boxes (6: whole ones).
   int st = tensor_map(MapKey{A, M, K, lda, c.cluster > 1 && c.b_mc == kPairAlongN ? c.bm / c.cluster : c.bm}, &map_a);
   if (st != 0) return st;
   // A 2x1 cluster config with an odd number of 64-wide B chunks multicasts half of each chunk's rows per CTA
