@@ -38,6 +38,7 @@
 #   bash scripts/gpu_check.sh gemm_pn256   # issue 6, session 23: 81-82 (256 x 64 and its pair along N) at 16384 x 128 x K
 #   bash scripts/gpu_check.sh gemm_quad    # issue 6, session 24: clusters of four (83, 84) on the 64-wide skinny shapes
 #   bash scripts/gpu_check.sh gemm_quad2   # issue 6, session 24: 85-86 (the quads with whole boxes in turn), Nsight
+#   bash scripts/gpu_check.sh gemm_quad3   # issue 6, session 24: 87-88 (the quads with 128 B L2 promotion), the grid
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -700,6 +701,29 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     GEMM_ADOPT_NO_GRID=1 GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 adopt_then_grid 83,84,85,86 0 0
     (cd "$OUT" && tar czf quad2.tgz --remove-files gemm_tests.txt ncu_quads.txt screen.jsonl screen_m64.txt screen_n64.txt \
       adopted.txt lt_fallback.log)
+    ;;
+  gemm_quad3)
+    # Issue 6, session 24, third call: 87-88, the quads 83-84 with 128 B L2 promotion of their own (Nsight at
+    # 12288x64x8192: cuBLAS's L2 sectors and 53 us against 56.5 at 256 B). The GPU tests, a paired screen beside
+    # 83-84 on the 64-wide shapes, adopted with --rebackend, the fallback pass, then the grid where any shape was
+    # adopted (GEMM_ADOPT_GRID_LIMIT, GEMM_ADOPT_BENCH_S).
+    python3 -m cudaopt.gemm.build | tail -1
+    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
+    timeout -k 5 180 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
+      > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 87,83 \
+      --shapes "$(cat docs/data/hgemm_session23/m64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_m64.txt" | tail -3
+    timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 88,84 \
+      --shapes "$(cat docs/data/hgemm_session23/n64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_n64.txt" | tail -3
+    GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 \
+      adopt_then_grid 87,88 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf quad3.tgz --remove-files gemm_tests.txt screen.jsonl screen_m64.txt screen_n64.txt adopted.txt \
+      adopted_table.json lt_fallback.log)
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -425,8 +426,9 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (74, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean", 2, 1), (75, "wgmma128x64x64_c2_s8_tma_cm2_e1_u_pn_lean", 2, 1),
         (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1), (82, "wgmma256x64x64_c2_s4_tma_cm2_e1_u_pn_lean", 2, 1),
         (83, "wgmma64x128x64_pp_s8_cm4_u_pn_lean", 4, 1), (84, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean", 4, 1),
-        (85, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_mca_lean", 4, 1), (86, "wgmma64x128x64_pp_s8_cm4_u_pna_lean", 4, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+        (85, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_mca_lean", 4, 1), (86, "wgmma64x128x64_pp_s8_cm4_u_pna_lean", 4, 1),
+        (87, "wgmma64x128x64_pp_s8_cm4_u_pn_lean_p128", 4, 1), (88, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean_p128", 4, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -623,11 +625,15 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
         assert kernel_lib.cudaopt_wgmma_max_splits(c.index) == c.max_splits, c.label
         assert kernel_lib.cudaopt_wgmma_cluster_size(c.index) == c.cluster_m, c.label
         assert kernel_lib.cudaopt_wgmma_b_mc(c.index) == c.b_mc, c.label
+        # (session 24: a config's own L2 promotion of its operand maps, -1 for the library setting)
+        assert kernel_lib.cudaopt_wgmma_l2_promo(c.index) == (_lib.L2_PROMOTIONS[c.l2_promo] if c.l2_promo else -1)
         for m, n in [(8, 8), (512, 512), (4104, 1032), (64, 4096), (16384, 16384)]:
             for splits in (1, 2, 5, 16):
                 for sms in (1, 7, 132):
                     assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
+    assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
+    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 
@@ -1239,7 +1245,11 @@ def test_the_quads_share_the_small_operand_of_the_64_wide_shapes():
     cuBLAS's 96 CTAs at 64 x 12288 and 12288 x 64, and are offered only where one tile spans the short side and
     the long side fills at least one cluster."""
     quads = [c for c in CLUSTER if c.cluster_m == 4]
-    assert [c.id for c in quads] == [83, 84, 85, 86] and all(c.lean and c.uncond for c in quads)
+    assert [c.id for c in quads] == [83, 84, 85, 86, 87, 88] and all(c.lean and c.uncond for c in quads)
+    # 87-88: 83-84 with 128 B L2 promotion of their own (every field but that one equal)
+    for a, b in zip(quads[:2], quads[4:]):
+        assert b.l2_promo == "128B" and not a.l2_promo and replace(b, id=a.id, index=a.index, l2_promo="") == a
+    quads = quads[:4]
     along_n, along_m, along_m_turn, along_n_turn = quads  # (85-86: whole boxes of the shared operand in turn)
     assert along_n.pair_along_n and along_n_turn.pair_along_n and not along_m.pair_along_n and not along_m_turn.pair_along_n
     assert [c.b_mc for c in quads] == [5, 0, 2, 6]

@@ -65,6 +65,8 @@ def kernels() -> ctypes.CDLL:
                             f"configs.py {cfg.cluster_m}: rebuild")
         if lib.cudaopt_wgmma_b_mc(cfg.index) != cfg.b_mc:
             raise GemmError(f"wgmma config {cfg.id}: B multicast mode differs between library and configs.py: rebuild")
+        if lib.cudaopt_wgmma_l2_promo(cfg.index) != (L2_PROMOTIONS[cfg.l2_promo] if cfg.l2_promo else -1):
+            raise GemmError(f"wgmma config {cfg.id}: its L2 promotion differs between library and configs.py: rebuild")
         if lib.cudaopt_wgmma_b3d(cfg.index) != int(cfg.b3d):
             raise GemmError(f"wgmma config {cfg.id}: B3D differs between library and configs.py: rebuild")
         if lib.cudaopt_wgmma_max_splits(cfg.index) != cfg.max_splits:
@@ -222,6 +224,8 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_b3d.restype = _i
     lib.cudaopt_wgmma_b_mc.argtypes = [_i]
     lib.cudaopt_wgmma_b_mc.restype = _i
+    lib.cudaopt_wgmma_l2_promo.argtypes = [_i]
+    lib.cudaopt_wgmma_l2_promo.restype = _i
     lib.cudaopt_wgmma_max_active_clusters.argtypes = [_i]
     lib.cudaopt_wgmma_max_active_clusters.restype = _i
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, _i, ctypes.POINTER(_i)]  # (unit, rank, tiles_m, tiles_n, cm)

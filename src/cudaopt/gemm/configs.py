@@ -58,6 +58,9 @@ class KernelConfig:
     # wgmma 2x1 cluster (session 21, CLUSTERL): a relaxed start barrier, no end barrier (the producer waits out
     # every slot's last release instead), idle warps leave at once; with uncond
     lean: bool = False
+    # wgmma (session 24): the L2 promotion its operand maps are encoded with whatever the library setting
+    # ($CUDAOPT_GEMM_L2_PROMOTION), one of _lib.L2_PROMOTIONS' names; "" (every config before 87): the setting
+    l2_promo: str = ""
 
     @property
     def rows_per_consumer(self) -> int:
@@ -137,7 +140,7 @@ class KernelConfig:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
                 + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn", "_pn", "_pna")[self.b_mc]
-                + ("_lean" if self.lean else ""))
+                + ("_lean" if self.lean else "") + (f"_p{self.l2_promo.removesuffix('B')}" if self.l2_promo else ""))
 
     @property
     def label(self) -> str:
@@ -346,6 +349,12 @@ _WGMMA_TABLE = [
     (128, 64, 2, 8, SCHED_COOP_TMA, 4, 1, False, True, False, True, False, 1, 2, True),
     # 86: 83 with A's whole box multicast in turn (ALONG_N_TURN).
     (64, 128, 2, 8, SCHED_PINGPONG, 4, 0, False, True, False, True, False, 1, ALONG_N_TURN, True),
+    # Measured (session 24): 85-86 no faster than 84 / 83 and the same L2 read sectors. Nsight at 12288x64x8192: with
+    # the maps' L2 promotion at 128 B (or none) the quads read exactly cuBLAS's L2 sectors, each operand byte once per
+    # cluster (at 256 B, the library default, three times the shared operand's), in 53 us against 56.5 (cuBLAS
+    # 54-55). 87-88: 83-84 with 128 B promotion of their own (a sixteenth field).
+    (64, 128, 2, 8, SCHED_PINGPONG, 4, 0, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B"),
+    (128, 64, 2, 8, SCHED_COOP_TMA, 4, 1, False, True, False, True, False, 1, 0, True, "128B"),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -435,12 +444,12 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean = [
-            *rest, *(1, 0, False, True, False, False, False, 1, 0, False)[len(rest):]]  # 6th-15th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean, l2_promo = [
+            *rest, *(1, 0, False, True, False, False, False, 1, 0, False, "")[len(rest):]]  # 6th-16th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK * kb, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
                                 csplit=csplit, splitk=splitk, shared_epi=shared_epi, uncond=uncond, b3d=b3d,
-                                b_mc=b_mc, lean=lean))
+                                b_mc=b_mc, lean=lean, l2_promo=l2_promo))
     return tuple(out)
 
 
@@ -494,8 +503,9 @@ def enabled_kinds() -> frozenset[str]:
 # 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
 # 77-80 (session 23, the cluster split-K twins of 29, 31, 36, 37) ran and passed in 23. 81-82 (the 256 x 64 tile and its
 # pair along N, session 23): written after the session's GPU calls, ran and passed in 24. 83-84 (clusters of four,
-# session 24) ran and passed in 24; 85-86 (84 and 83 with whole boxes multicast in turn) not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({85, 86})
+# session 24) ran and passed in 24, 85-86 (84 and 83 with whole boxes multicast in turn) too; 87-88 (83-84 with
+# 128 B L2 promotion) not yet run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({87, 88})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -1760,6 +1760,10 @@ struct WgmmaEntry {
   Kernel2Fn kernel2_b3d;
   Kernel2SplitFn kernel2_splitk_b3d;
   int b_mc;  // 64-wide 2x1 pairs: how B reaches the pair (MC of produce_tiles_cluster; 0 elsewhere)
+  // The L2 promotion (index into kL2Promotions) this config's operand maps are encoded with, whatever the library
+  // setting (cudaopt_wgmma_set_l2_promotion); -1: the library setting (session 24: the quads' multicast read each
+  // shared byte three times from L2 under 256 B promotion, once under 128 B or none).
+  int l2_promo = -1;
 };
 
 #define CUDAOPT_WGMMA_CFG(BM, BN, CONS, ST)                                               \
@@ -1842,6 +1846,15 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                                \
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, UNCOND, MC, LEAN, CM>, nullptr, CM, nullptr, \
         0, nullptr, nullptr, nullptr, nullptr, MC                                                           \
+  }
+// A lean cluster entry (CLUSTERL below) whose operand maps use L2 promotion PROMO (an index of kL2Promotions).
+#define CUDAOPT_WGMMA_CLUSTERLP(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO)                                 \
+  WgmmaEntry {                                                                                              \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                            \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                          \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                                \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, CM>, nullptr, CM, nullptr, \
+        0, nullptr, nullptr, nullptr, nullptr, MC, PROMO                                                    \
   }
 // The 64-wide pair (CLUSTERE) with another B mode MC; the same with UNCOND; UNCOND and LEAN.
 #define CUDAOPT_WGMMA_CLUSTERM(BM, BN, CONS, ST, SCHED, CM, EPI, MC) \
@@ -2053,6 +2066,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // equal one read of each operand byte per cluster. 71: 70 with whole B boxes multicast in turn (B mode 2).
     CUDAOPT_WGMMA_CLUSTERL(128, 64, 2, 8, 1, 4, 1, 2),   // 71
     CUDAOPT_WGMMA_CLUSTERL(64, 128, 2, 8, 2, 4, 0, 6),   // 72: 69 with A's whole box multicast in turn (kAlongNTurn)
+    // Measured (session 24): 71-72 no faster than 69-70, the same L2 read sectors. Under Nsight at 12288x64x8192 the
+    // quads read exactly cuBLAS's L2 sectors (each operand byte once per cluster) with the maps' L2 promotion at 128 B
+    // or none, and 53 us against 56.5 at 256 B (cuBLAS 54-55). 73-74: 69-70 with 128 B promotion (index 3).
+    CUDAOPT_WGMMA_CLUSTERLP(64, 128, 2, 8, 2, 4, 0, 5, 3),   // 73
+    CUDAOPT_WGMMA_CLUSTERLP(128, 64, 2, 8, 1, 4, 1, 0, 3),   // 74
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2106,6 +2124,12 @@ struct MapSlot {
 constexpr int kMapCacheSlots = 128;
 MapSlot g_map_cache[kMapCacheSlots];
 std::mutex g_map_mutex;
+
+// An operand map's key for config c: its own L2 promotion where it has one (WgmmaEntry::l2_promo).
+MapKey operand_key(const WgmmaEntry& c, MapKey key) {
+  if (c.l2_promo >= 0) key.promo = c.l2_promo;
+  return key;
+}
 
 int tensor_map(const MapKey& key, CUtensorMap* out) {
   EncodeTiledFn encode = encode_tiled();
@@ -2298,6 +2322,12 @@ int cudaopt_wgmma_b_mc(int config) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 0;
   return kWgmmaConfigs[config].b_mc;
 }
+// Config `config`'s own L2 promotion of its operand maps (WgmmaEntry::l2_promo: -1, the library setting; -2 for a
+// bad id).
+int cudaopt_wgmma_l2_promo(int config) {
+  if (config < 0 || config >= kNumWgmmaConfigs) return -2;
+  return kWgmmaConfigs[config].l2_promo;
+}
 // 1 where config `config` loads B's chunks through one 3-D box a k-block where N % 64 == 0 (B3D).
 int cudaopt_wgmma_b3d(int config) {
   if (config < 0 || config >= kNumWgmmaConfigs) return 0;
@@ -2464,12 +2494,13 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   const WgmmaEntry& c = kWgmmaConfigs[config];
   CUtensorMap map_a, map_b;
   // The pair along N (B mode 5) multicasts half of A's rows per CTA (a quad a quarter): short A boxes (6: whole ones).
-  int st = tensor_map(MapKey{A, M, K, lda, c.cluster > 1 && c.b_mc == kPairAlongN ? c.bm / c.cluster : c.bm}, &map_a);
+  int st = tensor_map(operand_key(c, MapKey{A, M, K, lda, c.cluster > 1 && c.b_mc == kPairAlongN ? c.bm / c.cluster : c.bm}),
+                      &map_a);
   if (st != 0) return st;
   // A 2x1 cluster config with an odd number of 64-wide B chunks multicasts half of each chunk's rows per CTA
   // (kHalfRows): half-high boxes.
   const int b_box_rows = c.cluster > 1 && (c.bn / 64) % c.cluster != 0 && c.b_mc == 0 ? kBK / c.cluster : kBK;
-  st = tensor_map(MapKey{B, K, N, ldb, b_box_rows}, &map_b);
+  st = tensor_map(operand_key(c, MapKey{B, K, N, ldb, b_box_rows}), &map_b);
   if (st != 0) return st;
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
@@ -2486,9 +2517,9 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     const bool deep = c.kernel2_b3d != nullptr && K % 64 == 0;
     CUtensorMap map_a3, map_b2;
     if (deep) {
-      st = tensor_map(MapKey{A, M, K, lda, c.bm, 2}, &map_a3);
+      st = tensor_map(operand_key(c, MapKey{A, M, K, lda, c.bm, 2}), &map_a3);
       if (st != 0) return st;
-      st = tensor_map(MapKey{B, K, N, ldb, 2 * kBK}, &map_b2);
+      st = tensor_map(operand_key(c, MapKey{B, K, N, ldb, 2 * kBK}), &map_b2);
       if (st != 0) return st;
     }
     void* args[] = {deep ? &map_a3 : &map_a, deep ? &map_b2 : &map_b, &map_c, &M, &N, &K, &none};
@@ -2510,10 +2541,10 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   const bool b3d = c.kernel2_b3d != nullptr && N % 64 == 0 && src.a == nullptr && (!deep || K % 64 == 0);
   CUtensorMap map_b3, map_a3;
   if (b3d) {
-    st = tensor_map(MapKey{B, K, N, ldb, deep ? 2 * kBK : kBK, c.bn / 64}, &map_b3);
+    st = tensor_map(operand_key(c, MapKey{B, K, N, ldb, deep ? 2 * kBK : kBK, c.bn / 64}), &map_b3);
     if (st != 0) return st;
     if (deep) {
-      st = tensor_map(MapKey{A, M, K, lda, c.bm, 2}, &map_a3);
+      st = tensor_map(operand_key(c, MapKey{A, M, K, lda, c.bm, 2}), &map_a3);
       if (st != 0) return st;
     }
   }
