@@ -39,6 +39,7 @@
 #   bash scripts/gpu_check.sh gemm_quad    # issue 6, session 24: clusters of four (83, 84) on the 64-wide skinny shapes
 #   bash scripts/gpu_check.sh gemm_quad2   # issue 6, session 24: 85-86 (the quads with whole boxes in turn), Nsight
 #   bash scripts/gpu_check.sh gemm_quad3   # issue 6, session 24: 87-88 (the quads with 128 B L2 promotion), the grid
+#   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -723,6 +724,25 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
       adopt_then_grid 87,88 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf quad3.tgz --remove-files gemm_tests.txt screen.jsonl screen_m64.txt screen_n64.txt adopted.txt \
+      adopted_table.json lt_fallback.log)
+    ;;
+  gemm_pairp)
+    # Issue 6, session 24, last call: 89-90, the lean 64-row pairs 71-72 (the table's kernel on 13 M = 128 shapes) with
+    # 128 B L2 promotion of their own. The cluster GPU tests, a paired screen beside 71-72 on the 41 M = 128 shapes of
+    # >= 1e9 FLOP, adopted with --rebackend, the fallback pass, the grid where any shape was adopted.
+    python3 -m cudaopt.gemm.build | tail -1
+    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
+    timeout -k 5 120 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs" \
+      > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_PAIRP_LIMIT:-80}" python3 benchmarks/gemm_configs.py --configs 89,71,90,72 \
+      --shapes "$(cat docs/data/hgemm_session22/m128_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_m128.txt" | tail -5
+    GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 \
+      adopt_then_grid 89,90 "${GEMM_ADOPT_GRID_LIMIT:-260}" "${GEMM_ADOPT_BENCH_S:-230}"
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf pairp.tgz --remove-files gemm_tests.txt screen.jsonl screen_m128.txt adopted.txt \
       adopted_table.json lt_fallback.log)
     ;;
   evaluator_tests)

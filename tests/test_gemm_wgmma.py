@@ -427,8 +427,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (76, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean", 2, 1), (82, "wgmma256x64x64_c2_s4_tma_cm2_e1_u_pn_lean", 2, 1),
         (83, "wgmma64x128x64_pp_s8_cm4_u_pn_lean", 4, 1), (84, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean", 4, 1),
         (85, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_mca_lean", 4, 1), (86, "wgmma64x128x64_pp_s8_cm4_u_pna_lean", 4, 1),
-        (87, "wgmma64x128x64_pp_s8_cm4_u_pn_lean_p128", 4, 1), (88, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean_p128", 4, 1)]
-    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+        (87, "wgmma64x128x64_pp_s8_cm4_u_pn_lean_p128", 4, 1), (88, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean_p128", 4, 1),
+        (89, "wgmma64x192x64_pp_s6_cm2_e1_u_lean_p128", 2, 1), (90, "wgmma64x128x64_pp_s8_cm2_u_lean_p128", 2, 1)]
+    assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0,
+                                                  0, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -633,7 +635,7 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
                     assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
     assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
-    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88]
+    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 
@@ -1214,8 +1216,11 @@ def test_the_64x64_pair_is_offered_on_one_wave_shapes_with_two_tile_rows():
 def test_the_lean_64_row_pairs_are_offered_where_one_pair_spans_m():
     """Session 22: on the skinny shapes M = 128 the 64-row lean pairs (71-73) split the rows over the two CTAs and
     share the streamed B, however few their tiles; elsewhere the tile-count rule holds (one tile row: no pair)."""
-    pairs = [c for c in CLUSTER if c.lean and c.bm == 64 and c.bn > 64 and c.cluster_m == 2]
-    assert [c.id for c in pairs] == [71, 72, 73] and all(c.b_mc == 0 and c.uncond for c in pairs)
+    pairs = [c for c in CLUSTER if c.lean and c.bm == 64 and c.bn > 64 and c.cluster_m == 2 and not c.l2_promo]
+    assert [c.id for c in pairs] == [71, 72, 73]
+    # (89-90, session 24: 71-72 with 128 B L2 promotion, every other field equal)
+    assert [replace(KERNEL_CONFIGS[i], id=j, index=KERNEL_CONFIGS[j].index, l2_promo="") for i, j in ((89, 71), (90, 72))] == [
+        KERNEL_CONFIGS[71], KERNEL_CONFIGS[72]] and all(c.b_mc == 0 and c.uncond for c in pairs)
     for c in pairs:
         assert c.tiles(128, 12288) < 2 * NUM_SMS_H200 and cluster_offered(c, 128, 12288)
         assert cluster_offered(c, 100, 4096)  # a partial second row still makes a pair

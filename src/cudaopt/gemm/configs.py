@@ -355,6 +355,11 @@ _WGMMA_TABLE = [
     # 54-55). 87-88: 83-84 with 128 B promotion of their own (a sixteenth field).
     (64, 128, 2, 8, SCHED_PINGPONG, 4, 0, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B"),
     (128, 64, 2, 8, SCHED_COOP_TMA, 4, 1, False, True, False, True, False, 1, 0, True, "128B"),
+    # Measured (session 24): 87-88 3-6% faster than 83-84, 8-10% behind cuBLASLt on the one-wave shapes: retired with
+    # them. 89-90: the lean 64-row pairs 71-72 (the table's kernel on 13 M = 128 shapes, 4 of them ours) with 128 B
+    # promotion (session 23's setting test: 71 at 128x12288x8192 53.3 -> 51.6 us, cuBLASLt 50.9).
+    (64, 192, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B"),
+    (64, 128, 2, 8, SCHED_PINGPONG, 2, 0, False, True, False, True, False, 1, 0, True, "128B"),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -503,9 +508,9 @@ def enabled_kinds() -> frozenset[str]:
 # 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
 # 77-80 (session 23, the cluster split-K twins of 29, 31, 36, 37) ran and passed in 23. 81-82 (the 256 x 64 tile and its
 # pair along N, session 23): written after the session's GPU calls, ran and passed in 24. 83-84 (clusters of four,
-# session 24) ran and passed in 24, 85-86 (84 and 83 with whole boxes multicast in turn) too; 87-88 (83-84 with
-# 128 B L2 promotion) not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({87, 88})
+# session 24) ran and passed in 24, and 85-88 (whole boxes in turn; 128 B L2 promotion) too; 89-90 (71-72 with 128 B
+# promotion) not yet run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({89, 90})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -540,8 +545,12 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({87, 88})
 # stays: 1.03-1.07x the table on 64x4096x8192 and 4096 x 64 x 4096-16384.
 # 81-82 (session 24): the 256 x 64 tile and its pair along N, correct (82 bitwise 81), 0.834x and 0.925x of cuBLASLt
 # on the eight 16384 x 128 x K shapes (paired screen; 74 there 0.741x): adopted on none.
+# 83-88 (session 24): the quads, correct (bitwise their twins 22 / 36), 1-10% faster than the twins where 24 quads
+# make one wave (64 x 12288 x K, 12288 x 64 x K; 87-88 with 128 B promotion 3-6% faster again), two waves at 16384
+# (30 quads resident at most), and slower than the table on all 64 M = 64 / N = 64 shapes of >= 1e9 FLOP (best 0.992x;
+# 87 / 88 at 64x12288x8192 / 12288x64x8192: 54.1 / 54.6 us, cuBLASLt autotuned 49.7 / 49.8): adopted on none.
 RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62,
-                                               63, 64, 65, 66, 67, 70, 77, 78, 79, 81, 82})
+                                               63, 64, 65, 66, 67, 70, 77, 78, 79, 81, 82, 83, 84, 85, 86, 87, 88})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

@@ -2071,6 +2071,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // or none, and 53 us against 56.5 at 256 B (cuBLAS 54-55). 73-74: 69-70 with 128 B promotion (index 3).
     CUDAOPT_WGMMA_CLUSTERLP(64, 128, 2, 8, 2, 4, 0, 5, 3),   // 73
     CUDAOPT_WGMMA_CLUSTERLP(128, 64, 2, 8, 1, 4, 1, 0, 3),   // 74
+    // Measured (session 24): 73-74 3-6% faster than 69-70 on the one-wave shapes, 8-10% behind cuBLASLt there
+    // (configs.RETIRED_WGMMA_IDS: 83-88). 75-76: the lean 64-row pairs 57-58 (adopted at M = 128) with 128 B promotion
+    // (session 23's setting test: 57 at 128x12288x8192 53.3 -> 51.6 us).
+    CUDAOPT_WGMMA_CLUSTERLP(64, 192, 2, 6, 2, 2, 1, 0, 3),   // 75
+    CUDAOPT_WGMMA_CLUSTERLP(64, 128, 2, 8, 2, 2, 0, 0, 3),   // 76
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
