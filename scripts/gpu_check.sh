@@ -40,6 +40,7 @@
 #   bash scripts/gpu_check.sh gemm_quad2   # issue 6, session 24: 85-86 (the quads with whole boxes in turn), Nsight
 #   bash scripts/gpu_check.sh gemm_quad3   # issue 6, session 24: 87-88 (the quads with 128 B L2 promotion), the grid
 #   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
+#   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -744,6 +745,15 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf pairp.tgz --remove-files gemm_tests.txt screen.jsonl screen_m128.txt adopted.txt \
       adopted_table.json lt_fallback.log)
+    ;;
+  gemm_table_grid)
+    # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
+    # adoption first (session 24's adopted table had no time left for it). GEMM_TABLE_GRID_LIMIT / _BENCH_S.
+    mkdir -p /tmp/table_grid && cp src/cudaopt/gemm/tuned_h200.json /tmp/table_grid/tuned.json
+    OUT="$OUT/grid" GEMM_WORK=/tmp/table_grid_work GEMM_RESUME=/tmp/table_grid GEMM_TESTS=0 GEMM_SHARDS=1 \
+      GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_TABLE_GRID_LIMIT:-420}" \
+      bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    rm -f "$OUT/grid/tuned.json"
     ;;
   evaluator_tests)
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.

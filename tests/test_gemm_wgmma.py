@@ -62,17 +62,22 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep; CLUSTERM takes
-    # CLUSTERE's and an eighth, the B mode)
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
+    # CLUSTERE's and an eighth, the B mode; CLUSTERLP, session 24: CLUSTERL's and a ninth, the L2 promotion's index)
+    from cudaopt.gemm._lib import L2_PROMOTIONS
+
+    promo_name = {v: k for k, v in L2_PROMOTIONS.items()}
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B", "CFG2B2") else int(g or 0),
-             kind == "CFG2CS", kind == "CFG2PS", kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
-             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind == "CLUSTERL")
-            for kind, a, b, c, d, e, f, g, h in
+             kind == "CFG2CS", kind == "CFG2PS",
+             kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
+             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP"),
+             promo_name[int(i)] if i else "")
+            for kind, a, b, c, d, e, f, g, h, i in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
-                       r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
+                       r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
     assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
@@ -287,7 +292,8 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     assert proc.returncode == 0, out[-3000:]
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
     # a cluster split-K twin shares its twin's kernels; a B3D twin shares its twin's and adds two of its own
-    own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
+    # (a config with its own L2 promotion, session 24, launches its twin's kernel with other tensor maps)
+    own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d and not c.l2_promo]
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
@@ -304,8 +310,8 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" not in name) == len(
         gen2_plain) + len(deep)
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" in name) == sum(
-        c.uncond for c in CLUSTER)
-    assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER)
+        c.uncond for c in CLUSTER_KERNELS)
+    assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER_KERNELS)
     # Split-K: one more kernel per generation-2 config (and its cp.async twin), and the (default,
     # serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
@@ -339,18 +345,18 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # 2x1 cluster kernels: B multicast TMA, cluster barriers (init and exit), remote mbarrier arrivals
     # (SYNCS...RED on a shared::cluster address), the same mainloop and TMA-store epilogue.
     clus = {name: body for name, body in funcs.items() if "hgemm_wgmma2_cluster_kernel" in name}
-    assert len(clus) == len(CLUSTER)
+    assert len(clus) == len(CLUSTER_KERNELS)
     # (the session-21 diagnostic pair, B mode 1, loads B without multicast)
-    assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc in (1, 3, 4) for c in CLUSTER)
+    assert sum("UTMALDG.2D.MULTICAST" not in body for body in clus.values()) == sum(c.b_mc in (1, 3, 4) for c in CLUSTER_KERNELS)
     # (remote arrivals, SYNCS...RED, in every pair but B mode 3's, whose consumers release their own CTA's slots)
-    assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc in (3, 4) for c in CLUSTER)
+    assert sum("SYNCS.ARRIVE.TRANS64.RED" not in body for body in clus.values()) == sum(c.b_mc in (3, 4) for c in CLUSTER_KERNELS)
     # (the register split of the consumers: 232 a thread, 152 for three consumers; session 22's first 3-consumer pair
     # asked for 232 and hung in setmaxnreg, which waits for registers a 512-thread CTA never frees)
     for name, body in clus.items():
         want = "0x98" if re.search(r"cluster_kernelILi\d+ELi\d+ELi3E", name) else "0xe8"
         assert set(re.findall(r"TRY_ALLOC\.CTAPOOL UP0, (0x[0-9a-f]+)", body)) == {want}, name
     assert sum(bool(re.search(r"cluster_kernelILi\d+ELi\d+ELi3E", name)) for name in clus) == sum(
-        c.consumers == 3 for c in CLUSTER) == 1
+        c.consumers == 3 for c in CLUSTER_KERNELS) == 1
     for name, body in clus.items():
         assert "UTMALDG.2D " in body, name
         # (not B mode 4's diagnostic, nor a lean kernel (LEAN, the template's ninth argument, then CM): one barrier)
@@ -392,6 +398,7 @@ N192 = [c for c in _OWN if c.bn == 192 and c.splitk and c.cluster_m == 1]
 PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk and c.cluster_m == 1]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
+CLUSTER_KERNELS = [c for c in CLUSTER if not c.l2_promo]  # (87-90 launch their twins' kernels, session 24)
 
 
 def test_generation_2_is_appended_and_generation_1_unchanged():

@@ -357,7 +357,8 @@ _WGMMA_TABLE = [
     (128, 64, 2, 8, SCHED_COOP_TMA, 4, 1, False, True, False, True, False, 1, 0, True, "128B"),
     # Measured (session 24): 87-88 3-6% faster than 83-84, 8-10% behind cuBLASLt on the one-wave shapes: retired with
     # them. 89-90: the lean 64-row pairs 71-72 (the table's kernel on 13 M = 128 shapes, 4 of them ours) with 128 B
-    # promotion (session 23's setting test: 71 at 128x12288x8192 53.3 -> 51.6 us, cuBLASLt 50.9).
+    # promotion (session 23's setting test: 71 at 128x12288x8192 53.3 -> 51.6 us, cuBLASLt 50.9). Measured (session
+    # 24): correct (bitwise 71-72), 1.03-1.05x the table on 7 M = 128 shapes (paired screen), adopted there.
     (64, 192, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B"),
     (64, 128, 2, 8, SCHED_PINGPONG, 2, 0, False, True, False, True, False, 1, 0, True, "128B"),
 ]
@@ -508,9 +509,8 @@ def enabled_kinds() -> frozenset[str]:
 # 74: its consumers asked setmaxnreg for 232 registers, which a 512-thread CTA never frees; fixed before session 23)
 # 77-80 (session 23, the cluster split-K twins of 29, 31, 36, 37) ran and passed in 23. 81-82 (the 256 x 64 tile and its
 # pair along N, session 23): written after the session's GPU calls, ran and passed in 24. 83-84 (clusters of four,
-# session 24) ran and passed in 24, and 85-88 (whole boxes in turn; 128 B L2 promotion) too; 89-90 (71-72 with 128 B
-# promotion) not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({89, 90})
+# session 24) ran and passed in 24, and 85-90 (whole boxes in turn; 128 B L2 promotion) too.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
