@@ -132,7 +132,8 @@ L2_PROMOTIONS = {"256B": 0, "none": 1, "64B": 2, "128B": 3}  # cudaopt_wgmma_set
 
 def l2_promotion_name() -> str:
     """$CUDAOPT_GEMM_L2_PROMOTION: the L2 promotion of the wgmma tensor maps, 256B (default), none, 64B or 128B
-    (session 23: a measurement setting; benchmarks/gemm_l2_promotion.py times them side by side)."""
+    (session 23: a measurement setting; benchmarks/gemm_l2_promotion.py times them side by side). Configs with a
+    promotion of their own (KernelConfig.l2_promo, session 24) keep it for their operand maps whatever this says."""
     raw = os.environ.get("CUDAOPT_GEMM_L2_PROMOTION", "").strip() or "256B"
     if raw not in L2_PROMOTIONS:
         raise GemmError(f"CUDAOPT_GEMM_L2_PROMOTION={raw!r}: use 256B (the default), none, 64B or 128B")
