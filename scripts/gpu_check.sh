@@ -41,6 +41,7 @@
 #   bash scripts/gpu_check.sh gemm_quad3   # issue 6, session 24: 87-88 (the quads with 128 B L2 promotion), the grid
 #   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
+#   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -745,6 +746,28 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf pairp.tgz --remove-files gemm_tests.txt screen.jsonl screen_m128.txt adopted.txt \
       adopted_table.json lt_fallback.log)
+    ;;
+  gemm_large_pairs)
+    # Issue 6, session 25: 91-96 (the large lean pairs at 128 B promotion; the 128 x 192 / 192 x 128 ping-pong pairs;
+    # 74 at 128 B). The cluster GPU tests, a paired screen on the 155 shapes of M, N >= 2048 where the shipped table
+    # trails cuBLASLt (short K first; cut by GEMM_LARGE_SCREEN_LIMIT, the lines written by then count) and 96 beside 74
+    # on 24 N = 128 shapes, then adoption with --rebackend and the fallback pass; the grid is a call of its own.
+    python3 -m cudaopt.gemm.build | tail -1
+    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
+    timeout -k 5 150 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs" \
+      > "$OUT/gemm_tests.txt" 2>&1
+    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_N128_SCREEN_LIMIT:-60}" python3 benchmarks/gemm_configs.py --configs 96,74 \
+      --shapes "$(cat docs/data/hgemm_session25/n128_large.txt)" --rounds 8 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_n128.txt" | tail -3
+    timeout "${GEMM_LARGE_SCREEN_LIMIT:-240}" python3 benchmarks/gemm_configs.py --configs 91,92,93,94,95 \
+      --shapes "$(cat docs/data/hgemm_session25/large_losers.txt)" --rounds 8 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_large.txt" | tail -6
+    GEMM_SMOKE_PASSED=auto GEMM_ADOPT_REBACKEND=1 GEMM_ADOPT_NO_GRID=1 adopt_then_grid 91,92,93,94,95,96 0 0
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf large_pairs.tgz --remove-files gemm_tests.txt screen.jsonl screen_n128.txt screen_large.txt \
+      adopted.txt adopted_table.json lt_fallback.log)
     ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or

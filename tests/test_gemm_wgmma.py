@@ -293,7 +293,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
     # a cluster split-K twin shares its twin's kernels; a B3D twin shares its twin's and adds two of its own
     # (a config with its own L2 promotion, session 24, launches its twin's kernel with other tensor maps)
-    own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d and not c.l2_promo]
+    own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d and not promo_twin(c)]
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
@@ -398,7 +398,16 @@ N192 = [c for c in _OWN if c.bn == 192 and c.splitk and c.cluster_m == 1]
 PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk and c.cluster_m == 1]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
-CLUSTER_KERNELS = [c for c in CLUSTER if not c.l2_promo]  # (87-90 launch their twins' kernels, session 24)
+
+
+def promo_twin(c):
+    """The earlier config c equals in every field but its own L2 promotion (87-93 and 96 launch that config's
+    kernel with other tensor maps, sessions 24-25), or None where c brings a kernel of its own (94-95)."""
+    return next((d for d in WGMMA_CONFIGS if c.l2_promo and d.id < c.id and not d.l2_promo
+                 and replace(d, id=c.id, index=c.index, l2_promo=c.l2_promo) == c), None)
+
+
+CLUSTER_KERNELS = [c for c in CLUSTER if not promo_twin(c)]
 
 
 def test_generation_2_is_appended_and_generation_1_unchanged():
@@ -435,9 +444,12 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (83, "wgmma64x128x64_pp_s8_cm4_u_pn_lean", 4, 1), (84, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean", 4, 1),
         (85, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_mca_lean", 4, 1), (86, "wgmma64x128x64_pp_s8_cm4_u_pna_lean", 4, 1),
         (87, "wgmma64x128x64_pp_s8_cm4_u_pn_lean_p128", 4, 1), (88, "wgmma128x64x64_c2_s8_tma_cm4_e1_u_lean_p128", 4, 1),
-        (89, "wgmma64x192x64_pp_s6_cm2_e1_u_lean_p128", 2, 1), (90, "wgmma64x128x64_pp_s8_cm2_u_lean_p128", 2, 1)]
+        (89, "wgmma64x192x64_pp_s6_cm2_e1_u_lean_p128", 2, 1), (90, "wgmma64x128x64_pp_s8_cm2_u_lean_p128", 2, 1),
+        (91, "wgmma128x256x64_c2_s4_tma_cm2_e2_u_lean_p128", 2, 1), (92, "wgmma256x128x64_c2_s4_tma_cm2_e1_u_lean_p128", 2, 1),
+        (93, "wgmma128x128x64_pp_s6_cm2_e1_u_lean_p128", 2, 1), (94, "wgmma128x192x64_pp_s4_cm2_e1_u_lean_p128", 2, 1),
+        (95, "wgmma192x128x64_pp_s4_cm2_e1_u_lean_p128", 2, 1), (96, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean_p128", 2, 1)]
     assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0,
-                                                  0, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+                                                  0, 0, 0, 0, 0, 0, 0, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -642,7 +654,9 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
                     assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
     assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
-    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90]
+    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96]
+    assert [getattr(promo_twin(c), "id", None) for c in WGMMA_CONFIGS if c.l2_promo] == [
+        83, 84, 71, 72, 68, 69, 70, None, None, 74]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 
@@ -1239,7 +1253,7 @@ def test_the_lean_64_row_pairs_are_offered_where_one_pair_spans_m():
 def test_the_pairs_along_n_share_a_where_one_pair_spans_n():
     """Session 22: the mirror of 71-73 for N = 128 (74-76: B mode 5, two horizontally adjacent tiles sharing the
     streamed A): units pair tile columns, and they are offered only where one pair spans N."""
-    pairs = [c for c in CLUSTER if c.pair_along_n and c.cluster_m == 2]
+    pairs = [c for c in CLUSTER if c.pair_along_n and c.cluster_m == 2 and not c.l2_promo]  # (96: 74 at 128 B)
     assert [c.id for c in pairs] == [74, 75, 76, 82] and all(c.lean and c.uncond and c.bn == 64 for c in pairs)
     assert [plain_twin(c).id for c in pairs] == [31, 36, 37, 81]  # 82 (session 23): 256 x 64 for M = 16384
     assert [c.units(12288, 128) for c in pairs] == [64, 96, 192, 48] and pairs[0].grid(12288, 128) == 128

@@ -2076,6 +2076,17 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // (session 23's setting test: 57 at 128x12288x8192 53.3 -> 51.6 us).
     CUDAOPT_WGMMA_CLUSTERLP(64, 192, 2, 6, 2, 2, 1, 0, 3),   // 75
     CUDAOPT_WGMMA_CLUSTERLP(64, 128, 2, 8, 2, 2, 0, 0, 3),   // 76
+    // Measured (session 24): 75-76 adopted on 7 M = 128 shapes. Session 25: the large shapes of mid K (M x N >= 2^25,
+    // K 256-2048) trail cuBLASLt by 3-8% and are bound by operand panels read from L2; the large pairs 54-56 were
+    // measured (session 22) at 256 B promotion, which triples a multicast operand's L2 reads. 77-79: 54-56 with
+    // 128 B promotion; 80-81: lean pairs of the 128 x 192 ping-pong 28 (the table's kernel on 116 large shapes,
+    // 0.985x of cuBLASLt there) and of its mirror 29, sharing the streamed panel; 82: 60 (pair along N) at 128 B.
+    CUDAOPT_WGMMA_CLUSTERLP(128, 256, 2, 4, 1, 2, 2, 0, 3),  // 77
+    CUDAOPT_WGMMA_CLUSTERLP(256, 128, 2, 4, 1, 2, 1, 0, 3),  // 78
+    CUDAOPT_WGMMA_CLUSTERLP(128, 128, 2, 6, 2, 2, 1, 0, 3),  // 79
+    CUDAOPT_WGMMA_CLUSTERLP(128, 192, 2, 4, 2, 2, 1, 0, 3),  // 80
+    CUDAOPT_WGMMA_CLUSTERLP(192, 128, 2, 4, 2, 2, 1, 0, 3),  // 81
+    CUDAOPT_WGMMA_CLUSTERLP(192, 64, 3, 6, 1, 2, 1, 5, 3),   // 82
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
