@@ -769,6 +769,15 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     (cd "$OUT" && tar czf large_pairs.tgz --remove-files gemm_tests.txt screen.jsonl screen_n128.txt screen_large.txt \
       adopted.txt adopted_table.json lt_fallback.log)
     ;;
+  gemm_ncu_shortk)
+    # Issue 6, session 25: the large short-K shapes trail cuBLASLt by 3-8% at the same SM clock (session 19's energy
+    # run) and with half the L2 operand traffic (91-95) no faster: Nsight on the table's kernels beside cuBLAS's.
+    python3 -m cudaopt.gemm.build | tail -1
+    for spec in "16384x16384x512:42 43 26 torch" "8192x16384x256:42 27 torch"; do
+      timeout 170 python3 scripts/gemm_ncu.py --shape "${spec%%:*}" --configs ${spec#*:} --top 6 2>&1 \
+        | tee -a "$OUT/ncu_shortk.txt" | tail -8
+    done
+    ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
     # adoption first (session 24's adopted table had no time left for it). GEMM_TABLE_GRID_LIMIT / _BENCH_S.
