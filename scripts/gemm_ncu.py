@@ -5,7 +5,11 @@
     python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 25:4 21:2 torch
 
 A config is an id, or id:splits for split-K (the call's reduce kernel is profiled and printed too), or
-`torch`: torch.matmul's cuBLAS kernel (nvjet / cutlass / gemm by name), the yardstick beside ours.
+`torch`: torch.matmul's cuBLAS kernel (nvjet / cutlass / gemm by name), the yardstick beside ours, or `lt:ALGO`:
+algorithm ALGO of cuBLASLt's NN heuristic list for the shape (the index the fallback pass records as
+`lt_fallback.best_algo`: cuBLASLt autotuned, which torch.matmul's heuristic kernel is not; session 25).
+`--clock-control none` profiles at the clocks the card runs (Nsight locks them to base by default), and
+`--calls N` profiles the last of N back-to-back calls.
 For each, `ncu` profiles the last of three calls of a child of this script (our kernels only, by name)
 with the SpeedOfLight, Occupancy, LaunchStats, WarpStateStats, ComputeWorkloadAnalysis and
 MemoryWorkloadAnalysis sections, and the table prints duration, SM / memory / L2 / DRAM throughput, the
@@ -55,10 +59,21 @@ TORCH_KERNELS = "regex:(nvjet|gemm|cutlass|sm90_xmma)"  # cuBLAS's GEMM kernel u
 CALLS = 3  # calls of the child; the last one is profiled
 
 
+TORCH, LT = -1, -2  # parse_config's config for torch.matmul and for a cuBLASLt algorithm (its index in `splits`)
+
+
 def parse_config(text: str) -> tuple[int, int]:
-    """"ID" or "ID:SPLITS" -> (config id, splits); "torch" -> (-1, 1)."""
+    """"ID" or "ID:SPLITS" -> (config id, splits); "torch" -> (TORCH, 1); "lt:ALGO" -> (LT, ALGO)."""
     if text == "torch":
-        return -1, 1
+        return TORCH, 1
+    if text.startswith("lt:"):
+        try:
+            algo = int(text[3:])
+        except ValueError:
+            raise SystemExit(f"--configs wants lt:ALGO with an algorithm index, got {text!r}") from None
+        if algo < 0:
+            raise SystemExit(f"--configs {text!r}: the algorithm index must be at least 0")
+        return LT, algo
     cfg, _, splits = text.partition(":")
     try:
         out = int(cfg), int(splits or 1)
@@ -78,6 +93,19 @@ def child(shape: tuple[int, int, int], config: int, splits: int, launches: int) 
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    if config == LT:  # algorithm `splits` of cuBLASLt's NN list, with the benchmark's workspace
+        from cudaopt.gemm.bench import LT_WORKSPACE
+
+        plan = _lib.LtPlan(m, n, k, 0, LT_WORKSPACE)
+        if splits >= plan.count:
+            raise SystemExit(f"lt:{splits}: cuBLASLt lists {plan.count} algorithms for {m}x{n}x{k} (0..{plan.count - 1})")
+        ws = torch.empty(LT_WORKSPACE, device="cuda", dtype=torch.uint8)
+        stream = torch.cuda.current_stream().cuda_stream
+        for _ in range(launches):
+            plan.run(splits, a.data_ptr(), b.data_ptr(), c.data_ptr(), ws.data_ptr(), LT_WORKSPACE, stream)
+        torch.cuda.synchronize()
+        plan.close()
+        return
     if config < 0:  # torch.matmul
         for _ in range(launches):
             torch.matmul(a, b, out=c)
@@ -147,32 +175,40 @@ def main() -> None:
     ap.add_argument("--metrics", default="",
                     help="extra raw metrics (comma-separated, e.g. lts__t_sectors_srcunit_tex_op_read.sum), printed "
                          "in base units on a third line; names this ncu does not list are dropped, with a note")
+    ap.add_argument("--clock-control", choices=("base", "none"), default="base",
+                    help="ncu's clock control: base (locked, ncu's default) or none (the card's own clocks)")
+    ap.add_argument("--calls", type=int, default=CALLS, help="back-to-back calls in the child; the last is profiled")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)  # "id" or "id:splits"
     args = ap.parse_args()
+    if args.calls < 1:
+        sys.exit("--calls wants at least 1")
     shape = tuple(int(x) for x in args.shape.lower().split("x"))
     if len(shape) != 3:
         sys.exit(f"--shape wants MxNxK, got {args.shape!r}")
     if args.child is not None:
-        child(shape, *parse_config(args.child), CALLS)
+        child(shape, *parse_config(args.child), args.calls)
         return
     from cudaopt.gemm import build
     from cudaopt.gemm.configs import KERNEL_CONFIGS
 
-    build.build(with_blas=False)  # here, not in the child under ncu
+    picks = [parse_config(text) for text in args.configs]  # bad input stops here, before the build
+    build.build(with_blas=any(c == LT for c, _ in picks))  # here, not in the child under ncu
     extra = known_metrics(args.ncu, [m.strip() for m in args.metrics.split(",") if m.strip()])
     for text in args.configs:
         config, splits = parse_config(text)
         # split-K: the GEMM kernel, then the reduce kernel; cluster split-K sums in the cluster, one kernel
         per_call = 2 if config >= 0 and splits > 1 and not KERNEL_CONFIGS[config].csplit else 1
         names = OUR_KERNELS if config >= 0 else TORCH_KERNELS
-        cmd = [args.ncu, "--kernel-name", names, "--launch-skip", str(per_call * (CALLS - 1)),
+        cmd = [args.ncu, "--clock-control", args.clock_control, "--kernel-name", names,
+               "--launch-skip", str(per_call * (args.calls - 1)),
                "--launch-count", str(per_call), "--csv", "--page", "raw", "--print-units", "base",
                "--metrics", ",".join([EXTRA_METRICS, *extra]),
                *[x for s in SECTIONS for x in ("--section", s)],
-               sys.executable, __file__, "--shape", args.shape, "--child", text]
+               sys.executable, __file__, "--shape", args.shape, "--calls", str(args.calls), "--child", text]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         rows = rows_of(r.stdout)
-        label = "torch" if config < 0 else KERNEL_CONFIGS[config].label + (f"_splitk{splits}" if splits > 1 else "")
+        label = ("torch" if config == TORCH else f"cuBLASLt algo {splits}" if config == LT
+                 else KERNEL_CONFIGS[config].label + (f"_splitk{splits}" if splits > 1 else ""))
         if r.returncode != 0 or not rows:
             tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
             print(f"{label}: ncu exit {r.returncode}, {len(rows)} kernel rows: {' | '.join(tail)}")

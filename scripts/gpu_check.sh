@@ -42,6 +42,7 @@
 #   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
+#   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -776,6 +777,19 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     for spec in "16384x16384x512:42 43 26 torch" "8192x16384x256:42 27 torch"; do
       timeout 170 python3 scripts/gemm_ncu.py --shape "${spec%%:*}" --configs ${spec#*:} --top 6 2>&1 \
         | tee -a "$OUT/ncu_shortk.txt" | tail -8
+    done
+    ;;
+  gemm_ncu_sustained)
+    # Issue 6, plan for session 26: why the table's 128 x 192 ping-pong takes 9% more cycles a call sustained than in
+    # Nsight's single locked-clock call (613 k against 561 k at 16384x16384x512), beside cuBLASLt's autotuned
+    # algorithm (the table's lt_fallback.best_algo, NN): the tenth of ten back-to-back calls at the card's own clocks,
+    # then cuBLASLt's at Nsight's locked clocks (ours at locked clocks: session 25's ncu_shortk.txt).
+    python3 -m cudaopt.gemm.build | tail -1
+    for spec in "16384x16384x512:6" "8192x16384x256:7"; do
+      timeout 150 python3 scripts/gemm_ncu.py --shape "${spec%%:*}" --configs 42 "lt:${spec#*:}" --top 6 \
+        --clock-control none --calls 10 2>&1 | tee -a "$OUT/ncu_sustained.txt" | tail -4
+      timeout 90 python3 scripts/gemm_ncu.py --shape "${spec%%:*}" --configs "lt:${spec#*:}" --top 6 2>&1 \
+        | tee -a "$OUT/ncu_sustained.txt" | tail -2
     done
     ;;
   gemm_table_grid)

@@ -1585,6 +1585,10 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
     assert s["tensor %"] == "71.2" and s["L2 hit %"] == "88.5"  # the busiest tensor pipe column
     assert mod.parse_config("22") == (22, 1) and mod.parse_config("25:4") == (25, 4)
     assert mod.parse_config("torch") == (-1, 1)  # torch.matmul's cuBLAS kernel
+    assert mod.parse_config("lt:3") == (mod.LT, 3)  # cuBLASLt's algorithm 3 (session 25)
+    for bad in ("lt:", "lt:x", "lt:-1"):
+        with pytest.raises(SystemExit, match="lt:"):
+            mod.parse_config(bad)
     for bad in ("x", "25:", "25:0", "25:two"):
         if bad == "25:":
             assert mod.parse_config(bad) == (25, 1)  # an empty split count is one split
@@ -1606,6 +1610,36 @@ def test_gemm_ncu_keeps_only_the_extra_metrics_ncu_lists(tmp_path, capsys):
     assert got == ["lts__t_sectors_srcunit_tex_op_read.sum", "dram__bytes_read.sum.per_second"]
     assert "made_up__metric.sum not listed" in capsys.readouterr().out
     assert mod.known_metrics(str(tmp_path / "absent"), []) == []  # nothing asked: ncu is not run
+
+
+def test_gemm_ncu_passes_clock_control_and_call_count_to_ncu(tmp_path, monkeypatch, capsys):
+    """--clock-control and --calls reach ncu's command line (launch-skip counts the calls before the profiled
+    one) and the child's; an lt:ALGO candidate asks the build for the cuBLAS library, a bad one stops before it."""
+    import sys
+
+    from cudaopt.gemm import build
+
+    mod = _load_repo_script("scripts/gemm_ncu.py")
+    argv_file = tmp_path / "argv.txt"
+    fake = tmp_path / "ncu"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {argv_file}\n')
+    fake.chmod(0o755)
+    built = []
+    monkeypatch.setattr(build, "build", lambda with_blas=True: built.append(with_blas))
+    monkeypatch.setattr(sys, "argv", ["gemm_ncu.py", "--shape", "4096x4096x512", "--configs", "22", "lt:2",
+                                      "--ncu", str(fake), "--clock-control", "none", "--calls", "10"])
+    mod.main()
+    lines = argv_file.read_text().splitlines()
+    assert built == [True] and len(lines) == 2
+    for line, child in zip(lines, ("22", "lt:2")):
+        assert "--clock-control none" in line and "--launch-skip 9 --launch-count 1" in line
+        assert line.endswith(f"--shape 4096x4096x512 --calls 10 --child {child}")
+    out = capsys.readouterr().out
+    assert "cuBLASLt algo 2: ncu exit 0, 0 kernel rows" in out
+    monkeypatch.setattr(sys, "argv", ["gemm_ncu.py", "--configs", "lt:two", "--ncu", str(fake)])
+    with pytest.raises(SystemExit, match="lt:two"):
+        mod.main()
+    assert built == [True]  # the bad candidate stopped it before the build
 
 
 def test_reduce_benchmark_picks_each_shapes_best_reduce_split_candidate(tmp_path):
