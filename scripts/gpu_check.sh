@@ -89,10 +89,12 @@ for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedu
 # table (gpu_gemm.sh, 20 rounds, limit $2 s, bench budget $3 s) unless nothing was adopted (GEMM_ADOPT_GRID_ALWAYS=1
 # runs it anyway; GEMM_ADOPT_NO_GRID=1 never). GEMM_ADOPT_REBACKEND=1 (session 23): adopted shapes take ours or torch by the screen and lose their
 # cuBLASLt record; the fallback pass then checks every shape the table holds unchecked before the grid.
+# (GEMM_ADOPT_CONFIRM: a second screen's JSON lines; a shape is adopted only where it clears the margin there too)
 adopt_then_grid() {
   mkdir -p /tmp/adopt_table
   python3 scripts/gemm_adopt.py "${GEMM_ADOPT_BASE:-src/cudaopt/gemm/tuned_h200.json}" "$OUT/screen.jsonl" --config "$1" \
-    --margin "${GEMM_ADOPT_MARGIN:-1.03}" ${GEMM_ADOPT_REBACKEND:+--rebackend} --out /tmp/adopt_table/tuned.json \
+    --margin "${GEMM_ADOPT_MARGIN:-1.03}" ${GEMM_ADOPT_REBACKEND:+--rebackend} \
+    ${GEMM_ADOPT_CONFIRM:+--confirm "$GEMM_ADOPT_CONFIRM"} --out /tmp/adopt_table/tuned.json \
     | tee "$OUT/adopted.txt" | head -3
   if [ -n "${GEMM_ADOPT_REBACKEND:-}" ]; then  # (only the unchecked shapes are timed: seconds)
     timeout 240 python3 -m cudaopt.cli tune-gemm-fallbacks --table /tmp/adopt_table/tuned.json \

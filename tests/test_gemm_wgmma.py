@@ -1944,6 +1944,45 @@ def test_gemm_adopt_takes_a_config_only_where_the_paired_screen_clears_the_margi
     assert json.loads((tmp_path / "n4.json").read_text())["entries"][0]["config"] == 56
 
 
+def test_gemm_adopt_confirm_needs_the_same_pick_past_the_margin_in_a_second_screen(tmp_path):
+    """--confirm (session 25): a shape the first screen adopts stays on its table choice unless the second screen
+    times the same (config, splits) correct and past the margin; the confirming gain is recorded."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mod = _load_repo_script("scripts/gemm_adopt.py")
+    table = {"device": "H200", "entries": [
+        {"m": m, "n": 4096, "k": 512, "backend": "ours", "config": 42, "splits": 1} for m in (4096, 8192, 12288, 16384)]}
+
+    def row(m, table_us, us, splits=1, err=1e-4):
+        return {"m": m, "n": 4096, "k": 512, "table_us": table_us, "lt_us": 9.0, "torch_us": 9.5,
+                "configs": {"x": {"config": 94, "splits": splits, "us": us, "err": err}}}
+
+    first = [row(4096, 10.5, 10.0), row(8192, 10.5, 10.0), row(12288, 10.5, 10.0), row(16384, 10.5, 10.0)]
+    second = [row(4096, 10.4, 10.0),  # 1.04x again: adopted
+              row(8192, 10.1, 10.0),  # 1.01x: the first screen's gain did not repeat
+              row(12288, 10.5, 10.0, err=0.5)]  # wrong output there; 16384 not in the second screen at all
+    new, changed = mod.adopt(table, first, 94, 1.03, confirm=second)
+    assert [c[:3] for c in changed] == [(4096, 4096, 512)]
+    assert new["entries"][0]["config"] == 94 and new["entries"][0]["adopted"]["confirm_gain"] == 1.04
+    assert [e["config"] for e in new["entries"][1:]] == [42, 42, 42]
+    assert len(mod.adopt(table, first, 94, 1.03)[1]) == 4  # without --confirm: one screen decides
+    (tmp_path / "t.json").write_text(json.dumps(table))
+    (tmp_path / "s1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in first))
+    (tmp_path / "s2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in second))
+    script = str(Path(__file__).resolve().parents[1] / "scripts" / "gemm_adopt.py")
+    p = subprocess.run([sys.executable, script, str(tmp_path / "t.json"), str(tmp_path / "s1.jsonl"), "--config", "94",
+                        "--confirm", str(tmp_path / "s2.jsonl"), "--out", str(tmp_path / "n.json")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "on 1 of 4 screened shapes (margin 1.03, confirmed by a second screen)" in p.stdout
+    bad = subprocess.run([sys.executable, script, str(tmp_path / "t.json"), str(tmp_path / "s1.jsonl"), "--config",
+                          "94", "--confirm", str(tmp_path / "absent.jsonl"), "--out", str(tmp_path / "n2.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "absent.jsonl" in bad.stderr
+
+
 def test_gemm_adopt_rebackend_decides_ours_or_torch_from_the_screen_and_unchecks_the_fallback():
     """--rebackend (session 23): an adopted shape handed to torch or cuBLASLt becomes "ours" where the screen
     timed the config at least as fast as torch.matmul (fallback_below), "torch" where not; its cuBLASLt record is
