@@ -148,3 +148,40 @@ def test_two_processes_creating_one_new_database_at_once(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], stderr=subprocess.PIPE, text=True) for _ in range(3)]
     errs = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], "\n".join(e[-1500:] for e in errs)
+
+
+def test_wal_switch_retries_a_database_that_answers_locked():
+    """enable_wal (session 25): SQLite can answer the journal-mode switch with "database is locked" at once while
+    another process creates the same new file; the switch is retried, other errors and a lock that outlasts the
+    wait are raised, and a file already in WAL mode is left alone."""
+    import sqlite3
+
+    from cudaopt.db.store import enable_wal
+
+    class Conn:
+        def __init__(self, mode, fails, error="database is locked"):
+            self.mode, self.fails, self.error, self.sets = mode, fails, error, 0
+
+        def execute(self, sql):
+            if sql == "PRAGMA journal_mode":
+                return self
+            self.sets += 1
+            if self.fails:
+                self.fails -= 1
+                raise sqlite3.OperationalError(self.error)
+            self.mode = "wal"
+            return self
+
+        def fetchone(self):
+            return (self.mode,)
+
+    c = Conn("delete", fails=3)
+    enable_wal(c)
+    assert c.mode == "wal" and c.sets == 4  # three refusals, then the switch
+    done = Conn("WAL", fails=5)
+    enable_wal(done)
+    assert done.sets == 0  # already WAL: no switch asked for
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        enable_wal(Conn("delete", fails=1, error="disk I/O error"))
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        enable_wal(Conn("delete", fails=10**6), wait_s=0.2)

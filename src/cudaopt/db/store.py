@@ -117,6 +117,25 @@ def _record(row: CandidateRow) -> CandidateRecord:
     )
 
 
+def enable_wal(conn, wait_s: float = 30.0) -> None:  # noqa: ANN001  (a DBAPI sqlite3 connection)
+    """Put a SQLite database in WAL mode, once. Switching the journal mode can answer "database is locked" at
+    once, without waiting out the busy timeout, while another process is creating or switching the same new file
+    (session 25: one of three processes opening one new database failed so in CI); retry that for up to wait_s."""
+    import sqlite3
+
+    if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return  # another connection set it: WAL is a property of the file
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class ExemplarDB:
     """Storage for runs, tasks and candidates. Each write is its own committed transaction."""
 
@@ -128,7 +147,7 @@ class ExemplarDB:
             # WAL lets a reader (a report, a second process) look while the search writes.
             @event.listens_for(self.engine, "connect")
             def _sqlite_pragmas(conn, _record):  # noqa: ANN001
-                conn.execute("PRAGMA journal_mode=WAL")
+                enable_wal(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
 
         self._create_schema()
