@@ -89,6 +89,16 @@ for st, sp, r in sqlite3.connect('$2/cudaopt.db').execute('select status, speedu
 # table (gpu_gemm.sh, 20 rounds, limit $2 s, bench budget $3 s) unless nothing was adopted (GEMM_ADOPT_GRID_ALWAYS=1
 # runs it anyway; GEMM_ADOPT_NO_GRID=1 never). GEMM_ADOPT_REBACKEND=1 (session 23): adopted shapes take ours or torch by the screen and lose their
 # cuBLASLt record; the fallback pass then checks every shape the table holds unchecked before the grid.
+# Issue 6's kernel phases: build the kernel library, let the later steps (smoke bookkeeping, adoption) see every
+# config that is not retired, and run the GPU tests pytest -k "$2" selects within $1 seconds into $OUT/gemm_tests.txt;
+# print the failures and the tally.
+gemm_build_and_test() {
+  python3 -m cudaopt.gemm.build | tail -1
+  export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
+  timeout -k 5 "$1" python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "$2" \
+    > "$OUT/gemm_tests.txt" 2>&1
+  grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+}
 # (GEMM_ADOPT_CONFIRM: a second screen's JSON lines; a shape is adopted only where it clears the margin there too)
 adopt_then_grid() {
   mkdir -p /tmp/adopt_table
@@ -645,11 +655,7 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # 74's 192-row tiles make 172). GPU tests (every wgmma config against torch, every cluster config bitwise its
     # twin), a paired screen on the 16384 x 128 x K shapes (74 beside), adopted with --rebackend onto the shipped table
     # and the fallback pass on those shapes; the grid only with GEMM_PN256_GRID=1 (GEMM_ADOPT_GRID_LIMIT s).
-    python3 -m cudaopt.gemm.build | tail -1
-    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
-    timeout -k 5 150 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
-      > "$OUT/gemm_tests.txt" 2>&1
-    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    gemm_build_and_test 150 "cluster_configs or every_wgmma_config"
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_PN256_LIMIT:-90}" python3 benchmarks/gemm_configs.py --configs 82,74,81 \
       --shapes 16384x128x256,16384x128x512,16384x128x1024,16384x128x2048,16384x128x4096,16384x128x8192,16384x128x12288,16384x128x16384 \
@@ -666,11 +672,7 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # GPU tests (every wgmma config against torch, every cluster config bitwise its twin), a paired screen beside the
     # twins 22 / 36 on the M = 64 / N = 64 shapes of >= 1e9 FLOP, adopted with --rebackend and the fallback pass
     # (GEMM_QUAD_GRID=1 adds the grid: GEMM_ADOPT_GRID_LIMIT s).
-    python3 -m cudaopt.gemm.build | tail -1
-    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
-    timeout -k 5 180 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
-      > "$OUT/gemm_tests.txt" 2>&1
-    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    gemm_build_and_test 180 "cluster_configs or every_wgmma_config"
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 83,22 \
       --shapes "$(cat docs/data/hgemm_session23/m64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
@@ -689,11 +691,7 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # (CTA kt % 4 at k-block kt) where 83-84 send four quarter boxes: the GPU tests, Nsight beside the quarter-box
     # quads and cuBLAS at 12288x64x8192 and 64x12288x8192 (L2-to-SM read sectors: cuBLAS reads each operand byte
     # once per cluster, 83-84 22% more), a paired screen on the 64-wide shapes, adopted with --rebackend (no grid).
-    python3 -m cudaopt.gemm.build | tail -1
-    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
-    timeout -k 5 180 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
-      > "$OUT/gemm_tests.txt" 2>&1
-    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    gemm_build_and_test 180 "cluster_configs or every_wgmma_config"
     for s in "12288x64x8192:84 85 torch" "64x12288x8192:83 86 torch"; do
       timeout 150 python3 scripts/gemm_ncu.py --shape "${s%%:*}" --configs ${s#*:} 2>&1 | tail -6
     done | tee "$OUT/ncu_quads.txt" | cut -c1-400
@@ -713,11 +711,7 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # 12288x64x8192: cuBLAS's L2 sectors and 53 us against 56.5 at 256 B). The GPU tests, a paired screen beside
     # 83-84 on the 64-wide shapes, adopted with --rebackend, the fallback pass, then the grid where any shape was
     # adopted (GEMM_ADOPT_GRID_LIMIT, GEMM_ADOPT_BENCH_S).
-    python3 -m cudaopt.gemm.build | tail -1
-    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
-    timeout -k 5 180 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs or every_wgmma_config" \
-      > "$OUT/gemm_tests.txt" 2>&1
-    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    gemm_build_and_test 180 "cluster_configs or every_wgmma_config"
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_QUAD_LIMIT:-100}" python3 benchmarks/gemm_configs.py --configs 87,83 \
       --shapes "$(cat docs/data/hgemm_session23/m64_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
@@ -735,11 +729,7 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # Issue 6, session 24, last call: 89-90, the lean 64-row pairs 71-72 (the table's kernel on 13 M = 128 shapes) with
     # 128 B L2 promotion of their own. The cluster GPU tests, a paired screen beside 71-72 on the 41 M = 128 shapes of
     # >= 1e9 FLOP, adopted with --rebackend, the fallback pass, the grid where any shape was adopted.
-    python3 -m cudaopt.gemm.build | tail -1
-    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
-    timeout -k 5 120 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs" \
-      > "$OUT/gemm_tests.txt" 2>&1
-    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    gemm_build_and_test 120 "cluster_configs"
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_PAIRP_LIMIT:-80}" python3 benchmarks/gemm_configs.py --configs 89,71,90,72 \
       --shapes "$(cat docs/data/hgemm_session22/m128_shapes.txt)" --rounds 10 --out "$OUT/screen.jsonl" 2>&1 \
@@ -755,11 +745,7 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # 74 at 128 B). The cluster GPU tests, a paired screen on the 155 shapes of M, N >= 2048 where the shipped table
     # trails cuBLASLt (short K first; cut by GEMM_LARGE_SCREEN_LIMIT, the lines written by then count) and 96 beside 74
     # on 24 N = 128 shapes, then adoption with --rebackend and the fallback pass; the grid is a call of its own.
-    python3 -m cudaopt.gemm.build | tail -1
-    export CUDAOPT_GEMM_WGMMA_IDS="$(python3 -c "from cudaopt.gemm.configs import WGMMA_CONFIGS as W, RETIRED_WGMMA_IDS as R; print(','.join(str(c.id) for c in W if c.id not in R))")"
-    timeout -k 5 150 python3 -m pytest -v -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "cluster_configs" \
-      > "$OUT/gemm_tests.txt" 2>&1
-    grep -E "^FAILED" "$OUT/gemm_tests.txt" | tail -4; tail -1 "$OUT/gemm_tests.txt"
+    gemm_build_and_test 150 "cluster_configs"
     rm -f "$OUT/screen.jsonl"
     timeout "${GEMM_N128_SCREEN_LIMIT:-60}" python3 benchmarks/gemm_configs.py --configs 96,74 \
       --shapes "$(cat docs/data/hgemm_session25/n128_large.txt)" --rounds 8 --out "$OUT/screen.jsonl" 2>&1 \
