@@ -194,8 +194,7 @@ def main() -> None:
     picks = [parse_config(text) for text in args.configs]  # bad input stops here, before the build
     build.build(with_blas=any(c == LT for c, _ in picks))  # here, not in the child under ncu
     extra = known_metrics(args.ncu, [m.strip() for m in args.metrics.split(",") if m.strip()])
-    for text in args.configs:
-        config, splits = parse_config(text)
+    for text, (config, splits) in zip(args.configs, picks):
         # split-K: the GEMM kernel, then the reduce kernel; cluster split-K sums in the cluster, one kernel
         per_call = 2 if config >= 0 and splits > 1 and not KERNEL_CONFIGS[config].csplit else 1
         names = OUR_KERNELS if config >= 0 else TORCH_KERNELS
