@@ -292,7 +292,8 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     assert proc.returncode == 0, out[-3000:]
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
     # a cluster split-K twin shares its twin's kernels; a B3D twin shares its twin's and adds two of its own
-    # (a config with its own L2 promotion, session 24, launches its twin's kernel with other tensor maps)
+    # (a config that differs from an earlier one only by its own L2 promotion, promo_twin, launches that config's
+    # kernel with other tensor maps, session 24)
     own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d and not promo_twin(c)]
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
