@@ -42,6 +42,7 @@
 #   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
+#   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -757,6 +758,17 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf large_pairs.tgz --remove-files gemm_tests.txt screen.jsonl screen_n128.txt screen_large.txt \
       adopted.txt adopted_table.json lt_fallback.log)
+    ;;
+  gemm_n160)
+    # Issue 6, session 26: the 128 x 160 tiles 97-101 (B and C in 32-column chunks through the 64-byte swizzle), their
+    # GPU test, then a paired screen on the 155 shapes of M, N >= 2048 where the shipped table trails cuBLASLt (short K
+    # first; cut by GEMM_LARGE_SCREEN_LIMIT, the lines written by then count). Adoption is a call of its own.
+    gemm_build_and_test 150 "160_wide"
+    rm -f "$OUT/screen.jsonl"
+    timeout "${GEMM_LARGE_SCREEN_LIMIT:-300}" python3 benchmarks/gemm_configs.py --configs "${GEMM_N160_CONFIGS:-97,98,99,100,101}" \
+      --shapes "$(cat docs/data/hgemm_session25/large_losers.txt)" --rounds 8 --out "$OUT/screen.jsonl" 2>&1 \
+      | tee "$OUT/screen_large.txt" | tail -7
+    (cd "$OUT" && tar czf n160.tgz --remove-files gemm_tests.txt screen.jsonl screen_large.txt)
     ;;
   gemm_ncu_shortk)
     # Issue 6, session 25: the large short-K shapes trail cuBLASLt by 3-8% at the same SM clock (session 19's energy

@@ -47,7 +47,7 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         # 64-deep slots, or 128-deep for a B3D config (session 17: config 53)
         assert (c.bk == 64 or (c.bk == 128 and c.b3d)) and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
-        assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 192, 256) and c.bm <= 256
+        assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256) and c.bm <= 256
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
         assert (c.rows_per_consumer // 64) * c.bn // 2 <= (192 if c.schedule == 2 and c.consumers == 2 else 128)
         assert c.smem_bytes <= 227 * 1024
@@ -66,9 +66,9 @@ def test_python_mirror_matches_the_wgmma_source():
     from cudaopt.gemm._lib import L2_PROMOTIONS
 
     promo_name = {v: k for k, v in L2_PROMOTIONS.items()}
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2B", "CFG2B2") else int(g or 0),
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2T", "CFG2B", "CFG2B2") else int(g or 0),
              kind == "CFG2CS", kind == "CFG2PS",
              kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
              128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP"),
@@ -78,9 +78,12 @@ def test_python_mirror_matches_the_wgmma_source():
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
                      c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo) for c in WGMMA_CONFIGS]
-    # CFG2P / CFG2PS entries (no split-K kernel) are the configs the mirror marks splitk=False
+    # CFG2P / CFG2PS / CFG2T entries (no split-K kernel) are the configs the mirror marks splitk=False; CFG2T
+    # (session 26, the 160-wide tiles) alone of the one-CTA generation-2 entries has no cp.async producer
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
-    assert [k in ("CFG2P", "CFG2PS") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
+    assert [k in ("CFG2P", "CFG2PS", "CFG2T") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
+    assert [k not in ("CFG", "CFG2T") and not k.startswith("CLUSTER") for k in kinds] == [
+        c.cpasync for c in WGMMA_CONFIGS]
 
 
 # The session-6 shapes where one block per tile left most SMs idle (0.61-0.75x cuBLASLt).
@@ -298,7 +301,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
-    gen2_plain = [c for c in own if c.schedule != 0 and c.cluster_m == 1]
+    gen2_plain = [c for c in own if c.cpasync]  # (the 160-wide tiles of session 26 have none: TMA only)
     b3d_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:splitk_)?b3d_kernel\S*)\n\s*(.*)", out)
     assert len(b3d_funcs) == 2 * len(B3D), out[-3000:]
     # a 128-deep B3D config also brings 64-deep 2-D kernels of its slot count (plain, split-K, cp.async each)
@@ -393,10 +396,11 @@ _OWN = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.cluster_m == 1]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
-CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128
+N160 = [c for c in _OWN if c.bn == 160]  # session 26: 32-column chunks, tested apart
+CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128 + N160
            and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk and c.cluster_m == 1]
-PP192 = [c for c in _OWN if not c.splitk]  # session 15: the 128 x 192 ping-pong, plain kernel only
+PP192 = [c for c in _OWN if not c.splitk and c.bn != 160]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk and c.cluster_m == 1]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
@@ -448,9 +452,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (89, "wgmma64x192x64_pp_s6_cm2_e1_u_lean_p128", 2, 1), (90, "wgmma64x128x64_pp_s8_cm2_u_lean_p128", 2, 1),
         (91, "wgmma128x256x64_c2_s4_tma_cm2_e2_u_lean_p128", 2, 1), (92, "wgmma256x128x64_c2_s4_tma_cm2_e1_u_lean_p128", 2, 1),
         (93, "wgmma128x128x64_pp_s6_cm2_e1_u_lean_p128", 2, 1), (94, "wgmma128x192x64_pp_s4_cm2_e1_u_lean_p128", 2, 1),
-        (95, "wgmma192x128x64_pp_s4_cm2_e1_u_lean_p128", 2, 1), (96, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean_p128", 2, 1)]
+        (95, "wgmma192x128x64_pp_s4_cm2_e1_u_lean_p128", 2, 1), (96, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean_p128", 2, 1),
+        (100, "wgmma128x160x64_pp_s5_cm2_e1_u_lean_p128", 2, 1), (101, "wgmma128x160x64_pp_s5_cm2_e1_u_pn_lean_p128", 2, 1)]
     assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0,
-                                                  0, 0, 0, 0, 0, 0, 0, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -540,6 +545,29 @@ def test_generation_2_shared_memory_and_staging():
     assert pp.rows_per_consumer == 64 and pp.epilogue_bytes == 2 * 64 * 256 * 2
     co = next(c for c in GEN2 if c.schedule == 1 and (c.bm, c.bn) == (256, 128))
     assert co.rows_per_consumer == 128 and co.epilogue_bytes == 256 * 128 * 2
+
+
+def test_160_wide_tiles_stage_b_and_c_in_32_column_chunks():
+    """Session 26's 128 x 160 tiles: 64 columns do not divide 160, so B's slot and C's staging come in five
+    32-column chunks (64-byte rows, the 64-byte swizzle); 5 slots of 36 KB; no split-K or cp.async kernels; the
+    pairs run their one-staging-buffer twin's tile, ring and staging (bitwise its results)."""
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.cpasync) for c in N160] == [
+        (97, "wgmma128x160x64_pp_s5_e2", 218192, 1, False), (98, "wgmma128x160x64_pp_s5_e1", 201808, 1, False),
+        (99, "wgmma128x160x64_c2_s5_tma_e2", 201808, 1, False),
+        (100, "wgmma128x160x64_pp_s5_cm2_e1_u_lean_p128", 201808, 1, False),
+        (101, "wgmma128x160x64_pp_s5_cm2_e1_u_pn_lean_p128", 201808, 1, False)]
+    for c in N160:
+        assert c.chunk_cols == 32 and c.bn // c.chunk_cols == 5
+        assert c.epilogue_bytes == c.consumers * c.rows_per_consumer * 32 * 2 * c.epi_chunks
+        assert c.smem_bytes == 1024 + c.stages * (128 + 160) * 128 + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
+        assert c.rows_per_consumer * 64 % 1024 == 0  # 64-byte staging rows: chunks stay 1024-aligned
+        # accumulators a consumer thread: 160 (ping-pong, two m64n160 chains) or 80 (cooperative, one)
+        assert (c.rows_per_consumer // 64) * c.bn // 2 == (160 if c.schedule == SCHED_PINGPONG else 80)
+    assert [plain_twin(c).id for c in N160 if c.cluster_m > 1] == [98, 98]
+    assert all(c.chunk_cols == 64 for c in WGMMA_CONFIGS if c.bn != 160)
+    # two buffers for five chunks: the running count (kEpiRunning) keeps every reuse two groups back
+    assert _staging_reuse_distances(5, 2, 5, running=True) == {2}
+    assert min(_staging_reuse_distances(5, 2, 5, running=False)) == 1
 
 
 def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):
@@ -655,9 +683,9 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
                     assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
     assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
-    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96]
+    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101]
     assert [getattr(promo_twin(c), "id", None) for c in WGMMA_CONFIGS if c.l2_promo] == [
-        83, 84, 71, 72, 68, 69, 70, None, None, 74]
+        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 

@@ -388,7 +388,7 @@ def test_cpasync_producer_agrees_bitwise_with_tma():
     from cudaopt.gemm.configs import WGMMA_CONFIGS
 
     lib = _lib.wgmma_kernels()
-    configs = [c for c in WGMMA_CONFIGS if c.schedule != 0 and c.cluster_m == 1]
+    configs = [c for c in WGMMA_CONFIGS if c.cpasync]  # (not the 160-wide tiles: TMA only, session 26)
     assert configs
     failures = []
     try:
@@ -538,6 +538,48 @@ def test_wgmma_cluster_configs_match_torch(shape):
     first = Choice("ours", clusters[0].id, 1)
     r = check_gemm(lambda a_, b_, out, c=first: hgemm(a_, b_, out=out, choice=c), m, n, k, seed=m + n + k)
     assert r.ok, (clusters[0].label, r)
+
+
+# The 160-wide tiles (session 26): B and C in 32-column chunks through the 64-byte swizzle. N not a multiple of 32
+# (the last chunk's box clipped: 200, 136, 1000, 8200), of 160 (partial last tile), a whole number of chunks past N
+# (N = 8 + 160 j leaves four chunks wholly outside C), K tails and K below one slot, many tiles a block, pairs with
+# an idle rank (odd tile rows for the pair along M, odd tile columns for the pair along N).
+N160_SHAPES = [(8, 8, 8), (200, 136, 264), (130, 1000, 1032), (1000, 168, 40), (4104, 8200, 520), (8192, 8000, 4096),
+               (16384, 16384, 512), (384, 4960, 2056)]
+
+
+@pytest.mark.parametrize("shape", N160_SHAPES)
+def test_160_wide_tiles_match_torch_and_each_other(shape):
+    """Every 128 x 160 config against an fp32 reference (within 1.25x torch.matmul's own error); the ping-pong
+    with two staging buffers and the two pairs bitwise equal to the one-buffer ping-pong (same tile, same k order);
+    the first through every check of check_gemm."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, plain_twin
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, m + 5 * n + 3 * k)
+    wide = [c for c in WGMMA_CONFIGS if c.bn == 160]
+    assert len(wide) == 5
+    failures = []
+    for cfg in wide:
+        if cfg.cluster_m > 1:
+            f = _twin_mismatch(a, b, ref, torch_err, cfg, 1)
+        else:
+            out = hgemm(a, b, choice=Choice("ours", cfg.id, 1))
+            twin = hgemm(a, b, choice=Choice("ours", plain_twin(wide[-1]).id, 1))
+            torch.cuda.synchronize()
+            err = ((out.float() - ref).norm() / ref.norm()).item()
+            same = torch.equal(out, twin) or cfg.schedule != 2  # (the cooperative one: within the bound)
+            f = None if err <= 1.25 * torch_err + 1e-4 and same else (cfg.label, err, torch_err, same)
+        if f:
+            failures.append(f)
+    assert not failures, failures
+    r = check_gemm(lambda a_, b_, out, c=Choice("ours", wide[0].id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
+                   seed=m + n + k)
+    assert r.ok, (wide[0].label, r)
 
 
 # B3D configs (session 17): N multiples of 64 with partial last tiles (1024 on 192- and 256-wide tiles: the

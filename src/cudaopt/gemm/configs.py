@@ -68,14 +68,28 @@ class KernelConfig:
         return self.bm if self.schedule == SCHED_PINGPONG else self.bm // max(self.consumers, 1)
 
     @property
+    def chunk_cols(self) -> int:
+        """wgmma: columns of one chunk of B's ring slot and of C's staging (WgmmaTile2::kCols): 64 (128-byte rows,
+        128B swizzle), or 32 (64-byte rows, 64B swizzle) where 64 does not divide bn (the 160-wide tiles, session
+        26)."""
+        return 64 if self.bn % 64 == 0 else 32
+
+    @property
+    def cpasync(self) -> bool:
+        """wgmma: has the cp.async producer's instantiations (cudaopt_wgmma_set_cpasync can select them): every
+        generation-2 config without clusters whose chunks are 64 columns wide (that producer writes the 128B
+        swizzle)."""
+        return self.kind == "wgmma" and self.schedule != SCHED_GEN1 and self.cluster_m == 1 and self.chunk_cols == 64
+
+    @property
     def epilogue_bytes(self) -> int:
         """wgmma generation 2: shared memory staging C per consumer: the whole rows_per_consumer x bn
-        slab, or epi_chunks buffers of 64 columns (a chunked epilogue); 0 for generation 1, which
+        slab, or epi_chunks buffers of chunk_cols columns (a chunked epilogue); 0 for generation 1, which
         stores from registers."""
         if self.kind != "wgmma" or self.schedule == SCHED_GEN1:
             return 0
-        chunks = self.epi_chunks or self.bn // 64
-        return (1 if self.shared_epi else self.consumers) * self.rows_per_consumer * 64 * 2 * chunks
+        chunks = self.epi_chunks or self.bn // self.chunk_cols
+        return (1 if self.shared_epi else self.consumers) * self.rows_per_consumer * self.chunk_cols * 2 * chunks
 
     @property
     def threads(self) -> int:
@@ -373,6 +387,16 @@ _WGMMA_TABLE = [
     (128, 192, 2, 4, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B"),
     (192, 128, 2, 4, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B"),
     (192, 64, 3, 6, SCHED_COOP_TMA, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B"),
+    # 160-wide tiles (session 26): cuBLASLt's kernel on 82 of the 113 large shapes where it beat the table is
+    # nvjet_sm90_hsh_128x160_64x5_2x1 (5 stages; Nsight at 16384x16384x512: tensor pipe 99.0% busy, 42's 128 x 192
+    # ping-pong 90.7%). In our frame 128 x 160, B and C in five 32-column chunks (chunk_cols, 64-byte swizzle), no
+    # split-K or cp.async kernels (CUDAOPT_WGMMA_CFG2T). 97: ping-pong, two 8 KB staging buffers a consumer; 98: one
+    # (the pairs' plain twin); 99: cooperative; 100: the lean pair along M sharing B, 101: along N sharing A.
+    (128, 160, 2, 5, SCHED_PINGPONG, 1, 2, False, False),
+    (128, 160, 2, 5, SCHED_PINGPONG, 1, 1, False, False),
+    (128, 160, 2, 5, SCHED_COOP_TMA, 1, 2, False, False),
+    (128, 160, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B"),
+    (128, 160, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B"),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -523,7 +547,8 @@ def enabled_kinds() -> frozenset[str]:
 # pair along N, session 23): written after the session's GPU calls, ran and passed in 24. 83-84 (clusters of four,
 # session 24) ran and passed in 24, and 85-90 (whole boxes in turn; 128 B L2 promotion) too. 91-96 (session 25: the
 # large pairs at 128 B promotion, the 128 x 192 / 192 x 128 ping-pong pairs) ran and passed in 25.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
+# 97-101 (session 26, the 160-wide tiles): written before the session's GPU call.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({97, 98, 99, 100, 101})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -183,14 +183,15 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta)
 // ---- wgmma --------------------------------------------------------------------------------------
 // Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address
 // >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset >> 4, 49-51
-// base offset (0: slots are 1024-byte aligned), 62-63 swizzle mode (1 = 128-byte swizzle).
+// base offset (0: slots are 1024-byte aligned), 62-63 swizzle mode (1 = 128-byte swizzle, 2 = 64-byte: the
+// 160-wide tiles' B, whose 32-column chunks have 64-byte rows, session 26).
 __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_bytes,
-                                              uint32_t sbo_bytes) {
+                                              uint32_t sbo_bytes, uint32_t swizzle = 1) {
   uint64_t d = 0;
   d |= (uint64_t)((smem_addr & 0x3FFFF) >> 4);
   d |= (uint64_t)((lbo_bytes & 0x3FFFF) >> 4) << 16;
   d |= (uint64_t)((sbo_bytes & 0x3FFFF) >> 4) << 32;
-  d |= (uint64_t)1 << 62;
+  d |= (uint64_t)swizzle << 62;
   return d;
 }
 
@@ -321,6 +322,34 @@ __device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
+// N = 160 (session 26): cuBLASLt's tile on 82 of the 113 large shapes where it beat the table is 128 x 160
+// (nvjet_sm90_hsh_128x160_64x5_2x1); 80 accumulators a thread per m64 block.
+template <>
+__device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
+      "%80, %81, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
 template <int BM, int BN, int CONSUMERS, int STAGES>
 struct WgmmaTile {
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -329,6 +358,7 @@ struct WgmmaTile {
   static constexpr int kAcc = BN / 2;                // fp32 accumulators per thread per chain
   static constexpr int kSlotABytes = BM * kBK * 2;
   static constexpr int kChunkBBytes = 64 * kBK * 2;  // one 64-column chunk of the B slot
+  static constexpr int kCols = 64, kChunks = BN / 64;  // (produce_tiles, shared with generation 2)
   static constexpr int kSlotBBytes = BN * kBK * 2;
   static constexpr int kSlotBytes = kSlotABytes + kSlotBBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + STAGES * kSlotBytes + 2 * STAGES * 8;
@@ -483,11 +513,12 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
         tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
       }
       if constexpr (B3D) {
+        static_assert(T::kCols == 64, "the 3-D map of B has 64-column chunks");
         tma_load_3d(slots_b + slot * T::kSlotBBytes, map_b, 0, k0, n0 / 64, &full[slot]);
       } else {
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
-          tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0,
+        for (int j = 0; j < T::kChunks; ++j)
+          tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * T::kCols, k0,
                       &full[slot]);
       }
       if (++slot == STAGES) {
@@ -536,13 +567,13 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   // config); 32 rows of 128 B are 4 KB, a whole number of 128B-swizzle atoms, so the two half boxes land
   // exactly as one 64-row box would.
   constexpr bool kPairN = along_n(MC);  // B local, A's rows halved and multicast (6: A's whole box, in turn)
-  constexpr bool kHalfRows = !kPairN && (BN / 64) % CM != 0;
+  constexpr bool kHalfRows = !kPairN && T::kChunks % CM != 0;
   constexpr uint16_t kMask = (uint16_t)((1u << CM) - 1);  // every CTA of the cluster
-  static_assert(MC == 0 || BN == 64 || (kPairN && CM == kClusterQuad), "the other B modes are for the 64-wide pair");
+  static_assert(MC == 0 || BN == 64 || kPairN, "the other B modes are for the 64-wide pair");
   static_assert(CM == kClusterMax || (CM == kClusterQuad && (MC == 0 || MC == 2 || kPairN)), "quads: B modes 0, 2, 5");
   static_assert(!kPairN || (KB == 1 && ((BM / CM) % 8 == 0 || MC == kAlongNTurn)),
                 "the pair along N: 64-deep slots, A's rows per CTA a whole number of 8-row swizzle atoms");
-  constexpr int kChunksPerCta = BN / 64 / CM;  // (0 where kHalfRows: that branch does not use it)
+  constexpr int kChunksPerCta = T::kChunks / CM;  // (0 where kHalfRows: that branch does not use it)
   static_assert(!kHalfRows || (KB == 1 && (kBK / CM) % 8 == 0), "part-row boxes: 64-deep slots, whole atoms");
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
@@ -567,8 +598,9 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
         }
         if (live) {
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * 64, k0, &full[slot]);
+          for (int j = 0; j < T::kChunks; ++j)
+            tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * T::kCols, k0,
+                        &full[slot]);
         }
       } else {
         if constexpr (KB == 1) {
@@ -584,15 +616,16 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
         } else if constexpr (kHalfRows) {
           constexpr int kHalf = kBK / CM;  // rows of this CTA's box
 #pragma unroll
-          for (int chunk = 0; chunk < BN / 64; ++chunk)
-            tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes + rank * kHalf * 128,
-                                  map_b, n0 + chunk * 64, k0 + rank * kHalf, &full[slot], kMask);
+          for (int chunk = 0; chunk < T::kChunks; ++chunk)
+            tma_load_2d_multicast(
+                slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes + rank * kHalf * T::kRowBytes, map_b,
+                n0 + chunk * T::kCols, k0 + rank * kHalf, &full[slot], kMask);
         } else {
 #pragma unroll
           for (int j = 0; j < kChunksPerCta; ++j) {
             const int chunk = rank * kChunksPerCta + j;
             tma_load_2d_multicast(slots_b + slot * T::kSlotBBytes + chunk * T::kChunkBBytes, map_b,
-                                  n0 + chunk * 64, k0, &full[slot], kMask);
+                                  n0 + chunk * T::kCols, k0, &full[slot], kMask);
           }
         }
       }
@@ -832,6 +865,7 @@ __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned
                                                       int tiles_m, int tiles_n, int num_tiles, int k_tiles,
                                                       int splits, int M, int N, int K, int t) {
   static_assert((BM * 8) % 128 == 0 && (BN * 8) % 128 == 0, "whole rounds of 128 pieces");
+  static_assert(T::kCols == 64, "the cp.async producer writes 64-column chunks in the 128B swizzle");
   int slot = 0;
   uint32_t phase = 0;
   const int num_items = SPLITK ? num_tiles * splits : num_tiles;
@@ -891,12 +925,19 @@ struct WgmmaTile2 {
   static constexpr int kAcc = BN / 2;
   static constexpr int kSlotABytes = BM * kBK * 2 * KB;
   static constexpr int kChunkABytes = BM * kBK * 2;       // one 64-wide k-chunk of the A slot
-  static constexpr int kChunkBBytes = 64 * kBK * 2 * KB;  // one 64-column chunk of the B slot
+  // B and C in column chunks of kCols: 64 (128-byte rows, 128B swizzle) where they divide BN, else 32 (64-byte
+  // rows, 64B swizzle: the 160-wide tiles of session 26, five chunks). kSwizzle: the descriptor's mode.
+  static constexpr int kCols = BN % 64 == 0 ? 64 : 32;
+  static constexpr int kRowBytes = kCols * 2;
+  static constexpr int kChunks = BN / kCols;
+  static constexpr uint32_t kSwizzle = kCols == 64 ? 1 : 2;
+  static constexpr int kChunkBBytes = kCols * kBK * 2 * KB;  // one column chunk of the B slot
   static constexpr int kSlotBBytes = BN * kBK * 2 * KB;
   static constexpr int kSlotBytes = kSlotABytes + kSlotBBytes;
   static_assert(KB == 1 || KB == 2, "64- or 128-deep slots");
-  static constexpr int kEpiChunkBytes = kRowsPerConsumer * 128;  // 64 columns of C, 128 B per row
-  static constexpr int kEpiChunks = EPI == 0 ? BN / 64 : EPI;      // staging buffers per consumer
+  static_assert(kCols == 64 || (KB == 1 && EPI > 0), "32-column chunks: 64-deep slots, a chunked epilogue");
+  static constexpr int kEpiChunkBytes = kRowsPerConsumer * kRowBytes;  // one column chunk of C
+  static constexpr int kEpiChunks = EPI == 0 ? kChunks : EPI;         // staging buffers per consumer
   static constexpr int kEpiBytesPerConsumer = kEpiChunks * kEpiChunkBytes;
   static constexpr int kEpiBytes = (SHEPI ? 1 : CONSUMERS) * kEpiBytesPerConsumer;
   // slack, ring, staging, full and empty barriers per slot (+ the staging hand-over barrier)
@@ -908,7 +949,8 @@ struct WgmmaTile2 {
   // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
   static_assert(kRowsPerConsumer % 64 == 0 && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
                 "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
-  static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma wrappers exist for N = 64, 128, 192, 256");
+  static_assert(BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256,
+                "wgmma wrappers exist for N = 64, 128, 160, 192, 256");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
   // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
@@ -922,15 +964,18 @@ struct WgmmaTile2 {
   // one committed kEpiChunks groups earlier, across tiles too. Where the buffers do not divide the
   // chunks (two for the 128 x 192 ping-pong's three, session 16) the plain body counts the chunks it
   // has staged instead (kEpiRunning), which keeps that invariant across tiles.
-  static constexpr bool kEpiRunning = (BN / 64) % kEpiChunks != 0;
-  static_assert(EPI >= 0 && kEpiChunks <= BN / 64 && (!kEpiRunning || EPI > 0),
-                "at most one staging buffer per 64-column chunk");
+  static constexpr bool kEpiRunning = kChunks % kEpiChunks != 0;
+  static_assert(EPI >= 0 && kEpiChunks <= kChunks && (!kEpiRunning || EPI > 0),
+                "at most one staging buffer per column chunk");
   // wait_group 1 keeps two slots held by a consumer (the k-block in flight and the one being
   // issued); with one slot the producer would wait for a release that needs its own next fill.
   static_assert(STAGES >= 2, "the wait_group 1 mainloop needs at least two slots");
   static_assert(kSlotABytes % 1024 == 0 && kSlotBBytes % 1024 == 0 && kEpiChunkBytes % 1024 == 0,
-                "slots and staging chunks must stay 1024-aligned for the 128B swizzle");
+                "slots and staging chunks must stay 1024-aligned for the swizzle");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block is at most 227 KB");
+  // Where TMA's swizzle puts 16-byte unit u of row r (r % 8 = rsub) of a staging chunk: 128B swizzle XORs the
+  // unit with r % 8, 64B swizzle (four units a row) with (r / 2) % 4; rows r and r + 8 share it.
+  static __device__ __forceinline__ int swz(int u, int rsub) { return kCols == 64 ? u ^ rsub : u ^ ((rsub >> 1) & 3); }
 };
 
 // Generation-2 kernel body, shared by the plain kernel (SPLITK = false: one work item per tile over
@@ -1039,7 +1084,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       if (wg_thread == 0) tma_prefetch_map(map_c);
     }
     unsigned char* my_epi = epi + (SHEPI ? 0 : consumer) * T::kEpiBytesPerConsumer;
-    [[maybe_unused]] int epi_seq = 0;  // kEpiRunning: 64-column chunks this consumer has staged so far
+    [[maybe_unused]] int epi_seq = 0;  // kEpiRunning: column chunks this consumer has staged so far
     const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
     float acc[T::kMI][T::kAcc];
 #pragma unroll
@@ -1084,7 +1129,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
-          const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
+          const uint64_t desc_b =
+              make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) {
             const uint64_t desc_a =
@@ -1230,7 +1276,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         }
         const int rsub = lane / 4;
 #pragma unroll
-        for (int c = 0; c < BN / 64; ++c) {
+        for (int c = 0; c < T::kChunks; ++c) {
           unsigned char* buf = my_epi + ((T::kEpiRunning ? epi_seq + c : c) % T::kEpiChunks) * T::kEpiChunkBytes;
           if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
           named_bar_sync(kBarEpilogue + consumer, 128);
@@ -1238,22 +1284,22 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           for (int mi = 0; mi < T::kMI; ++mi) {
             const int r = mi * 64 + warp * 16 + rsub;
 #pragma unroll
-            for (int jj = 0; jj < 8; ++jj) {
-              const int j = c * 8 + jj;
-              unsigned char* p = buf + r * 128 + ((jj ^ rsub) * 16) + (lane % 4) * 4;
+            for (int jj = 0; jj < T::kCols / 8; ++jj) {
+              const int j = c * (T::kCols / 8) + jj;
+              unsigned char* p = buf + r * T::kRowBytes + T::swz(jj, rsub) * 16 + (lane % 4) * 4;
               *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
-              *reinterpret_cast<half2*>(p + 8 * 128) =
+              *reinterpret_cast<half2*>(p + 8 * T::kRowBytes) =
                   __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
             }
           }
           fence_proxy_async_smem();
           named_bar_sync(kBarEpilogue + consumer, 128);
           if (wg_thread == 0) {
-            if (m0 + a_row_off < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0 + a_row_off, buf);
+            if (m0 + a_row_off < M && n0 + c * T::kCols < N) tma_store_2d(map_c, n0 + c * T::kCols, m0 + a_row_off, buf);
             bulk_commit();
           }
         }
-        if constexpr (T::kEpiRunning) epi_seq += BN / 64;
+        if constexpr (T::kEpiRunning) epi_seq += T::kChunks;
         if constexpr (SHEPI) {
           if (wg_thread == 0) {
             bulk_wait_read<0>();  // every chunk of this epilogue has been read: hand the buffers over
@@ -1487,7 +1533,8 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
-            const uint64_t desc_b = make_desc(b_base + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
+            const uint64_t desc_b =
+                make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
 #pragma unroll
             for (int mi = 0; mi < T::kMI; ++mi) {
               const uint64_t desc_a =
@@ -1551,7 +1598,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
         // chunked configs, whose deeper ring gives the pair more slack than the whole-slab staging).
         const int rsub = lane / 4;
 #pragma unroll
-        for (int c = 0; c < BN / 64; ++c) {
+        for (int c = 0; c < T::kChunks; ++c) {
           unsigned char* buf = my_epi + (c % T::kEpiChunks) * T::kEpiChunkBytes;
           if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
           named_bar_sync(kBarEpilogue + consumer, 128);
@@ -1559,18 +1606,18 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
           for (int mi = 0; mi < T::kMI; ++mi) {
             const int r = mi * 64 + warp * 16 + rsub;
 #pragma unroll
-            for (int jj = 0; jj < 8; ++jj) {
-              const int j = c * 8 + jj;
-              unsigned char* p = buf + r * 128 + ((jj ^ rsub) * 16) + (lane % 4) * 4;
+            for (int jj = 0; jj < T::kCols / 8; ++jj) {
+              const int j = c * (T::kCols / 8) + jj;
+              unsigned char* p = buf + r * T::kRowBytes + T::swz(jj, rsub) * 16 + (lane % 4) * 4;
               *reinterpret_cast<half2*>(p) = __floats2half2_rn(acc[mi][4 * j], acc[mi][4 * j + 1]);
-              *reinterpret_cast<half2*>(p + 8 * 128) =
+              *reinterpret_cast<half2*>(p + 8 * T::kRowBytes) =
                   __floats2half2_rn(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
             }
           }
           fence_proxy_async_smem();
           named_bar_sync(kBarEpilogue + consumer, 128);
           if (wg_thread == 0) {
-            if (m0 + a_row_off < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0 + a_row_off, buf);
+            if (m0 + a_row_off < M && n0 + c * T::kCols < N) tma_store_2d(map_c, n0 + c * T::kCols, m0 + a_row_off, buf);
             bulk_commit();
           }
         }
@@ -1864,6 +1911,16 @@ struct WgmmaEntry {
 #define CUDAOPT_WGMMA_CLUSTERL(BM, BN, CONS, ST, SCHED, CM, EPI, MC) \
   CUDAOPT_WGMMA_CLUSTER_MODES(BM, BN, CONS, ST, SCHED, CM, EPI, true, MC, true)
 
+// A plain-only generation-2 config with the TMA producer alone (session 26: the 160-wide tiles, whose 32-column
+// chunks the cp.async producer does not write).
+#define CUDAOPT_WGMMA_CFG2T(BM, BN, CONS, ST, SCHED, EPI)                                        \
+  WgmmaEntry {                                                                                   \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                 \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                               \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                     \
+        hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1                            \
+  }
+
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
 // session 17); its twin's kernels (cp.async ones included) everywhere else, and for cluster split-K.
 #define CUDAOPT_WGMMA_CFG2B(BM, BN, CONS, ST, SCHED, EPI)                               \
@@ -2089,6 +2146,17 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERLP(192, 64, 3, 6, 1, 2, 1, 5, 3),   // 82
     // Measured (session 25): 77-82 correct; on those shapes 0.95-0.98x the table (geomean), none faster at K <= 512,
     // 82 equal to 60 (configs.py: 93, 95, 96 retired).
+    // 160-wide tiles (session 26): cuBLASLt's kernel on 82 of the 113 large shapes where it beat the table (its
+    // fallback records) is nvjet_sm90_hsh_128x160_64x5_2x1, 5 stages, which Nsight showed keeping the tensor pipe
+    // 99.0% busy at 16384x16384x512 where our 128 x 192 ping-pong reaches 90.7%. In our frame 128 x 160: B and C in
+    // five 32-column chunks through the 64-byte swizzle (WgmmaTile2::kCols), 5 slots of 36 KB. 83: ping-pong, two
+    // staging buffers of 8 KB a consumer; 84: one (the pairs' twin); 85: cooperative (80 accumulators a thread);
+    // 86: the lean pair along M sharing B (each CTA multicasts 32 of each chunk's 64 rows), 87: along N sharing A.
+    CUDAOPT_WGMMA_CFG2T(128, 160, 2, 5, 2, 2),                // 83
+    CUDAOPT_WGMMA_CFG2T(128, 160, 2, 5, 2, 1),                // 84
+    CUDAOPT_WGMMA_CFG2T(128, 160, 2, 5, 1, 2),                // 85
+    CUDAOPT_WGMMA_CLUSTERLP(128, 160, 2, 5, 2, 2, 1, 0, 3),   // 86
+    CUDAOPT_WGMMA_CLUSTERLP(128, 160, 2, 5, 2, 2, 1, 5, 3),   // 87
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2120,14 +2188,17 @@ std::atomic<int> g_l2_promo{0};
 constexpr CUtensorMapL2promotion kL2Promotions[4] = {CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                                      CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B};
 
+// box_cols (session 26): 64 (128-byte box rows, 128B swizzle), or 32 (64-byte rows, 64B swizzle) for the B and C
+// maps of a tile whose width 64 does not divide (WgmmaTile2::kCols).
 struct MapKey {
   const void* ptr;
   int rows, cols, ld, box_rows;
   int chunks = 0;
   int promo = g_l2_promo.load();
+  int box_cols = 64;
   bool operator==(const MapKey& o) const {
     return ptr == o.ptr && rows == o.rows && cols == o.cols && ld == o.ld && box_rows == o.box_rows &&
-           chunks == o.chunks && promo == o.promo;
+           chunks == o.chunks && promo == o.promo && box_cols == o.box_cols;
   }
 };
 
@@ -2148,6 +2219,12 @@ MapKey operand_key(const WgmmaEntry& c, MapKey key) {
   if (c.l2_promo >= 0) key.promo = c.l2_promo;
   return key;
 }
+// The column width of config c's B and C boxes (WgmmaTile2::kCols): 64, or 32 where 64 does not divide its tile.
+int chunk_cols(const WgmmaEntry& c) { return c.bn % 64 == 0 ? 64 : 32; }
+MapKey with_cols(MapKey key, int cols) {
+  key.box_cols = cols;
+  return key;
+}
 
 int tensor_map(const MapKey& key, CUtensorMap* out) {
   EncodeTiledFn encode = encode_tiled();
@@ -2158,19 +2235,21 @@ int tensor_map(const MapKey& key, CUtensorMap* out) {
   h = h * 31 + (size_t)key.box_rows;
   h = h * 31 + (size_t)key.chunks;
   h = h * 31 + (size_t)key.promo;
+  h = h * 31 + (size_t)key.box_cols;
   std::lock_guard<std::mutex> lock(g_map_mutex);
   MapSlot& slot = g_map_cache[h % kMapCacheSlots];
   if (!(slot.used && slot.key == key)) {
     const bool b3d = key.chunks > 0;
-    if (b3d && key.cols % 64 != 0) return -3;
+    if ((b3d && (key.cols % 64 != 0 || key.box_cols != 64)) || (key.box_cols != 64 && key.box_cols != 32)) return -3;
     const cuuint64_t dims[3] = {b3d ? 64u : (cuuint64_t)key.cols, (cuuint64_t)key.rows, (cuuint64_t)key.cols / 64};
     const cuuint64_t strides[2] = {(cuuint64_t)key.ld * sizeof(half), 64 * sizeof(half)};
-    const cuuint32_t box[3] = {(cuuint32_t)kBK, (cuuint32_t)key.box_rows, (cuuint32_t)key.chunks};
+    const cuuint32_t box[3] = {(cuuint32_t)key.box_cols, (cuuint32_t)key.box_rows, (cuuint32_t)key.chunks};
     const cuuint32_t elem_strides[3] = {1, 1, 1};
     slot.used = false;
     const CUresult r = encode(&slot.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, b3d ? 3 : 2,
                               const_cast<void*>(key.ptr), dims, strides, box, elem_strides,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              key.box_cols == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                               kL2Promotions[key.promo & 3], CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return -3;
     slot.key = key;
@@ -2517,8 +2596,9 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   if (st != 0) return st;
   // A 2x1 cluster config with an odd number of 64-wide B chunks multicasts half of each chunk's rows per CTA
   // (kHalfRows): half-high boxes.
-  const int b_box_rows = c.cluster > 1 && (c.bn / 64) % c.cluster != 0 && c.b_mc == 0 ? kBK / c.cluster : kBK;
-  st = tensor_map(operand_key(c, MapKey{B, K, N, ldb, b_box_rows}), &map_b);
+  const int cols = chunk_cols(c);
+  const int b_box_rows = c.cluster > 1 && (c.bn / cols) % c.cluster != 0 && c.b_mc == 0 ? kBK / c.cluster : kBK;
+  st = tensor_map(operand_key(c, with_cols(MapKey{B, K, N, ldb, b_box_rows}, cols)), &map_b);
   if (st != 0) return st;
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
@@ -2527,7 +2607,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     const int most = max_active_clusters(config, c);
     if (most < 0) return -most;
     CUtensorMap map_c;
-    st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
+    st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, cols), &map_c);
     if (st != 0) return st;
     const int grid = launch_grid(c, M, N, 1, sms, most);
     CpSrc none{};
@@ -2568,7 +2648,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   }
   if (splits == 1) {
     CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
-    st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
+    st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, cols), &map_c);
     if (st != 0) return st;
     void* args[] = {b3d && deep ? &map_a3 : &map_a, b3d ? &map_b3 : &map_b, &map_c, &M, &N, &K, &src};
     const int dc = g_debug_cluster.load();
@@ -2605,7 +2685,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   spread = (mode == 2 || mode == 3) && (long long)grid == items;
   if (mode == 1 || spread) counters = static_cast<int*>(workspace);
   if (mode == 1) {
-    st = tensor_map(MapKey{C, M, N, ldc, c.c_box_rows}, &map_c);
+    st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, cols), &map_c);
     if (st != 0) return st;
   }
   st = launch(reinterpret_cast<const void*>(splitk_fn), grid, c.threads, c.smem_bytes, s, args, 1,
