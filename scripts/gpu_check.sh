@@ -760,12 +760,12 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
       adopted.txt adopted_table.json lt_fallback.log)
     ;;
   gemm_n160)
-    # Issue 6, session 26: the 128 x 160 tiles 97-101 (B and C in 32-column chunks through the 64-byte swizzle), their
-    # GPU test, then a paired screen on the 155 shapes of M, N >= 2048 where the shipped table trails cuBLASLt (short K
+    # Issue 6, session 26: the 160-wide tiles (97-101: B and C in 32-column chunks through the 64-byte swizzle; 102-103:
+    # cuBLAS's 128 x 160 in its own frame, the operands swapped), their GPU tests, then a paired screen on the 155 shapes of M, N >= 2048 where the shipped table trails cuBLASLt (short K
     # first; cut by GEMM_LARGE_SCREEN_LIMIT, the lines written by then count). Adoption is a call of its own.
-    gemm_build_and_test 150 "160_wide"
+    gemm_build_and_test 150 "${GEMM_N160_TESTS:-160_wide}"
     rm -f "$OUT/screen.jsonl"
-    timeout "${GEMM_LARGE_SCREEN_LIMIT:-300}" python3 benchmarks/gemm_configs.py --configs "${GEMM_N160_CONFIGS:-97,98,99,100,101}" \
+    timeout "${GEMM_LARGE_SCREEN_LIMIT:-300}" python3 benchmarks/gemm_configs.py --configs "${GEMM_N160_CONFIGS:-102,103}" \
       --shapes "$(cat docs/data/hgemm_session25/large_losers.txt)" --rounds 8 --out "$OUT/screen.jsonl" 2>&1 \
       | tee "$OUT/screen_large.txt" | tail -7
     (cd "$OUT" && tar czf n160.tgz --remove-files gemm_tests.txt screen.jsonl screen_large.txt)

@@ -47,9 +47,13 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         # 64-deep slots, or 128-deep for a B3D config (session 17: config 53)
         assert (c.bk == 64 or (c.bk == 128 and c.b3d)) and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
-        assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256) and c.bm <= 256
+        assert c.bm <= 256
+        if c.swap:  # (session 26) the chains along bn, their N bm: ping-pong, 64-column chunks, a 160-wide wgmma
+            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm == 160 and not c.splitk and not c.cpasync
+        else:
+            assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256)
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
-        assert (c.rows_per_consumer // 64) * c.bn // 2 <= (192 if c.schedule == 2 and c.consumers == 2 else 128)
+        assert c.accumulators <= (192 if c.schedule == 2 and c.consumers == 2 else 128)
         assert c.smem_bytes <= 227 * 1024
         # generation 1 and the cluster configs never split K; cluster split-K twins take 2-8
         assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 or not c.splitk else 8 if c.csplit
@@ -66,23 +70,24 @@ def test_python_mirror_matches_the_wgmma_source():
     from cudaopt.gemm._lib import L2_PROMOTIONS
 
     promo_name = {v: k for k, v in L2_PROMOTIONS.items()}
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2S|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2T", "CFG2B", "CFG2B2") else int(g or 0),
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2T", "CFG2S", "CFG2B", "CFG2B2")
+             else int(g or 0),
              kind == "CFG2CS", kind == "CFG2PS",
              kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
              128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP"),
-             promo_name[int(i)] if i else "")
+             promo_name[int(i)] if i else "", kind == "CFG2S")
             for kind, a, b, c, d, e, f, g, h, i in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo, c.swap) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS / CFG2T entries (no split-K kernel) are the configs the mirror marks splitk=False; CFG2T
     # (session 26, the 160-wide tiles) alone of the one-CTA generation-2 entries has no cp.async producer
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
-    assert [k in ("CFG2P", "CFG2PS", "CFG2T") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
-    assert [k not in ("CFG", "CFG2T") and not k.startswith("CLUSTER") for k in kinds] == [
+    assert [k in ("CFG2P", "CFG2PS", "CFG2T", "CFG2S") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
+    assert [k not in ("CFG", "CFG2T", "CFG2S") and not k.startswith("CLUSTER") for k in kinds] == [
         c.cpasync for c in WGMMA_CONFIGS]
 
 
@@ -293,7 +298,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
                           capture_output=True, text=True, timeout=110, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster)?_kernel\S*)\n\s*(.*)", out)
+    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster|_swap)?_kernel\S*)\n\s*(.*)", out)
     # a cluster split-K twin shares its twin's kernels; a B3D twin shares its twin's and adds two of its own
     # (a config that differs from an earlier one only by its own L2 promotion, promo_twin, launches that config's
     # kernel with other tensor maps, session 24)
@@ -397,10 +402,11 @@ GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.cluster_m == 1]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 N160 = [c for c in _OWN if c.bn == 160]  # session 26: 32-column chunks, tested apart
-CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128 + N160
+SWAPPED = [c for c in _OWN if c.swap]  # session 26: cuBLAS's 128 x 160 in its frame, tested apart
+CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128 + N160 + SWAPPED
            and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk and c.cluster_m == 1]
-PP192 = [c for c in _OWN if not c.splitk and c.bn != 160]  # session 15: the 128 x 192 ping-pong, plain kernel only
+PP192 = [c for c in _OWN if not c.splitk and c.bn != 160 and not c.swap]  # session 15: the 128 x 192 ping-pong, plain kernel only
 M192 = [c for c in _OWN if c.bm == 192 and c.splitk and c.cluster_m == 1]
 CLUSTER = [c for c in WGMMA_CONFIGS if c.cluster_m > 1]
 
@@ -568,6 +574,18 @@ def test_160_wide_tiles_stage_b_and_c_in_32_column_chunks():
     # two buffers for five chunks: the running count (kEpiRunning) keeps every reuse two groups back
     assert _staging_reuse_distances(5, 2, 5, running=True) == {2}
     assert min(_staging_reuse_distances(5, 2, 5, running=False)) == 1
+
+
+def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
+    """Session 26's swapped ping-pongs: 160 rows of A (wgmma's N) by two 64-column chunks of B (two m64 chains), 160
+    accumulators a thread, C staged in 64-column chunks of 160 rows (20 KB); plain TMA kernels only."""
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.accumulators) for c in SWAPPED] == [
+        (102, "wgmma160x128x64_pp_s5_e1_sw", 226384, 1, 160), (103, "wgmma160x128x64_pp_s4_e2_sw", 230464, 1, 160)]
+    for c in SWAPPED:
+        assert c.rows_per_consumer == 160 and c.chunk_cols == 64 and not c.cpasync and c.cluster_m == 1
+        assert c.epilogue_bytes == 2 * 160 * 128 * c.epi_chunks
+        assert c.smem_bytes == 1024 + c.stages * (160 + 128) * 128 + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
+        assert c.tiles(16384, 16384) == 103 * 128 and c.tiles(160, 128) == 1
 
 
 def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):

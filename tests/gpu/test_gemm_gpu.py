@@ -582,6 +582,37 @@ def test_160_wide_tiles_match_torch_and_each_other(shape):
     assert r.ok, (wide[0].label, r)
 
 
+# The swapped-operand ping-pongs (session 26): M not a multiple of 160 (the last tile's rows clipped), N of 128 or 64
+# (N = 8 + 128 j: the second chunk wholly past N), K tails and K below one slot, many tiles a block.
+SWAP_SHAPES = [(8, 8, 8), (200, 136, 264), (161, 1000, 1032), (1000, 72, 40), (4104, 8200, 520), (8000, 8192, 4096),
+               (16384, 16384, 512), (4960, 384, 2056)]
+
+
+@pytest.mark.parametrize("shape", SWAP_SHAPES)
+def test_160_wide_swapped_tiles_match_torch_and_each_other(shape):
+    """The 160 x 128 ping-pongs with swapped operands against an fp32 reference (within 1.25x torch.matmul's own
+    error), bitwise equal to each other (same tile, same k order; other rings and staging); the first through every
+    check of check_gemm."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, 3 * m + n + 5 * k)
+    swapped = [c for c in WGMMA_CONFIGS if c.swap]
+    assert len(swapped) == 2
+    outs = [hgemm(a, b, choice=Choice("ours", c.id, 1)) for c in swapped]
+    torch.cuda.synchronize()
+    errs = [((o.float() - ref).norm() / ref.norm()).item() for o in outs]
+    assert all(e <= 1.25 * torch_err + 1e-4 for e in errs), (errs, torch_err)
+    assert torch.equal(outs[0], outs[1])
+    r = check_gemm(lambda a_, b_, out, c=Choice("ours", swapped[0].id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
+                   seed=m + n + k)
+    assert r.ok, (swapped[0].label, r)
+
+
 # B3D configs (session 17): N multiples of 64 with partial last tiles (1024 on 192- and 256-wide tiles: the
 # box's chunks past N are zero-filled), K tails and K below one slot; N = 136 runs the twin's own kernels.
 B3D_SHAPES = [(1024, 1024, 8192), (200, 192, 1000), (8192, 768, 512), (4104, 1536, 72), (64, 4096, 2048),

@@ -61,6 +61,10 @@ class KernelConfig:
     # wgmma (session 24): the L2 promotion its operand maps are encoded with whatever the library setting
     # ($CUDAOPT_GEMM_L2_PROMOTION), one of _lib.L2_PROMOTIONS' names; "" (every config before 87): the setting
     l2_promo: str = ""
+    # wgmma ping-pong (session 26, CUDAOPT_WGMMA_CFG2S): the operands' roles swapped, cuBLAS's frame: each m64 chain
+    # covers a 64-column chunk of B and all bm rows of A as its N (bm need not be a multiple of 64: 160), C stored
+    # transposed (stmatrix .trans); no split-K, no cp.async
+    swap: bool = False
 
     @property
     def rows_per_consumer(self) -> int:
@@ -79,7 +83,16 @@ class KernelConfig:
         """wgmma: has the cp.async producer's instantiations (cudaopt_wgmma_set_cpasync can select them): every
         generation-2 config without clusters whose chunks are 64 columns wide (that producer writes the 128B
         swizzle)."""
-        return self.kind == "wgmma" and self.schedule != SCHED_GEN1 and self.cluster_m == 1 and self.chunk_cols == 64
+        return (self.kind == "wgmma" and self.schedule != SCHED_GEN1 and self.cluster_m == 1 and self.chunk_cols == 64
+                and not self.swap)
+
+    @property
+    def accumulators(self) -> int:
+        """wgmma: fp32 accumulators a consumer thread holds: (m64 chains) x (their N / 2); with swapped operands the
+        chains run along bn and their N is bm."""
+        if self.swap:
+            return self.bn // 64 * self.bm // 2
+        return self.rows_per_consumer // 64 * self.bn // 2
 
     @property
     def epilogue_bytes(self) -> int:
@@ -154,7 +167,8 @@ class KernelConfig:
         return ((f"_cm{self.cluster_m}" if self.cluster_m > 1 else "") + (f"_e{self.epi_chunks}" if self.epi_chunks else "")
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
                 + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn", "_pn", "_pna")[self.b_mc]
-                + ("_lean" if self.lean else "") + (f"_p{self.l2_promo.removesuffix('B')}" if self.l2_promo else ""))
+                + ("_lean" if self.lean else "") + (f"_p{self.l2_promo.removesuffix('B')}" if self.l2_promo else "")
+                + ("_sw" if self.swap else ""))
 
     @property
     def label(self) -> str:
@@ -397,6 +411,12 @@ _WGMMA_TABLE = [
     (128, 160, 2, 5, SCHED_COOP_TMA, 1, 2, False, False),
     (128, 160, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B"),
     (128, 160, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B"),
+    # Measured (session 26): 97-101 correct, 0.80-0.95x the table on those 155 shapes (docs/data/hgemm_session26). The
+    # tile in cuBLAS's own frame (row-major C is its column-major C^T): 160 rows of our M by 128 of N with the operands'
+    # roles swapped (a seventeenth field): its A our B (two 64-column chunks, 128B swizzle), its B our A (160 rows,
+    # K-major), C stored transposed. 102: 5 slots, one 20 KB staging buffer a consumer; 103: 4 slots, two.
+    (160, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
+    (160, 128, 2, 4, SCHED_PINGPONG, 1, 2, False, False, False, False, False, 1, 0, False, "", True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -486,12 +506,12 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean, l2_promo = [
-            *rest, *(1, 0, False, True, False, False, False, 1, 0, False, "")[len(rest):]]  # 6th-16th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean, l2_promo, swap = [
+            *rest, *(1, 0, False, True, False, False, False, 1, 0, False, "", False)[len(rest):]]  # 6th-17th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK * kb, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
                                 csplit=csplit, splitk=splitk, shared_epi=shared_epi, uncond=uncond, b3d=b3d,
-                                b_mc=b_mc, lean=lean, l2_promo=l2_promo))
+                                b_mc=b_mc, lean=lean, l2_promo=l2_promo, swap=swap))
     return tuple(out)
 
 
@@ -547,8 +567,8 @@ def enabled_kinds() -> frozenset[str]:
 # pair along N, session 23): written after the session's GPU calls, ran and passed in 24. 83-84 (clusters of four,
 # session 24) ran and passed in 24, and 85-90 (whole boxes in turn; 128 B L2 promotion) too. 91-96 (session 25: the
 # large pairs at 128 B promotion, the 128 x 192 / 192 x 128 ping-pong pairs) ran and passed in 25.
-# 97-101 (session 26, the 160-wide tiles): written before the session's GPU call.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({97, 98, 99, 100, 101})
+# 97-101 (session 26, the 160-wide tiles) ran and passed in 26; 102-103 (the swapped operands) written after that call.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({102, 103})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -591,9 +611,13 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({97, 98, 99, 100, 101})
 # 0.973x the table (best 1.023x) and 95 0.947x (best 1.026x); 96 ran as 74 (0.764x the table on 24 N = 128 shapes, equal
 # to 74 to the microsecond: 128 B promotion changes nothing for the pair along N). 91, 92, 94 (0.962-0.977x there, above
 # the table on 22-64 shapes, up to 1.06x) stay for a retune.
+# 97-101 (session 26): the 128 x 160 tiles with B and C in 32-column chunks (64-byte swizzle), correct (98 bitwise 97 and
+# the pairs), on the 155 large shapes where the table trails cuBLASLt 0.876x (97, 98), 0.878x (99), 0.934x (100) and
+# 0.918x (101) of the table (geomean, paired screen, 8 rounds), best 1.016x: cuBLAS's tile is in its own frame 160 of
+# our M by 128 of N (102-103).
 RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62,
                                                63, 64, 65, 66, 67, 70, 77, 78, 79, 81, 82, 83, 84, 85, 86, 87, 88,
-                                               93, 95, 96})
+                                               93, 95, 96, 97, 98, 99, 100, 101})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:

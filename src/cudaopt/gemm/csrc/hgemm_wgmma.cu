@@ -350,6 +350,39 @@ __device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
+// The swapped operands (session 26, SWAP in WgmmaTile2): D^T(64 x N) (+)= B^T(64 x 16, our B's 64-column chunk: M-major
+// smem, imm-trans-a = 1) * A^T(16 x N, our A's N rows: K-major smem, imm-trans-b = 0). D's rows run along our N, its
+// columns along our M: cuBLAS's frame for a row-major C, where its 128 x 160 tile is 160 rows of our M by 128 of N.
+template <int N>
+__device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                                                     int accumulate);
+template <>
+__device__ __forceinline__ void wgmma_m64k16_swapped<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b,
+                                                          int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
+      "%80, %81, p, 1, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
 template <int BM, int BN, int CONSUMERS, int STAGES>
 struct WgmmaTile {
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -811,6 +844,17 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int c0, int
                "r"(c0), "r"(c1), "r"(smem_u32(src))
                : "memory");
 }
+// Four 8x8 fp16 matrices from the mma fragment layout (register i: matrix i, row lane / 4, columns 2 (lane % 4) + 0..1),
+// each stored transposed: lane 8i + r gives the shared address of row r of stored matrix i (16 bytes).
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+  const half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
 __device__ __forceinline__ void bulk_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
@@ -916,13 +960,19 @@ __device__ __forceinline__ void produce_tiles_cpasync(const CpSrc& src, unsigned
 // take turns (an mbarrier hands the buffers over), so that the ring gets the memory of the other set.
 // KB (session 17): 64-wide k-chunks per ring slot (2: 128-deep slots, A and B each in one 3-D box, see
 // produce_tiles); the slot holds A as KB chunks of BM rows x 128 B, B as BN/64 chunks of 64*KB rows x 128 B.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool SHEPI = false, int KB = 1>
+// SWAP (session 26): the operands' roles swapped (wgmma_m64k16_swapped): each m64 chain covers one 64-column chunk of
+// B (kMI = BN / 64), its N is BM (kAcc = BM / 2), so BM need not be a multiple of 64 (160: cuBLAS's 128 x 160 tile in
+// its frame); the epilogue stores D transposed (stmatrix .trans). Ping-pong, chunked epilogue, 64-deep slots.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool SHEPI = false, int KB = 1,
+          bool SWAP = false>
 struct WgmmaTile2 {
   static constexpr bool kPingPong = SCHED == kSchedPingPong;
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
   static constexpr int kRowsPerConsumer = kPingPong ? BM : BM / CONSUMERS;  // C rows one consumer stores
-  static constexpr int kMI = kRowsPerConsumer / 64;
-  static constexpr int kAcc = BN / 2;
+  static constexpr int kMI = SWAP ? BN / 64 : kRowsPerConsumer / 64;
+  static constexpr int kAcc = SWAP ? BM / 2 : BN / 2;
+  static_assert(!SWAP || (kPingPong && EPI > 0 && KB == 1 && !SHEPI && BN % 64 == 0 && BM % 16 == 0),
+                "swapped operands: ping-pong, chunked epilogue, 64-deep slots, 64-column chunks, 16-row steps");
   static constexpr int kSlotABytes = BM * kBK * 2 * KB;
   static constexpr int kChunkABytes = BM * kBK * 2;       // one 64-wide k-chunk of the A slot
   // B and C in column chunks of kCols: 64 (128-byte rows, 128B swizzle) where they divide BN, else 32 (64-byte
@@ -947,10 +997,10 @@ struct WgmmaTile2 {
   static_assert(kPingPong ? CONSUMERS == 2 : BM % (64 * CONSUMERS) == 0, "consumers own whole m64 blocks");
   // 192 accumulators: the 128 x 192 ping-pong (session 15), cuBLAS's fastest kernels on short-K large
   // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
-  static_assert(kRowsPerConsumer % 64 == 0 && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
+  static_assert((SWAP || kRowsPerConsumer % 64 == 0) && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
                 "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
-  static_assert(BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256,
-                "wgmma wrappers exist for N = 64, 128, 160, 192, 256");
+  static_assert(SWAP ? BM == 160 : (BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256),
+                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 160)");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
   // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
@@ -1021,14 +1071,15 @@ struct WgmmaTile2 {
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1>
+          bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1, bool SWAP = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
                                             half* c_ptr = nullptr, int ldc = 0, int spread = 0,
                                             CpSrc src = CpSrc{}) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI, KB>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, SHEPI, KB, SWAP>;
   static_assert(KB == 1 || (B3D && !SPLITK && !CSPLIT && !CPA), "128-deep slots: plain B3D kernels only");
+  static_assert(!SWAP || (!SPLITK && !CPA && !B3D), "swapped operands: plain TMA kernels only");
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -1129,6 +1180,14 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
+          if constexpr (SWAP) {  // wgmma's A: B's chunk mi (M-major); its B: all BM rows of A (K-major)
+            const uint64_t desc_at = make_desc(a_base + kk * 32, 16, 8 * 128);
+#pragma unroll
+            for (int mi = 0; mi < T::kMI; ++mi) {
+              const uint64_t desc_bt = make_desc(b_base + mi * T::kChunkBBytes + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
+              wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, (kt | kk) != 0);
+            }
+          } else {
           const uint64_t desc_b =
               make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
 #pragma unroll
@@ -1136,6 +1195,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
             const uint64_t desc_a =
                 make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
             wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
+          }
           }
         }
         wgmma_commit();
@@ -1263,6 +1323,35 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       }
       if (!store_c) {
         // a split-K item whose tile another item (or the reduce kernel) finishes
+      } else if constexpr (SWAP) {
+        // Swapped operands: chain c holds D^T for C's 64-column chunk c: thread (warp, lane) has D rows (C columns)
+        // 16 warp + lane / 4 (+ 8) and D columns (C rows) 8 j + 2 (lane % 4) + 0..1, the mma fragment layout of 8x8
+        // blocks, which stmatrix .trans stores as 8 C rows of 8 columns (16 bytes, one swizzle unit) each. A chunk is
+        // BM rows x 128 B, TMA's 128B swizzle (unit u of row r at u ^ (r % 8)); buffers as in the chunked epilogue.
+        const int q = lane / 8, r = lane % 8;  // this lane's stored matrix and its row
+        const int unit = 2 * warp + (q & 1);   // C columns 16 warp (+ 8) of the chunk, in 16-byte units
+#pragma unroll
+        for (int c = 0; c < T::kChunks; ++c) {
+          unsigned char* buf = my_epi + ((T::kEpiRunning ? epi_seq + c : c) % T::kEpiChunks) * T::kEpiChunkBytes;
+          if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
+          named_bar_sync(kBarEpilogue + consumer, 128);
+          const uint32_t base = smem_u32(buf) + ((unit ^ r) * 16);
+#pragma unroll
+          for (int j = 0; j < BM / 8; j += 2) {  // C rows 8 j .. 8 j + 15: four 8x8 matrices
+            const int row = 8 * (j + (q >> 1)) + r;
+            stmatrix_x4_trans(base + row * 128, pack_half2(acc[c][4 * j], acc[c][4 * j + 1]),
+                              pack_half2(acc[c][4 * j + 2], acc[c][4 * j + 3]),
+                              pack_half2(acc[c][4 * j + 4], acc[c][4 * j + 5]),
+                              pack_half2(acc[c][4 * j + 6], acc[c][4 * j + 7]));
+          }
+          fence_proxy_async_smem();
+          named_bar_sync(kBarEpilogue + consumer, 128);
+          if (wg_thread == 0) {
+            if (m0 < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0, buf);
+            bulk_commit();
+          }
+        }
+        if constexpr (T::kEpiRunning) epi_seq += T::kChunks;
       } else if constexpr (EPI > 0) {
         // Chunked epilogue (EPI buffers of one 64-column chunk, see WgmmaTile2): per chunk, wait
         // until the store that last read its buffer (EPI groups back) is done reading, stage, store.
@@ -1690,6 +1779,15 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, true, KB>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
+// The swapped-operand kernel (SWAP, session 26): plain, TMA only.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_swap_kernel(const __grid_constant__ CUtensorMap map_a,
+                             const __grid_constant__ CUtensorMap map_b,
+                             const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, true>(
+      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
+}
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_b3d_kernel(const __grid_constant__ CUtensorMap map_a,
@@ -1919,6 +2017,15 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                               \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                     \
         hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1                            \
+  }
+
+// The swapped-operand ping-pong (SWAP, session 26): plain only, TMA only.
+#define CUDAOPT_WGMMA_CFG2S(BM, BN, CONS, ST, SCHED, EPI)                                        \
+  WgmmaEntry {                                                                                   \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kSmemBytes, \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kThreads, SCHED,               \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kRowsPerConsumer, nullptr,     \
+        hgemm_wgmma2_swap_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1                       \
   }
 
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
@@ -2157,6 +2264,13 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2T(128, 160, 2, 5, 1, 2),                // 85
     CUDAOPT_WGMMA_CLUSTERLP(128, 160, 2, 5, 2, 2, 1, 0, 3),   // 86
     CUDAOPT_WGMMA_CLUSTERLP(128, 160, 2, 5, 2, 2, 1, 5, 3),   // 87
+    // Measured (session 26): 83-87 correct, 0.80-0.95x the table on the 155 large shapes where it trails cuBLASLt (B
+    // through the 64-byte swizzle in 32-column chunks). cuBLAS's tile in its own frame (row-major C is its column-major
+    // C^T): 160 rows of our M by 128 of N, its A operand our B (two 64-column chunks, 128B swizzle, M-major) and its B
+    // our A (160 rows, K-major): the swapped-operand ping-pong (SWAP), 160 accumulators a thread, C stored transposed
+    // by stmatrix. 88: 5 slots, one 20 KB staging buffer a consumer; 89: 4 slots, two.
+    CUDAOPT_WGMMA_CFG2S(160, 128, 2, 5, 2, 1),  // 88
+    CUDAOPT_WGMMA_CFG2S(160, 128, 2, 4, 2, 2),  // 89
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
