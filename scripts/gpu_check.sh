@@ -765,10 +765,13 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # first; cut by GEMM_LARGE_SCREEN_LIMIT, the lines written by then count). Adoption is a call of its own.
     gemm_build_and_test 150 "${GEMM_N160_TESTS:-160_wide}"
     rm -f "$OUT/screen.jsonl"
-    timeout "${GEMM_LARGE_SCREEN_LIMIT:-300}" python3 benchmarks/gemm_configs.py --configs "${GEMM_N160_CONFIGS:-102,103}" \
+    timeout "${GEMM_LARGE_SCREEN_LIMIT:-300}" python3 benchmarks/gemm_configs.py --configs "${GEMM_N160_CONFIGS:-102,103,104,105}" \
       --shapes "$(cat docs/data/hgemm_session25/large_losers.txt)" --rounds 8 --out "$OUT/screen.jsonl" 2>&1 \
       | tee "$OUT/screen_large.txt" | tail -7
-    (cd "$OUT" && tar czf n160.tgz --remove-files gemm_tests.txt screen.jsonl screen_large.txt)
+    touch "$OUT/ncu_n160.txt"  # (GEMM_N160_NCU: Nsight on those configs at 16384x16384x512, beside the table's 42)
+    [ -n "${GEMM_N160_NCU:-}" ] && timeout 170 python3 scripts/gemm_ncu.py --shape 16384x16384x512 \
+      --configs $GEMM_N160_NCU --top 6 2>&1 | tee "$OUT/ncu_n160.txt" | tail -8
+    (cd "$OUT" && tar czf n160.tgz --remove-files gemm_tests.txt screen.jsonl screen_large.txt ncu_n160.txt)
     ;;
   gemm_ncu_shortk)
     # Issue 6, session 25: the large short-K shapes trail cuBLASLt by 3-8% at the same SM clock (session 19's energy

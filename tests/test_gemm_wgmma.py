@@ -49,7 +49,7 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.bm <= 256
         if c.swap:  # (session 26) the chains along bn, their N bm: ping-pong, 64-column chunks, a 160-wide wgmma
-            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm == 160 and not c.splitk and not c.cpasync
+            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm == 160 and c.max_splits == 1 and not c.cpasync
         else:
             assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256)
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
@@ -70,14 +70,15 @@ def test_python_mirror_matches_the_wgmma_source():
     from cudaopt.gemm._lib import L2_PROMOTIONS
 
     promo_name = {v: k for k, v in L2_PROMOTIONS.items()}
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2S|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2S|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLPS|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2T", "CFG2S", "CFG2B", "CFG2B2")
              else int(g or 0),
              kind == "CFG2CS", kind == "CFG2PS",
-             kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP"), kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
-             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP"),
-             promo_name[int(i)] if i else "", kind == "CFG2S")
+             kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP", "CLUSTERLPS"),
+             kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
+             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP", "CLUSTERLPS"),
+             promo_name[int(i)] if i else "", kind in ("CFG2S", "CLUSTERLPS"))
             for kind, a, b, c, d, e, f, g, h, i in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
@@ -368,9 +369,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         c.consumers == 3 for c in CLUSTER_KERNELS) == 1
     for name, body in clus.items():
         assert "UTMALDG.2D " in body, name
-        # (not B mode 4's diagnostic, nor a lean kernel (LEAN, the template's ninth argument, then CM): one barrier)
+        # (not B mode 4's diagnostic, nor a lean kernel (LEAN, the template's ninth argument, then CM, then SWAP where
+        # set, session 26): one barrier)
         assert body.count("UCGABAR_ARV") >= 2 and body.count("UCGABAR_WAIT") >= 2 or re.search(
-            r"ELi4ELb0ELi\dEEE|ELb1ELi\dEEE", name), name
+            r"ELi4ELb0ELi\dE(?:Lb0E)?EE|ELb1ELi\dE(?:Lb[01]E)?EE", name), name
         # (mode 4: none; lean: the start barrier alone)
         assert "SYNCS.ARRIVE.TRANS64" in body, name
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body and "UTMASTG.2D" in body, name
@@ -402,7 +404,7 @@ GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.cluster_m == 1]  # session 13, no whole-slab twin
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 N160 = [c for c in _OWN if c.bn == 160]  # session 26: 32-column chunks, tested apart
-SWAPPED = [c for c in _OWN if c.swap]  # session 26: cuBLAS's 128 x 160 in its frame, tested apart
+SWAPPED = [c for c in _OWN if c.swap and c.cluster_m == 1]  # session 26: cuBLAS's 128 x 160 in its frame, tested apart
 CHUNKED = [c for c in _OWN if c.epi_chunks > 0 and 192 not in (c.bm, c.bn) and c not in N64 + COOP128 + N160 + SWAPPED
            and c.cluster_m == 1]
 N192 = [c for c in _OWN if c.bn == 192 and c.splitk and c.cluster_m == 1]
@@ -459,9 +461,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (91, "wgmma128x256x64_c2_s4_tma_cm2_e2_u_lean_p128", 2, 1), (92, "wgmma256x128x64_c2_s4_tma_cm2_e1_u_lean_p128", 2, 1),
         (93, "wgmma128x128x64_pp_s6_cm2_e1_u_lean_p128", 2, 1), (94, "wgmma128x192x64_pp_s4_cm2_e1_u_lean_p128", 2, 1),
         (95, "wgmma192x128x64_pp_s4_cm2_e1_u_lean_p128", 2, 1), (96, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean_p128", 2, 1),
-        (100, "wgmma128x160x64_pp_s5_cm2_e1_u_lean_p128", 2, 1), (101, "wgmma128x160x64_pp_s5_cm2_e1_u_pn_lean_p128", 2, 1)]
+        (100, "wgmma128x160x64_pp_s5_cm2_e1_u_lean_p128", 2, 1), (101, "wgmma128x160x64_pp_s5_cm2_e1_u_pn_lean_p128", 2, 1),
+        (104, "wgmma160x128x64_pp_s5_cm2_e1_u_pn_lean_p128_sw", 2, 1), (105, "wgmma160x128x64_pp_s5_cm2_e1_u_lean_p128_sw", 2, 1)]
     assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0,
-                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 5, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -586,6 +589,10 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
         assert c.epilogue_bytes == 2 * 160 * 128 * c.epi_chunks
         assert c.smem_bytes == 1024 + c.stages * (160 + 128) * 128 + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
         assert c.tiles(16384, 16384) == 103 * 128 and c.tiles(160, 128) == 1
+    pairs = [c for c in WGMMA_CONFIGS if c.swap and c.cluster_m > 1]  # cuBLAS's 2x1: along N sharing A, along M
+    assert [(c.id, c.b_mc, c.lean, c.l2_promo, plain_twin(c).id, c.smem_bytes) for c in pairs] == [
+        (104, 5, True, "128B", 102, 226384), (105, 0, True, "128B", 102, 226384)]
+    assert [c.units(16384, 16384) for c in pairs] == [103 * 64, 52 * 128]
 
 
 def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):
@@ -701,9 +708,9 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
                     assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
     assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
-    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101]
+    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101, 104, 105]
     assert [getattr(promo_twin(c), "id", None) for c in WGMMA_CONFIGS if c.l2_promo] == [
-        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None]
+        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None, None, None]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 

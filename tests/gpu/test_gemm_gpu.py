@@ -590,9 +590,9 @@ SWAP_SHAPES = [(8, 8, 8), (200, 136, 264), (161, 1000, 1032), (1000, 72, 40), (4
 
 @pytest.mark.parametrize("shape", SWAP_SHAPES)
 def test_160_wide_swapped_tiles_match_torch_and_each_other(shape):
-    """The 160 x 128 ping-pongs with swapped operands against an fp32 reference (within 1.25x torch.matmul's own
-    error), bitwise equal to each other (same tile, same k order; other rings and staging); the first through every
-    check of check_gemm."""
+    """The 160 x 128 ping-pongs with swapped operands and their pairs against an fp32 reference (within 1.25x
+    torch.matmul's own error), bitwise equal to each other (same tile, same k order; other rings, staging, clusters);
+    the first through every check of check_gemm."""
     import torch
 
     from cudaopt.gemm import Choice, hgemm
@@ -602,12 +602,12 @@ def test_160_wide_swapped_tiles_match_torch_and_each_other(shape):
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, 3 * m + n + 5 * k)
     swapped = [c for c in WGMMA_CONFIGS if c.swap]
-    assert len(swapped) == 2
+    assert len(swapped) == 4 and swapped[0].cluster_m == 1
     outs = [hgemm(a, b, choice=Choice("ours", c.id, 1)) for c in swapped]
     torch.cuda.synchronize()
     errs = [((o.float() - ref).norm() / ref.norm()).item() for o in outs]
     assert all(e <= 1.25 * torch_err + 1e-4 for e in errs), (errs, torch_err)
-    assert torch.equal(outs[0], outs[1])
+    assert [torch.equal(outs[0], o) for o in outs[1:]] == [True] * (len(outs) - 1)
     r = check_gemm(lambda a_, b_, out, c=Choice("ours", swapped[0].id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
                    seed=m + n + k)
     assert r.ok, (swapped[0].label, r)

@@ -1028,6 +1028,51 @@ struct WgmmaTile2 {
   static __device__ __forceinline__ int swz(int u, int rsub) { return kCols == 64 ? u ^ rsub : u ^ ((rsub >> 1) & 3); }
 };
 
+// The swapped operands' k-step and epilogue (SWAP; the plain and cluster bodies both call them).
+// One 16-deep k-step: wgmma's A is B's chunk mi (M-major, 128B swizzle), its B all BM rows of A (K-major).
+template <class T, int BM>
+__device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], uint32_t a_base, uint32_t b_base, int kk,
+                                               int accumulate) {
+  const uint64_t desc_at = make_desc(a_base + kk * 32, 16, 8 * 128);
+#pragma unroll
+  for (int mi = 0; mi < T::kMI; ++mi) {
+    const uint64_t desc_bt = make_desc(b_base + mi * T::kChunkBBytes + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
+    wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
+  }
+}
+// Chain c holds D^T for C's 64-column chunk c: thread (warp, lane) has D rows (C columns) 16 warp + lane / 4 (+ 8) and
+// D columns (C rows) 8 j + 2 (lane % 4) + 0..1, the mma fragment layout of 8x8 blocks, which stmatrix .trans stores as
+// 8 C rows of 8 columns (16 bytes, one swizzle unit) each. A chunk is BM rows x 128 B in TMA's 128B swizzle (unit u
+// of row r at u ^ (r % 8)); chunk c takes buffer (first + c) % kEpiChunks after waiting for the store that last read it,
+// as the chunked epilogue does.
+template <class T, int BM>
+__device__ __forceinline__ void swapped_epilogue(float (&acc)[T::kMI][T::kAcc], unsigned char* my_epi, int first,
+                                                 int warp, int lane, int wg_thread, int consumer,
+                                                 const CUtensorMap* map_c, int m0, int n0, int M, int N) {
+  const int q = lane / 8, r = lane % 8;  // this lane's stored matrix and its row
+  const int unit = 2 * warp + (q & 1);   // C columns 16 warp (+ 8) of the chunk, in 16-byte units
+#pragma unroll
+  for (int c = 0; c < T::kChunks; ++c) {
+    unsigned char* buf = my_epi + ((first + c) % T::kEpiChunks) * T::kEpiChunkBytes;
+    if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
+    named_bar_sync(kBarEpilogue + consumer, 128);
+    const uint32_t base = smem_u32(buf) + ((unit ^ r) * 16);
+#pragma unroll
+    for (int j = 0; j < BM / 8; j += 2) {  // C rows 8 j .. 8 j + 15: four 8x8 matrices
+      const int row = 8 * (j + (q >> 1)) + r;
+      stmatrix_x4_trans(base + row * 128, pack_half2(acc[c][4 * j], acc[c][4 * j + 1]),
+                        pack_half2(acc[c][4 * j + 2], acc[c][4 * j + 3]), pack_half2(acc[c][4 * j + 4], acc[c][4 * j + 5]),
+                        pack_half2(acc[c][4 * j + 6], acc[c][4 * j + 7]));
+    }
+    fence_proxy_async_smem();
+    named_bar_sync(kBarEpilogue + consumer, 128);
+    if (wg_thread == 0) {
+      if (m0 < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0, buf);
+      bulk_commit();
+    }
+  }
+}
+
 // Generation-2 kernel body, shared by the plain kernel (SPLITK = false: one work item per tile over
 // all of K, fp16 C through the TMA-store epilogue; the code generation-2 configs were measured with)
 // and the split-K kernel (SPLITK = true: work items = tiles x splits, see work_item; each item's
@@ -1180,13 +1225,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
-          if constexpr (SWAP) {  // wgmma's A: B's chunk mi (M-major); its B: all BM rows of A (K-major)
-            const uint64_t desc_at = make_desc(a_base + kk * 32, 16, 8 * 128);
-#pragma unroll
-            for (int mi = 0; mi < T::kMI; ++mi) {
-              const uint64_t desc_bt = make_desc(b_base + mi * T::kChunkBBytes + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
-              wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, (kt | kk) != 0);
-            }
+          if constexpr (SWAP) {
+            swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0);
           } else {
           const uint64_t desc_b =
               make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
@@ -1324,33 +1364,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       if (!store_c) {
         // a split-K item whose tile another item (or the reduce kernel) finishes
       } else if constexpr (SWAP) {
-        // Swapped operands: chain c holds D^T for C's 64-column chunk c: thread (warp, lane) has D rows (C columns)
-        // 16 warp + lane / 4 (+ 8) and D columns (C rows) 8 j + 2 (lane % 4) + 0..1, the mma fragment layout of 8x8
-        // blocks, which stmatrix .trans stores as 8 C rows of 8 columns (16 bytes, one swizzle unit) each. A chunk is
-        // BM rows x 128 B, TMA's 128B swizzle (unit u of row r at u ^ (r % 8)); buffers as in the chunked epilogue.
-        const int q = lane / 8, r = lane % 8;  // this lane's stored matrix and its row
-        const int unit = 2 * warp + (q & 1);   // C columns 16 warp (+ 8) of the chunk, in 16-byte units
-#pragma unroll
-        for (int c = 0; c < T::kChunks; ++c) {
-          unsigned char* buf = my_epi + ((T::kEpiRunning ? epi_seq + c : c) % T::kEpiChunks) * T::kEpiChunkBytes;
-          if (wg_thread == 0) bulk_wait_read<T::kEpiChunks - 1>();
-          named_bar_sync(kBarEpilogue + consumer, 128);
-          const uint32_t base = smem_u32(buf) + ((unit ^ r) * 16);
-#pragma unroll
-          for (int j = 0; j < BM / 8; j += 2) {  // C rows 8 j .. 8 j + 15: four 8x8 matrices
-            const int row = 8 * (j + (q >> 1)) + r;
-            stmatrix_x4_trans(base + row * 128, pack_half2(acc[c][4 * j], acc[c][4 * j + 1]),
-                              pack_half2(acc[c][4 * j + 2], acc[c][4 * j + 3]),
-                              pack_half2(acc[c][4 * j + 4], acc[c][4 * j + 5]),
-                              pack_half2(acc[c][4 * j + 6], acc[c][4 * j + 7]));
-          }
-          fence_proxy_async_smem();
-          named_bar_sync(kBarEpilogue + consumer, 128);
-          if (wg_thread == 0) {
-            if (m0 < M && n0 + c * 64 < N) tma_store_2d(map_c, n0 + c * 64, m0, buf);
-            bulk_commit();
-          }
-        }
+        swapped_epilogue<T, BM>(acc, my_epi, T::kEpiRunning ? epi_seq : 0, warp, lane, wg_thread, consumer, map_c, m0,
+                                n0, M, N);
         if constexpr (T::kEpiRunning) epi_seq += T::kChunks;
       } else if constexpr (EPI > 0) {
         // Chunked epilogue (EPI buffers of one 64-column chunk, see WgmmaTile2): per chunk, wait
@@ -1499,11 +1514,11 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 // descriptor computation after it, so the k-block's first wgmma waits on them (172 samples there against
 // 20 in the twin, whose compiler hoists that work above the wait).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int CM, int EPI = 0, bool UNCOND = false,
-          int KB = 1, int MC = 0, bool LEAN = false>
+          int KB = 1, int MC = 0, bool LEAN = false, bool SWAP = false>
 __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
-  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, false, KB>;
+  using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, false, KB, SWAP>;
   static_assert((CM == kClusterMax || CM == kClusterQuad) && !SPLITK, "clusters of 2 or 4, without split-K");
   static_assert(!T::kEpiRunning, "the cluster body's chunked epilogue reuses buffer c % kEpiChunks");
   extern __shared__ unsigned char smem_raw[];
@@ -1622,6 +1637,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
+            if constexpr (SWAP) {
+              swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0);
+            } else {
             const uint64_t desc_b =
                 make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
 #pragma unroll
@@ -1629,6 +1647,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
               const uint64_t desc_a =
                   make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
               wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
+            }
             }
           }
           wgmma_commit();
@@ -1682,6 +1701,8 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
                   make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
           }
         }
+      } else if constexpr (SWAP) {
+        swapped_epilogue<T, BM>(acc, my_epi, 0, warp, lane, wg_thread, consumer, map_c, m0, n0, M, N);
       } else if constexpr (EPI > 0) {
         // Chunked epilogue: wgmma2_body's, copied (see there; session 15: the cluster twins of the
         // chunked configs, whose deeper ring gives the pair more slack than the whole-slab staging).
@@ -1803,13 +1824,13 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 // multiple of 2): pairs of vertically adjacent tiles share B through TMA multicast (cluster_tile).
 // CM = 4 (session 24): clusters of four along x, each CTA on one tile of a group of four (cluster_tile).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool UNCOND = false, int MC = 0,
-          bool LEAN = false, int CM = kClusterMax>
+          bool LEAN = false, int CM = kClusterMax, bool SWAP = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ CUtensorMap map_c, int M, int N, int K,
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
-  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, CM, EPI, UNCOND, 1, MC, LEAN>(
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, CM, EPI, UNCOND, 1, MC, LEAN, SWAP>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1);
 }
 
@@ -2000,6 +2021,15 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                                \
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, CM>, nullptr, CM, nullptr, \
         0, nullptr, nullptr, nullptr, nullptr, MC, PROMO                                                    \
+  }
+// A lean cluster entry at L2 promotion PROMO whose CTAs run the swapped-operand ping-pong (SWAP, session 26).
+#define CUDAOPT_WGMMA_CLUSTERLPS(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO)                                         \
+  WgmmaEntry {                                                                                                       \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kSmemBytes,                     \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kThreads, SCHED,                                   \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kRowsPerConsumer, nullptr,                         \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, CM, true>, nullptr, CM, nullptr, 0, \
+        nullptr, nullptr, nullptr, nullptr, MC, PROMO                                                                \
   }
 // The 64-wide pair (CLUSTERE) with another B mode MC; the same with UNCOND; UNCOND and LEAN.
 #define CUDAOPT_WGMMA_CLUSTERM(BM, BN, CONS, ST, SCHED, CM, EPI, MC) \
@@ -2271,6 +2301,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // by stmatrix. 88: 5 slots, one 20 KB staging buffer a consumer; 89: 4 slots, two.
     CUDAOPT_WGMMA_CFG2S(160, 128, 2, 5, 2, 1),  // 88
     CUDAOPT_WGMMA_CFG2S(160, 128, 2, 4, 2, 2),  // 89
+    // Measured (session 26): 88-89 correct, 0.952x / 0.967x the table on those 155 shapes (88 1.008x at K = 256, 89
+    // 0.98x at long K; 83-87 read 0.80-0.95x). cuBLAS runs its tile in 2x1 clusters, two tiles adjacent along our N
+    // sharing A's 160-row panel: 90, 88's lean pair along N (each CTA multicasts 80 of A's rows); 91, along M
+    // sharing B (each CTA multicasts one of B's two chunks). 128 B L2 promotion, as the session-25 pairs.
+    CUDAOPT_WGMMA_CLUSTERLPS(160, 128, 2, 5, 2, 2, 1, 5, 3),  // 90
+    CUDAOPT_WGMMA_CLUSTERLPS(160, 128, 2, 5, 2, 2, 1, 0, 3),  // 91
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
