@@ -43,6 +43,7 @@
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
+#   bash scripts/gpu_check.sh gemm_n160_adopt  # issue 6: a second screen of 102-105 on their candidate shapes, adoption
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -772,6 +773,21 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     [ -n "${GEMM_N160_NCU:-}" ] && timeout 170 python3 scripts/gemm_ncu.py --shape 16384x16384x512 \
       --configs $GEMM_N160_NCU --top 6 2>&1 | tee "$OUT/ncu_n160.txt" | tail -8
     (cd "$OUT" && tar czf n160.tgz --remove-files gemm_tests.txt screen.jsonl screen_large.txt ncu_n160.txt)
+    ;;
+  gemm_n160_adopt)
+    # Issue 6, session 26: a second screen of the swapped 160 x 128 tiles (102-105) on the shapes where the first
+    # (docs/data/hgemm_session26/screen_102_105_large.jsonl) read them 3% or more above the table
+    # (adopt_candidates_102_105.txt), then adoption only where both screens clear the margin (--confirm), --rebackend
+    # and the fallback pass; the grid is a call of its own.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout "${GEMM_CONFIRM_LIMIT:-150}" python3 benchmarks/gemm_configs.py --configs 102,103,104,105 \
+      --shapes "$(cat docs/data/hgemm_session26/adopt_candidates_102_105.txt)" --rounds 8 --out "$OUT/screen2.jsonl" \
+      2>&1 | tee "$OUT/screen2.txt" | tail -6
+    cp docs/data/hgemm_session26/screen_102_105_large.jsonl "$OUT/screen.jsonl"
+    GEMM_ADOPT_CONFIRM="$OUT/screen2.jsonl" GEMM_ADOPT_REBACKEND=1 GEMM_ADOPT_NO_GRID=1 adopt_then_grid 102,103,104,105 0 0
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf n160_adopt.tgz --remove-files screen.jsonl screen2.jsonl screen2.txt adopted.txt \
+      adopted_table.json lt_fallback.log)
     ;;
   gemm_ncu_shortk)
     # Issue 6, session 25: the large short-K shapes trail cuBLASLt by 3-8% at the same SM clock (session 19's energy

@@ -490,14 +490,15 @@ def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H2
     tiles are bound by L2 operand traffic: offered wherever it has two tile rows. A lean pair whose two
     64-row tiles span all of M (the skinny shapes, 64 < M <= 128) shares the streamed B panel, and
     is offered there however few its tiles (session 22); the pair along N likewise where it spans N, and
-    only there. A cluster of four (session 24) shares the small operand of a 64-wide skinny shape along its long
+    only there (the swapped 160 x 128 pair along N of session 26, cuBLAS's 2x1, is for large shapes: the general
+    rule). A cluster of four (session 24) shares the small operand of a 64-wide skinny shape along its long
     side: offered where its tiles span the short side (one tile row along N, one tile column along M) and fill
     at least one cluster."""
     if cfg.cluster_m == 4:
         tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
         short, long_ = (tiles_m, tiles_n) if cfg.pair_along_n else (tiles_n, tiles_m)
         return short == 1 and long_ >= cfg.cluster_m
-    if cfg.pair_along_n:  # skinny N: one pair spans every column and shares the streamed A (session 22)
+    if cfg.pair_along_n and not cfg.swap:  # skinny N: one pair spans every column and shares the streamed A (22)
         return -(-n // cfg.bn) == cfg.cluster_m
     if cfg.cluster_m > 1 and cfg.bm * cfg.bn <= ONE_WAVE_CLUSTER_TILE:
         return -(-m // cfg.bm) >= cfg.cluster_m  # a pair needs two tile rows
