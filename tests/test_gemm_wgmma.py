@@ -1262,8 +1262,8 @@ def test_cluster_grid_and_candidates(shape):
         assert c.units(m, n) == units and c.grid(m, n) == cm * min(132 // cm, units) and c.grid(m, n) % cm == 0
         assert c.grid(m, n, num_sms=1) == cm  # one cluster at least (host helper's floor)
         assert split_choices(c, m, n, k) == [1]
-        # (the pair along N only where it spans N, but for the swapped one of session 26, the quads only where one tile spans the short side: none of
-        # these shapes; the tests below)
+        # (the pair along N only where it spans N, but for session 26's swapped one; the quads only where one tile
+        # spans the short side: none of these shapes; the tests below)
         offered = cm == 2 and (not c.pair_along_n or c.swap) and c.tiles(m, n) >= 2 * NUM_SMS_H200
         assert cluster_offered(c, m, n) == offered
         enabled = enabled_wgmma_ids()  # configs no GPU has run yet are the tuner's only when named
