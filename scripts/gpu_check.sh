@@ -788,6 +788,9 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf n160_adopt.tgz --remove-files screen.jsonl screen2.jsonl screen2.txt adopted.txt \
       adopted_table.json lt_fallback.log)
+    # (GEMM_N160_NCU: Nsight on those configs at 16384x16384x512 after the adoption, straight into $OUT)
+    [ -n "${GEMM_N160_NCU:-}" ] && timeout 120 python3 scripts/gemm_ncu.py --shape 16384x16384x512 \
+      --configs $GEMM_N160_NCU --top 6 > "$OUT/ncu_n160_adopt.txt" 2>&1; tail -4 "$OUT/ncu_n160_adopt.txt" 2>/dev/null
     ;;
   gemm_ncu_shortk)
     # Issue 6, session 25: the large short-K shapes trail cuBLASLt by 3-8% at the same SM clock (session 19's energy
