@@ -792,6 +792,16 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     [ -n "${GEMM_N160_NCU:-}" ] && timeout 120 python3 scripts/gemm_ncu.py --shape 16384x16384x512 \
       --configs $GEMM_N160_NCU --top 6 > "$OUT/ncu_n160_adopt.txt" 2>&1; tail -4 "$OUT/ncu_n160_adopt.txt" 2>/dev/null
     ;;
+  gemm_n160_promo)
+    # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512
+    # where 42 and cuBLAS's kernel read 64-65 M: Nsight on both under the maps' L2 promotion at 128 B and none (the
+    # library default, 256 B, is in ncu_n160.txt).
+    python3 -m cudaopt.gemm.build | tail -1
+    for p in 128B none; do
+      CUDAOPT_GEMM_L2_PROMOTION=$p timeout 120 python3 scripts/gemm_ncu.py --shape 16384x16384x512 --configs 102 42 \
+        --top 6 2>&1 | sed "s/^/[$p] /" | tee -a "$OUT/ncu_n160_promo.txt" | grep " us " | cut -c1-400
+    done
+    ;;
   gemm_ncu_shortk)
     # Issue 6, session 25: the large short-K shapes trail cuBLASLt by 3-8% at the same SM clock (session 19's energy
     # run) and with half the L2 operand traffic (91-95) no faster: Nsight on the table's kernels beside cuBLAS's.
