@@ -44,6 +44,7 @@
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
 #   bash scripts/gpu_check.sh gemm_n160_adopt  # issue 6: a second screen of 102-105 on their candidate shapes, adoption
+#   bash scripts/gpu_check.sh gemm_n160_promo  # issue 6: Nsight of 102 and 42 under 128 B and no L2 promotion
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
