@@ -16,6 +16,9 @@
 //           in the PTX ISA), 128B swizzle, read with imm-trans-b = 1. Descriptor: LBO = bytes
 //           between two 64-column chunks (64 x 128 = 8192), SBO = 1024 bytes (8 K-rows), swizzle 1.
 //           The k-th K step starts 16 rows = 2048 bytes further.
+//   Tiles whose width 64 does not divide (160, session 26) hold B and stage C in 32-column chunks of 64-byte rows
+//   instead, CU_TENSOR_MAP_SWIZZLE_64B and descriptor swizzle mode 2 (WgmmaTile2::kCols). The swapped-operand tiles
+//   (SWAP, session 26) feed B's 64-column chunks as wgmma's M-major A operand and A's rows as its K-major B operand.
 // Every slot starts on a 1024-byte boundary, so the descriptors' base-offset field stays 0.
 //
 // Tails: TMA zero-fills out-of-bounds rows/columns of A and B, so M, N and K need not be multiples
