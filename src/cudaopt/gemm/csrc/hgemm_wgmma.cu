@@ -326,9 +326,10 @@ __device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_
 }
 
 // N = 160 (session 26): cuBLASLt's tile on 82 of the 113 large shapes where it beat the table is 128 x 160
-// (nvjet_sm90_hsh_128x160_64x5_2x1); 80 accumulators a thread per m64 block.
-template <>
-__device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+// (nvjet_sm90_hsh_128x160_64x5_2x1); 80 accumulators a thread per m64 block. TA, TB: imm-trans-a, imm-trans-b (our
+// frame: 0, 1; the swapped operands below: 1, 0).
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n160k16(float (&d)[80], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\n"
       "setp.ne.b32 p, %82, 0;\n"
@@ -339,7 +340,7 @@ __device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
       "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
-      "%80, %81, p, 1, 1, 0, 1;\n}\n"
+      "%80, %81, p, 1, 1, %83, %84;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -350,7 +351,11 @@ __device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
         "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
         "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  wgmma_m64n160k16<0, 1>(d, desc_a, desc_b, accumulate);
 }
 
 // The swapped operands (session 26, SWAP in WgmmaTile2): D^T(64 x N) (+)= B^T(64 x 16, our B's 64-column chunk: M-major
@@ -362,28 +367,7 @@ __device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t
 template <>
 __device__ __forceinline__ void wgmma_m64k16_swapped<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b,
                                                           int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %82, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 "
-      "{"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
-      "%80, %81, p, 1, 1, 1, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  wgmma_m64n160k16<1, 0>(d, desc_a, desc_b, accumulate);
 }
 
 template <int BM, int BN, int CONSUMERS, int STAGES>
@@ -2016,24 +2000,20 @@ struct WgmmaEntry {
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, UNCOND, MC, LEAN, CM>, nullptr, CM, nullptr, \
         0, nullptr, nullptr, nullptr, nullptr, MC                                                           \
   }
-// A lean cluster entry (CLUSTERL below) whose operand maps use L2 promotion PROMO (an index of kL2Promotions).
-#define CUDAOPT_WGMMA_CLUSTERLP(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO)                                 \
-  WgmmaEntry {                                                                                              \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                            \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                          \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                                \
-        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, CM>, nullptr, CM, nullptr, \
-        0, nullptr, nullptr, nullptr, nullptr, MC, PROMO                                                    \
-  }
-// A lean cluster entry at L2 promotion PROMO whose CTAs run the swapped-operand ping-pong (SWAP, session 26).
-#define CUDAOPT_WGMMA_CLUSTERLPS(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO)                                         \
+// A lean cluster entry (CLUSTERL below) whose operand maps use L2 promotion PROMO (an index of kL2Promotions); with
+// SWAP (session 26) its CTAs run the swapped-operand ping-pong: CLUSTERLPS.
+#define CUDAOPT_WGMMA_CLUSTERLP_SW(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO, SWAP)                                  \
   WgmmaEntry {                                                                                                       \
-    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kSmemBytes,                     \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kThreads, SCHED,                                   \
-        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kRowsPerConsumer, nullptr,                         \
-        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, CM, true>, nullptr, CM, nullptr, 0, \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, SWAP>::kSmemBytes,                     \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, SWAP>::kThreads, SCHED,                                   \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, SWAP>::kRowsPerConsumer, nullptr,                         \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, CM, SWAP>, nullptr, CM, nullptr, 0, \
         nullptr, nullptr, nullptr, nullptr, MC, PROMO                                                                \
   }
+#define CUDAOPT_WGMMA_CLUSTERLP(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO) \
+  CUDAOPT_WGMMA_CLUSTERLP_SW(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO, false)
+#define CUDAOPT_WGMMA_CLUSTERLPS(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO) \
+  CUDAOPT_WGMMA_CLUSTERLP_SW(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO, true)
 // The 64-wide pair (CLUSTERE) with another B mode MC; the same with UNCOND; UNCOND and LEAN.
 #define CUDAOPT_WGMMA_CLUSTERM(BM, BN, CONS, ST, SCHED, CM, EPI, MC) \
   CUDAOPT_WGMMA_CLUSTER_MODES(BM, BN, CONS, ST, SCHED, CM, EPI, false, MC, false)
@@ -2800,7 +2780,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     }
   }
   if (splits == 1) {
-    CUtensorMap map_c;  // stored through: same encoding as a load map (64 columns x c_box_rows)
+    CUtensorMap map_c;  // stored through: same encoding as a load map (cols columns x c_box_rows)
     st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, cols), &map_c);
     if (st != 0) return st;
     void* args[] = {b3d && deep ? &map_a3 : &map_a, b3d ? &map_b3 : &map_b, &map_c, &M, &N, &K, &src};
