@@ -601,7 +601,7 @@ def test_160_wide_swapped_tiles_match_torch_and_each_other(shape):
 
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, 3 * m + n + 5 * k)
-    swapped = [c for c in WGMMA_CONFIGS if c.swap]
+    swapped = [c for c in WGMMA_CONFIGS if c.swap and c.bm == 160]
     assert len(swapped) == 4 and swapped[0].cluster_m == 1
     outs = [hgemm(a, b, choice=Choice("ours", c.id, 1)) for c in swapped]
     torch.cuda.synchronize()
@@ -611,6 +611,39 @@ def test_160_wide_swapped_tiles_match_torch_and_each_other(shape):
     r = check_gemm(lambda a_, b_, out, c=Choice("ours", swapped[0].id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
                    seed=m + n + k)
     assert r.ok, (swapped[0].label, r)
+
+
+# Session 27's taller swapped tiles (192 x 128, 176 x 128): M around their heights (177, 193: one row past a tile),
+# N with a lone last column chunk and an odd tile count (the pair's rank 1 idle past N), K tails and K below one slot.
+TALL_SWAP_SHAPES = [(8, 8, 8), (193, 136, 264), (177, 1000, 1032), (4104, 8200, 520), (8000, 8192, 4096),
+                    (16384, 4096, 512), (1000, 72, 40)]
+
+
+@pytest.mark.parametrize("shape", TALL_SWAP_SHAPES)
+def test_taller_swapped_tiles_match_torch_and_their_twins(shape):
+    """106-109 against an fp32 reference (within 1.25x torch.matmul's own error); each pair along N bitwise equal to
+    its one-CTA twin (same tile, same k order); the one-CTA kernels through every check of check_gemm."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, plain_twin
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, 7 * m + 3 * n + k)
+    tall = [c for c in WGMMA_CONFIGS if c.swap and c.bm in (176, 192)]
+    assert [c.id for c in tall] == [106, 107, 108, 109]
+    outs = {c.id: hgemm(a, b, choice=Choice("ours", c.id, 1)) for c in tall}
+    torch.cuda.synchronize()
+    errs = {c.label: ((outs[c.id].float() - ref).norm() / ref.norm()).item() for c in tall}
+    assert all(e <= 1.25 * torch_err + 1e-4 for e in errs.values()), (errs, torch_err)
+    pairs = [c for c in tall if c.cluster_m > 1]
+    assert [torch.equal(outs[c.id], outs[plain_twin(c).id]) for c in pairs] == [True] * len(pairs)
+    for c in tall:
+        if c.cluster_m == 1:
+            r = check_gemm(lambda a_, b_, out, c=Choice("ours", c.id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
+                           seed=m + n + k)
+            assert r.ok, (c.label, r)
 
 
 # B3D configs (session 17): N multiples of 64 with partial last tiles (1024 on 192- and 256-wide tiles: the

@@ -422,6 +422,13 @@ _WGMMA_TABLE = [
     # pair along N (each CTA multicasts 80 of A's rows); 105, along M sharing B (each multicasts one of B's chunks).
     (160, 128, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
     (160, 128, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B", True),
+    # Session 27: the swapped frame's taller tiles (its wgmma N is our M, a multiple of 16): 106, 192 x 128 (m64n192
+    # chains, as the 128 x 192 ping-pong 42, along the taller tile); 107, 176 x 128 (cuBLAS's 176x128 ping-pong); 4 slots,
+    # one staging buffer a consumer (5 slots do not fit); 108 / 109 their lean pairs along N sharing A's panel.
+    (192, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
+    (176, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
+    (192, 128, 2, 4, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
+    (176, 128, 2, 4, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -478,7 +485,7 @@ def plain_twin(cfg: KernelConfig) -> KernelConfig:
     staging (bitwise its results: the k order is the same); for a 128-deep one (bk = 128, no 2-D config
     of its slot count) the 64-deep config of its tile, schedule and staging."""
     same = [c for c in WGMMA_CONFIGS if c.cluster_m == 1 and not c.csplit and not c.b3d and
-            (c.bm, c.bn, c.schedule, c.epi_chunks) == (cfg.bm, cfg.bn, cfg.schedule, cfg.epi_chunks)]
+            (c.bm, c.bn, c.schedule, c.epi_chunks, c.swap) == (cfg.bm, cfg.bn, cfg.schedule, cfg.epi_chunks, cfg.swap)]
     return next((c for c in same if c.stages == cfg.stages), same[0])
 
 
@@ -574,7 +581,8 @@ def enabled_kinds() -> frozenset[str]:
 # session 24) ran and passed in 24, and 85-90 (whole boxes in turn; 128 B L2 promotion) too. 91-96 (session 25: the
 # large pairs at 128 B promotion, the 128 x 192 / 192 x 128 ping-pong pairs) ran and passed in 25.
 # 97-105 (session 26, the 160-wide tiles and the swapped pairs) ran and passed in 26.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
+# 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs): written, not yet run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({106, 107, 108, 109})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

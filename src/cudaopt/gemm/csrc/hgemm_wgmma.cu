@@ -295,9 +295,10 @@ __device__ __forceinline__ void wgmma_m64k16<256>(float (&d)[128], uint64_t desc
 }
 
 // N = 192 (session 12): 128 x 192 and 64 x 192 tiles give 128 tiles on a 256 x 12288 or 128 x 12288 C,
-// where 128 x 256 tiles leave 36 of 132 SMs idle (96 tiles).
-template <>
-__device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+// where 128 x 256 tiles leave 36 of 132 SMs idle (96 tiles). TA, TB as for N = 160 below (session 27: the swapped
+// 192 x 128 ping-pong calls it with 1, 0).
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n192k16(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\n"
       "setp.ne.b32 p, %98, 0;\n"
@@ -309,7 +310,7 @@ __device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
       "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
       "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
-      "%96, %97, p, 1, 1, 0, 1;\n}\n"
+      "%96, %97, p, 1, 1, %99, %100;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -322,7 +323,11 @@ __device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_
         "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
         "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
         "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  wgmma_m64n192k16<0, 1>(d, desc_a, desc_b, accumulate);
 }
 
 // N = 160 (session 26): cuBLASLt's tile on 82 of the 113 large shapes where it beat the table is 128 x 160
@@ -358,6 +363,35 @@ __device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_
   wgmma_m64n160k16<0, 1>(d, desc_a, desc_b, accumulate);
 }
 
+// N = 176 (session 27): swapped operands only (cuBLAS's 176 x 128 ping-pong, session 15's notes: 176 rows of our M).
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n176k16(float (&d)[88], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %90, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87}, "
+      "%88, %89, p, 1, 1, %91, %92;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
+}
+
 // The swapped operands (session 26, SWAP in WgmmaTile2): D^T(64 x N) (+)= B^T(64 x 16, our B's 64-column chunk: M-major
 // smem, imm-trans-a = 1) * A^T(16 x N, our A's N rows: K-major smem, imm-trans-b = 0). D's rows run along our N, its
 // columns along our M: cuBLAS's frame for a row-major C, where its 128 x 160 tile is 160 rows of our M by 128 of N.
@@ -368,6 +402,16 @@ template <>
 __device__ __forceinline__ void wgmma_m64k16_swapped<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b,
                                                           int accumulate) {
   wgmma_m64n160k16<1, 0>(d, desc_a, desc_b, accumulate);
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16_swapped<176>(float (&d)[88], uint64_t desc_a, uint64_t desc_b,
+                                                          int accumulate) {
+  wgmma_m64n176k16<1, 0>(d, desc_a, desc_b, accumulate);
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16_swapped<192>(float (&d)[96], uint64_t desc_a, uint64_t desc_b,
+                                                          int accumulate) {
+  wgmma_m64n192k16<1, 0>(d, desc_a, desc_b, accumulate);
 }
 
 template <int BM, int BN, int CONSUMERS, int STAGES>
@@ -986,8 +1030,9 @@ struct WgmmaTile2 {
   // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
   static_assert((SWAP || kRowsPerConsumer % 64 == 0) && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
                 "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
-  static_assert(SWAP ? BM == 160 : (BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256),
-                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 160)");
+  static_assert(SWAP ? (BM == 160 || BM == 176 || BM == 192)
+                     : (BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256),
+                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 160, 176, 192)");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
   // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
@@ -2290,6 +2335,14 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // sharing B (each CTA multicasts one of B's two chunks). 128 B L2 promotion, as the session-25 pairs.
     CUDAOPT_WGMMA_CLUSTERLPS(160, 128, 2, 5, 2, 2, 1, 5, 3),  // 90
     CUDAOPT_WGMMA_CLUSTERLPS(160, 128, 2, 5, 2, 2, 1, 0, 3),  // 91
+    // Measured (session 26): 91 0.938x the table, retired. Session 27: the swapped frame's N (our M) need not be a
+    // multiple of 64: 192 x 128 (the 128 x 192 ping-pong's m64n192 chains along the taller tile) and 176 x 128 (cuBLAS's
+    // 176x128 ping-pong, session 15's notes), 4 slots and one staging buffer a consumer (5 slots do not fit), and each
+    // one's lean pair along N sharing A's panel (96 / 88 rows multicast by each CTA).
+    CUDAOPT_WGMMA_CFG2S(192, 128, 2, 4, 2, 1),                // 92
+    CUDAOPT_WGMMA_CFG2S(176, 128, 2, 4, 2, 1),                // 93
+    CUDAOPT_WGMMA_CLUSTERLPS(192, 128, 2, 4, 2, 2, 1, 5, 3),  // 94
+    CUDAOPT_WGMMA_CLUSTERLPS(176, 128, 2, 4, 2, 2, 1, 5, 3),  // 95
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
