@@ -40,6 +40,7 @@
 #   bash scripts/gpu_check.sh gemm_quad2   # issue 6, session 24: 85-86 (the quads with whole boxes in turn), Nsight
 #   bash scripts/gpu_check.sh gemm_quad3   # issue 6, session 24: 87-88 (the quads with 128 B L2 promotion), the grid
 #   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
+#   bash scripts/gpu_check.sh gemm_tall_adopt  # issue 6, session 27: screens and adoption of 106-109
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
@@ -792,6 +793,41 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
     # (GEMM_N160_NCU: Nsight on those configs at 16384x16384x512 after the adoption, straight into $OUT)
     [ -n "${GEMM_N160_NCU:-}" ] && timeout 120 python3 scripts/gemm_ncu.py --shape 16384x16384x512 \
       --configs $GEMM_N160_NCU --top 6 > "$OUT/ncu_n160_adopt.txt" 2>&1; tail -4 "$OUT/ncu_n160_adopt.txt" 2>/dev/null
+    ;;
+  gemm_tall_adopt)
+    # Issue 6, session 27: the swapped 192 x 128 / 176 x 128 tiles (106-109). Their first screen on the 155 large
+    # losers (docs/data/hgemm_session27/screen_106_109_large.jsonl) read 3% or more above the table on 8 shapes, 7 of
+    # them M = 12288 (176-row tiles: 70 x 32 tiles = 16.97 waves at N = 4096). Here: a second screen of those 8; a
+    # first and a second screen of the 16 other M = 12288 shapes with N >= 2048; adoption where both of a shape's
+    # screens clear the margin (--confirm), --rebackend and the fallback pass. The grid is a call of its own.
+    python3 -m cudaopt.gemm.build | tail -1
+    ids=106,107,108,109
+    extra=$(python3 -c "
+import csv
+rows = csv.DictReader(open('docs/data/hgemm_session27/table_grid/grid_cd731f9_shapes.csv'))
+losers = set(open('docs/data/hgemm_session25/large_losers.txt').read().strip().split(','))
+print(','.join(s for r in rows if int(r['m']) == 12288 and int(r['n']) >= 2048
+               and (s := f\"{r['m']}x{r['n']}x{r['k']}\") not in losers))")
+    timeout 100 python3 benchmarks/gemm_configs.py --configs $ids --rounds 8 --out "$OUT/screen2_large.jsonl" \
+      --shapes "$(cat docs/data/hgemm_session27/adopt_candidates_106_109.txt)" > "$OUT/screens.txt" 2>&1
+    timeout 120 python3 benchmarks/gemm_configs.py --configs $ids --rounds 8 --out "$OUT/screen_m12288.jsonl" \
+      --shapes "$extra" >> "$OUT/screens.txt" 2>&1
+    again=$(python3 -c "
+import json
+rows = [json.loads(l) for l in open('$OUT/screen_m12288.jsonl')]
+print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
+               if max(r['table_us'] / c['us'] for c in r['configs'].values() if c['err'] < 1e-2) >= 1.03))")
+    echo "M = 12288 shapes 3% above the table in their first screen: ${again:-none}"
+    touch "$OUT/screen2_m12288.jsonl"
+    [ -n "$again" ] && timeout 100 python3 benchmarks/gemm_configs.py --configs $ids --rounds 8 \
+      --out "$OUT/screen2_m12288.jsonl" --shapes "$again" >> "$OUT/screens.txt" 2>&1
+    grep -h "table/config" "$OUT/screens.txt" | tail -8
+    cat docs/data/hgemm_session27/screen_106_109_large.jsonl "$OUT/screen_m12288.jsonl" > "$OUT/screen.jsonl"
+    cat "$OUT/screen2_large.jsonl" "$OUT/screen2_m12288.jsonl" > /tmp/screen2_all.jsonl
+    GEMM_ADOPT_CONFIRM=/tmp/screen2_all.jsonl GEMM_ADOPT_REBACKEND=1 GEMM_ADOPT_NO_GRID=1 adopt_then_grid $ids 0 0
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf tall_adopt.tgz --remove-files screen.jsonl screen2_large.jsonl screen_m12288.jsonl \
+      screen2_m12288.jsonl screens.txt adopted.txt adopted_table.json lt_fallback.log)
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512
