@@ -581,8 +581,8 @@ def enabled_kinds() -> frozenset[str]:
 # session 24) ran and passed in 24, and 85-90 (whole boxes in turn; 128 B L2 promotion) too. 91-96 (session 25: the
 # large pairs at 128 B promotion, the 128 x 192 / 192 x 128 ping-pong pairs) ran and passed in 25.
 # 97-105 (session 26, the 160-wide tiles and the swapped pairs) ran and passed in 26.
-# 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs): written, not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({106, 107, 108, 109})
+# 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs) ran and passed in 27.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
