@@ -41,6 +41,7 @@
 #   bash scripts/gpu_check.sh gemm_quad3   # issue 6, session 24: 87-88 (the quads with 128 B L2 promotion), the grid
 #   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
 #   bash scripts/gpu_check.sh gemm_tall_adopt  # issue 6, session 27: screens and adoption of 106-109
+#   bash scripts/gpu_check.sh gemm_swap_more   # issue 6, session 27: 110-111, wider screens and adoption
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
@@ -828,6 +829,39 @@ print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf tall_adopt.tgz --remove-files screen.jsonl screen2_large.jsonl screen_m12288.jsonl \
       screen2_m12288.jsonl screens.txt adopted.txt adopted_table.json lt_fallback.log)
+    ;;
+  gemm_swap_more)
+    # Issue 6, session 27: the swapped 144 x 128 (110) and its pair (111): their GPU tests (with 106-109), a first
+    # screen on the 155 large losers; 106, 107, 110, 111 on the 79 other shapes of M, N >= 2048 (neither losers nor the
+    # M = 12288 shapes screened before); a second screen of every shape 3% or more above the table; adoption where
+    # both screens clear the margin, --rebackend and the fallback pass. The grid is a call of its own.
+    gemm_build_and_test 120 taller
+    rest=$(python3 -c "
+import csv, json
+rows = csv.DictReader(open('docs/data/hgemm_session27/table_grid/grid_cd731f9_shapes.csv'))
+seen = set(open('docs/data/hgemm_session25/large_losers.txt').read().strip().split(','))
+seen |= {f\"{r['m']}x{r['n']}x{r['k']}\" for r in map(json.loads, open('docs/data/hgemm_session27/adopt_screen_m12288.jsonl'))}
+print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
+               and (s := f\"{r['m']}x{r['n']}x{r['k']}\") not in seen))")
+    timeout 120 python3 benchmarks/gemm_configs.py --configs 110,111 --rounds 8 --out "$OUT/screen_a.jsonl" \
+      --shapes "$(cat docs/data/hgemm_session25/large_losers.txt)" > "$OUT/screens.txt" 2>&1
+    timeout 150 python3 benchmarks/gemm_configs.py --configs 106,107,110,111 --rounds 8 --out "$OUT/screen_b.jsonl" \
+      --shapes "$rest" >> "$OUT/screens.txt" 2>&1
+    cat "$OUT/screen_a.jsonl" "$OUT/screen_b.jsonl" > "$OUT/screen.jsonl"
+    again=$(python3 -c "
+import json
+rows = [json.loads(l) for l in open('$OUT/screen.jsonl')]
+print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
+               if max([r['table_us'] / c['us'] for c in r['configs'].values() if c['err'] < 1e-2] or [0]) >= 1.03))")
+    echo "3% above the table in the first screen: ${again:-none}"
+    touch "$OUT/screen2.jsonl"
+    [ -n "$again" ] && timeout 100 python3 benchmarks/gemm_configs.py --configs 106,107,110,111 --rounds 8 \
+      --out "$OUT/screen2.jsonl" --shapes "$again" >> "$OUT/screens.txt" 2>&1
+    grep -h "table/config" "$OUT/screens.txt" | tail -12
+    GEMM_ADOPT_CONFIRM="$OUT/screen2.jsonl" GEMM_ADOPT_REBACKEND=1 GEMM_ADOPT_NO_GRID=1 adopt_then_grid 106,107,110,111 0 0
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf swap_more.tgz --remove-files gemm_tests.txt screen.jsonl screen_a.jsonl screen_b.jsonl \
+      screen2.jsonl screens.txt adopted.txt adopted_table.json lt_fallback.log)
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512

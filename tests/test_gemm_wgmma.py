@@ -49,7 +49,7 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.bm <= 256
         if c.swap:  # (sessions 26-27) the chains along bn, their N bm: ping-pong, 64-column chunks, wgmma N 160-192
-            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (160, 176, 192) and c.max_splits == 1 and not c.cpasync
+            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (144, 160, 176, 192) and c.max_splits == 1 and not c.cpasync
         else:
             assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256)
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
@@ -463,9 +463,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (95, "wgmma192x128x64_pp_s4_cm2_e1_u_lean_p128", 2, 1), (96, "wgmma192x64x64_c3_s6_tma_cm2_e1_u_pn_lean_p128", 2, 1),
         (100, "wgmma128x160x64_pp_s5_cm2_e1_u_lean_p128", 2, 1), (101, "wgmma128x160x64_pp_s5_cm2_e1_u_pn_lean_p128", 2, 1),
         (104, "wgmma160x128x64_pp_s5_cm2_e1_u_pn_lean_p128_sw", 2, 1), (105, "wgmma160x128x64_pp_s5_cm2_e1_u_lean_p128_sw", 2, 1),
-        (108, "wgmma192x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1), (109, "wgmma176x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1)]
+        (108, "wgmma192x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1), (109, "wgmma176x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1),
+        (111, "wgmma144x128x64_pp_s5_cm2_e1_u_pn_lean_p128_sw", 2, 1)]
     assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0,
-                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 5, 0, 5, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 5, 0, 5, 5, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -587,7 +588,8 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
     assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.accumulators) for c in SWAPPED] == [
         (102, "wgmma160x128x64_pp_s5_e1_sw", 226384, 1, 160), (103, "wgmma160x128x64_pp_s4_e2_sw", 230464, 1, 160),
         # session 27: the taller tiles (wgmma N 192 and 176), 4 slots and one staging buffer a consumer
-        (106, "wgmma192x128x64_pp_s4_e1_sw", 214080, 1, 192), (107, "wgmma176x128x64_pp_s4_e1_sw", 201792, 1, 176)]
+        (106, "wgmma192x128x64_pp_s4_e1_sw", 214080, 1, 192), (107, "wgmma176x128x64_pp_s4_e1_sw", 201792, 1, 176),
+        (110, "wgmma144x128x64_pp_s5_e1_sw", 212048, 1, 144)]
     for c in SWAPPED:
         assert c.rows_per_consumer == c.bm and c.chunk_cols == 64 and not c.cpasync and c.cluster_m == 1
         assert c.epilogue_bytes == 2 * c.bm * 128 * c.epi_chunks
@@ -595,12 +597,12 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
         # a TMA box of bm rows, staging chunks and slots whole 1024-byte swizzle spans (the C static_assert)
         assert c.bm % 16 == 0 and c.bm <= 256 and (c.bm * 128) % 1024 == 0
         assert c.tiles(16384, 16384) == -(-16384 // c.bm) * 128 and c.tiles(c.bm, 128) == 1
-    assert [c.tiles(16384, 4096) for c in SWAPPED] == [103 * 32, 103 * 32, 86 * 32, 94 * 32]
+    assert [c.tiles(16384, 4096) for c in SWAPPED] == [103 * 32, 103 * 32, 86 * 32, 94 * 32, 114 * 32]
     pairs = [c for c in WGMMA_CONFIGS if c.swap and c.cluster_m > 1]  # cuBLAS's 2x1: along N sharing A, along M
     assert [(c.id, c.b_mc, c.lean, c.l2_promo, plain_twin(c).id, c.smem_bytes) for c in pairs] == [
         (104, 5, True, "128B", 102, 226384), (105, 0, True, "128B", 102, 226384),
-        (108, 5, True, "128B", 106, 214080), (109, 5, True, "128B", 107, 201792)]
-    assert [c.units(16384, 16384) for c in pairs] == [103 * 64, 52 * 128, 86 * 64, 94 * 64]
+        (108, 5, True, "128B", 106, 214080), (109, 5, True, "128B", 107, 201792), (111, 5, True, "128B", 110, 212048)]
+    assert [c.units(16384, 16384) for c in pairs] == [103 * 64, 52 * 128, 86 * 64, 94 * 64, 114 * 64]
     # each CTA of a pair along N multicasts half of A's rows: whole 8-row swizzle atoms (the C static_assert)
     assert all((c.bm // 2) % 8 == 0 for c in pairs if c.pair_along_n)
 
@@ -718,9 +720,9 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
                     assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
     assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
-    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101, 104, 105, 108, 109]
+    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101, 104, 105, 108, 109, 111]
     assert [getattr(promo_twin(c), "id", None) for c in WGMMA_CONFIGS if c.l2_promo] == [
-        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None, None, None, None, None]
+        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None, None, None, None, None, None]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 

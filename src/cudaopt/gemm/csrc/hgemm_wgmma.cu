@@ -363,6 +363,33 @@ __device__ __forceinline__ void wgmma_m64k16<160>(float (&d)[80], uint64_t desc_
   wgmma_m64n160k16<0, 1>(d, desc_a, desc_b, accumulate);
 }
 
+// N = 144 (session 27): swapped operands only (a 144 x 128 tile: 8192 / 144 = 56.9 tile rows, 10.8 waves of 132 where
+// 128 x 192 tiles make 10.67 at 8192 x 4096).
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n144k16(float (&d)[72], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %74, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n144k16.f32.f16.f16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71}, "
+      "%72, %73, p, 1, 1, %75, %76;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
+}
+
 // N = 176 (session 27): swapped operands only (cuBLAS's 176 x 128 ping-pong, session 15's notes: 176 rows of our M).
 template <int TA, int TB>
 __device__ __forceinline__ void wgmma_m64n176k16(float (&d)[88], uint64_t desc_a, uint64_t desc_b, int accumulate) {
@@ -398,6 +425,11 @@ __device__ __forceinline__ void wgmma_m64n176k16(float (&d)[88], uint64_t desc_a
 template <int N>
 __device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                      int accumulate);
+template <>
+__device__ __forceinline__ void wgmma_m64k16_swapped<144>(float (&d)[72], uint64_t desc_a, uint64_t desc_b,
+                                                          int accumulate) {
+  wgmma_m64n144k16<1, 0>(d, desc_a, desc_b, accumulate);
+}
 template <>
 __device__ __forceinline__ void wgmma_m64k16_swapped<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b,
                                                           int accumulate) {
@@ -1030,9 +1062,9 @@ struct WgmmaTile2 {
   // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
   static_assert((SWAP || kRowsPerConsumer % 64 == 0) && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
                 "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
-  static_assert(SWAP ? (BM == 160 || BM == 176 || BM == 192)
+  static_assert(SWAP ? (BM == 144 || BM == 160 || BM == 176 || BM == 192)
                      : (BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256),
-                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 160, 176, 192)");
+                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 144, 160, 176, 192)");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
   // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
@@ -2343,6 +2375,11 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2S(176, 128, 2, 4, 2, 1),                // 93
     CUDAOPT_WGMMA_CLUSTERLPS(192, 128, 2, 4, 2, 2, 1, 5, 3),  // 94
     CUDAOPT_WGMMA_CLUSTERLPS(176, 128, 2, 4, 2, 2, 1, 5, 3),  // 95
+    // Measured (session 27): 92-95 correct, 0.976-0.986x the table on the 155 large losers, adopted on 6 M = 12288
+    // shapes (176 / 192 rows: 70 / 64 tile rows). 144 x 128 for the shapes whose 128 x 192 tiles leave a two-thirds
+    // last wave (8192 x 4096: 10.67 waves; 57 x 32 tiles of 144 x 128 make 13.8): 5 slots, one staging buffer; its pair.
+    CUDAOPT_WGMMA_CFG2S(144, 128, 2, 5, 2, 1),                // 96
+    CUDAOPT_WGMMA_CLUSTERLPS(144, 128, 2, 5, 2, 2, 1, 5, 3),  // 97
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
