@@ -42,6 +42,7 @@
 #   bash scripts/gpu_check.sh gemm_pairp   # issue 6, session 24: 89-90 (the M = 128 pairs with 128 B promotion), the grid
 #   bash scripts/gpu_check.sh gemm_tall_adopt  # issue 6, session 27: screens and adoption of 106-109
 #   bash scripts/gpu_check.sh gemm_swap_more   # issue 6, session 27: 110-111, wider screens and adoption
+#   bash scripts/gpu_check.sh gemm_ncu_longk   # issue 6, session 27: Nsight on a long-K shape, ours beside cuBLASLt
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
@@ -862,6 +863,14 @@ print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf swap_more.tgz --remove-files gemm_tests.txt screen.jsonl screen_a.jsonl screen_b.jsonl \
       screen2.jsonl screens.txt adopted.txt adopted_table.json lt_fallback.log)
+    ;;
+  gemm_ncu_longk)
+    # Issue 6, session 27: 156 of the 279 large-shape losers have K >= 8192. Nsight at 12288x4096x8192 (locked clocks):
+    # 107 (176 x 128 swapped, adopted there), 43 (192 x 128, the entry before) and cuBLASLt's algorithm 6, the
+    # fallback it displaced. GEMM_NCU_LONGK_SHAPE / _CONFIGS override.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 170 python3 scripts/gemm_ncu.py --shape "${GEMM_NCU_LONGK_SHAPE:-12288x4096x8192}" \
+      --configs ${GEMM_NCU_LONGK_CONFIGS:-107 43 lt:6} --top 6 2>&1 | tee "$OUT/ncu_longk.txt" | grep -v "^==PROF" | tail -8
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512
