@@ -866,11 +866,11 @@ print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
     ;;
   gemm_ncu_longk)
     # Issue 6, session 27: 156 of the 279 large-shape losers have K >= 8192. Nsight at 12288x4096x8192 (locked clocks):
-    # 107 (176 x 128 swapped, adopted there), 43 (192 x 128, the entry before) and cuBLASLt's algorithm 6, the
-    # fallback it displaced. GEMM_NCU_LONGK_SHAPE / _CONFIGS override.
+    # 107 (176 x 128 swapped, adopted there) and cuBLASLt's algorithms 2 and 6 (its fastest there in the two fallback
+    # passes of the session). GEMM_NCU_LONGK_SHAPE / _CONFIGS override.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 170 python3 scripts/gemm_ncu.py --shape "${GEMM_NCU_LONGK_SHAPE:-12288x4096x8192}" \
-      --configs ${GEMM_NCU_LONGK_CONFIGS:-107 43 lt:6} --top 6 2>&1 | tee "$OUT/ncu_longk.txt" | grep -v "^==PROF" | tail -8
+      --configs ${GEMM_NCU_LONGK_CONFIGS:-107 lt:2 lt:6} --top 6 2>&1 | tee "$OUT/ncu_longk.txt" | grep -v "^==PROF" | tail -8
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512
