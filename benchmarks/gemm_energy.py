@@ -9,6 +9,10 @@ picojoules a FLOP, mean power and SM clock. Ours runs without PDL here (a stretc
 back is PDL's best case, which this is not about).
 
     PYTHONPATH=src python benchmarks/gemm_energy.py [--shapes 16384x16384x16384,...] [--seconds 2.5]
+    PYTHONPATH=src python benchmarks/gemm_energy.py --shapes 12288x4096x8192 --configs 107,109   # more of ours
+
+--configs (session 27): config ids measured beside the table's choice, each in the same interleaved rotation
+(one split; a pair against its one-CTA twin: does multicast's lower L2 traffic buy clock at the power cap?).
 """
 
 from __future__ import annotations
@@ -45,6 +49,19 @@ class Nvml:
         return v.value
 
 
+def parse_config_ids(text: str) -> list[int]:
+    """--configs: comma-separated ids of configs that take one split; a clear SystemExit otherwise."""
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+
+    try:
+        ids = [int(x) for x in text.split(",") if x.strip()]
+        if any(not 0 <= i < len(KERNEL_CONFIGS) for i in ids):
+            raise ValueError
+    except ValueError:
+        raise SystemExit(f"--configs {text!r}: give config ids 0..{len(KERNEL_CONFIGS) - 1}, comma-separated") from None
+    return ids
+
+
 def sustained(fn, sets: int, seconds: float, nvml: Nvml, call_us: float) -> dict[str, float]:
     """Calls of fn back to back for `seconds` (after a 0.5 s warm-up), synchronising every ~20 ms of work
     so the queue stays short; the energy counter is read at two synchronised points."""
@@ -77,13 +94,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
     ap.add_argument("--seconds", type=float, default=2.5, help="length of one measured stretch")
+    ap.add_argument("--configs", default="", help="config ids measured beside the table's choice, comma-separated")
     args = ap.parse_args()
+    extra = parse_config_ids(args.configs)
     import torch
 
     if not torch.cuda.is_available():
         raise SystemExit("gemm_energy.py needs a CUDA GPU")
     from cudaopt.gemm import _lib
     from cudaopt.gemm.bench import lt_launch, lt_plans, make_inputs, num_sets, ours_launch, torch_launch
+    from cudaopt.gemm.configs import Choice
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.shapes import parse_shapes
     from cudaopt.gemm.timing import time_gpu
@@ -102,6 +122,8 @@ def main() -> None:
             quick = time_gpu(lts, sets, rounds=5, rng=rng)
             lt_name = min(quick, key=quick.get)
             cands = {"ours": ours_launch(x, m, n, k, ours, pdl=False), "lt": lts[lt_name], "torch": torch_launch(x)}
+            for cid in extra:
+                cands[f"cfg {cid}"] = ours_launch(x, m, n, k, Choice("ours", cid, 1), pdl=False)
             t = time_gpu(cands, sets, rounds=3, rng=rng)
             res: dict[str, list[dict]] = {name: [] for name in cands}
             for _ in range(2):
@@ -114,7 +136,8 @@ def main() -> None:
         flop = 2.0 * m * n * k
         for name, runs in res.items():
             avg = {f: statistics.mean(r[f] for r in runs) for f in runs[0]}
-            label = f"{name} ({ours.label()})" if name == "ours" else (f"lt ({lt_name})" if name == "lt" else name)
+            label = (f"{name} ({ours.label()})" if name == "ours" else f"lt ({lt_name})" if name == "lt"
+                     else f"{name} ({Choice('ours', int(name[4:]), 1).label()})" if name.startswith("cfg ") else name)
             print(f"{m}x{n}x{k:<8} {label:<40} {avg['us']:9.1f} {avg['j']:8.4f} {avg['j'] / flop * 1e12:8.3f} "
                   f"{avg['w']:6.0f} {avg['mhz']:7.0f}", flush=True)
         del x, cands

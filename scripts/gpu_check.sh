@@ -43,6 +43,7 @@
 #   bash scripts/gpu_check.sh gemm_tall_adopt  # issue 6, session 27: screens and adoption of 106-109
 #   bash scripts/gpu_check.sh gemm_swap_more   # issue 6, session 27: 110-111, wider screens and adoption
 #   bash scripts/gpu_check.sh gemm_ncu_longk   # issue 6, session 27: Nsight on a long-K shape, ours beside cuBLASLt
+#   bash scripts/gpu_check.sh gemm_energy_longk # issue 6, plan for session 28: energy and clock at long K, pairs too
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
@@ -871,6 +872,14 @@ print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
     python3 -m cudaopt.gemm.build | tail -1
     timeout 170 python3 scripts/gemm_ncu.py --shape "${GEMM_NCU_LONGK_SHAPE:-12288x4096x8192}" \
       --configs ${GEMM_NCU_LONGK_CONFIGS:-107 lt:2 lt:6} --top 6 2>&1 | tee "$OUT/ncu_longk.txt" | grep -v "^==PROF" | tail -8
+    ;;
+  gemm_energy_longk)
+    # Issue 6, plan for session 28: long K is at parity per cycle (gemm_ncu_longk) and behind at the card's clocks. Joules
+    # a call and the sustained SM clock of the table's choice, 107 and its pair 109 (A's rows multicast: fewer L2 reads),
+    # 106 and 108, cuBLASLt's fastest and torch, interleaved, on two long-K shapes. GEMM_ENERGY_SHAPES / _CONFIGS.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 420 python3 benchmarks/gemm_energy.py --shapes "${GEMM_ENERGY_SHAPES:-12288x4096x8192,16384x16384x16384}" \
+      --configs "${GEMM_ENERGY_CONFIGS:-107,109,106,108}" --seconds 2.0 2>&1 | tee "$OUT/energy_longk.txt" | tail -16
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512

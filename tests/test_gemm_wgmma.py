@@ -2084,3 +2084,12 @@ def test_gemm_adopt_rebackend_decides_ours_or_torch_from_the_screen_and_unchecks
 
     parsed = parse_table(new)
     assert parsed[(128, 8192, 1024)].backend == "ours" and parsed[(128, 8192, 1024)].config == 72
+
+
+def test_energy_benchmark_takes_config_ids_or_says_what_is_wrong():
+    """benchmarks/gemm_energy.py --configs (session 27): ids of the registry, comma-separated; anything else one line."""
+    mod = _load_repo_script("benchmarks/gemm_energy.py")
+    assert mod.parse_config_ids("107,109") == [107, 109] and mod.parse_config_ids("") == []
+    for bad in ("107,x", str(len(KERNEL_CONFIGS)), "-1"):
+        with pytest.raises(SystemExit, match="give config ids 0.."):
+            mod.parse_config_ids(bad)
