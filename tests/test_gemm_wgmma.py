@@ -49,7 +49,7 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.bm <= 256
         if c.swap:  # (sessions 26-27) the chains along bn, their N bm: ping-pong, 64-column chunks, wgmma N 160-192
-            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (144, 160, 176, 192) and c.max_splits == 1 and not c.cpasync
+            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (144, 160, 168, 176, 192) and c.max_splits == 1 and not c.cpasync
         else:
             assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256)
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
@@ -589,15 +589,15 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
         (102, "wgmma160x128x64_pp_s5_e1_sw", 226384, 1, 160), (103, "wgmma160x128x64_pp_s4_e2_sw", 230464, 1, 160),
         # session 27: the taller tiles (wgmma N 192 and 176), 4 slots and one staging buffer a consumer
         (106, "wgmma192x128x64_pp_s4_e1_sw", 214080, 1, 192), (107, "wgmma176x128x64_pp_s4_e1_sw", 201792, 1, 176),
-        (110, "wgmma144x128x64_pp_s5_e1_sw", 212048, 1, 144)]
+        (110, "wgmma144x128x64_pp_s5_e1_sw", 212048, 1, 144), (112, "wgmma168x128x64_pp_s4_e1_sw", 195648, 1, 168)]
     for c in SWAPPED:
         assert c.rows_per_consumer == c.bm and c.chunk_cols == 64 and not c.cpasync and c.cluster_m == 1
         assert c.epilogue_bytes == 2 * c.bm * 128 * c.epi_chunks
         assert c.smem_bytes == 1024 + c.stages * (c.bm + 128) * 128 + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
         # a TMA box of bm rows, staging chunks and slots whole 1024-byte swizzle spans (the C static_assert)
-        assert c.bm % 16 == 0 and c.bm <= 256 and (c.bm * 128) % 1024 == 0
+        assert c.bm % 8 == 0 and c.bm <= 256 and (c.bm * 128) % 1024 == 0
         assert c.tiles(16384, 16384) == -(-16384 // c.bm) * 128 and c.tiles(c.bm, 128) == 1
-    assert [c.tiles(16384, 4096) for c in SWAPPED] == [103 * 32, 103 * 32, 86 * 32, 94 * 32, 114 * 32]
+    assert [c.tiles(16384, 4096) for c in SWAPPED] == [103 * 32, 103 * 32, 86 * 32, 94 * 32, 114 * 32, 98 * 32]
     pairs = [c for c in WGMMA_CONFIGS if c.swap and c.cluster_m > 1]  # cuBLAS's 2x1: along N sharing A, along M
     assert [(c.id, c.b_mc, c.lean, c.l2_promo, plain_twin(c).id, c.smem_bytes) for c in pairs] == [
         (104, 5, True, "128B", 102, 226384), (105, 0, True, "128B", 102, 226384),

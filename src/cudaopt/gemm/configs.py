@@ -434,6 +434,10 @@ _WGMMA_TABLE = [
     # wave (8192 x 4096: 10.67 waves of 132; 57 x 32 tiles of 144 x 128 make 13.8); 111: its lean pair along N.
     (144, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
     (144, 128, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
+    # Measured (session 27): 110-111 correct, 0.944x / 0.943x the table on the 155 large losers, adopted on 1 shape.
+    # 112: 168 x 128 (cuBLAS's 168x128 ping-pong; 8192 / 168 = 48.8 tile rows, 11.9 waves of 132 at N = 4096), 4 slots (5
+    # do not fit), no pair along N (84 rows a CTA are not whole 8-row swizzle atoms).
+    (168, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -587,8 +591,9 @@ def enabled_kinds() -> frozenset[str]:
 # large pairs at 128 B promotion, the 128 x 192 / 192 x 128 ping-pong pairs) ran and passed in 25.
 # 97-105 (session 26, the 160-wide tiles and the swapped pairs) ran and passed in 26.
 # 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs) ran and passed in 27.
-# 110-111 (session 27, the swapped 144 x 128 and its pair) ran and passed in 27.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
+# 110-111 (session 27, the swapped 144 x 128 and its pair) ran and passed in 27. 112 (168 x 128): written after the
+# session's GPU time, not yet run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({112})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -390,6 +390,35 @@ __device__ __forceinline__ void wgmma_m64n144k16(float (&d)[72], uint64_t desc_a
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
 }
 
+// N = 168 (session 27): swapped operands only (cuBLAS's 168x128 ping-pong, session 15's notes; 21 rows of 8).
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n168k16(float (&d)[84], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %86, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n168k16.f32.f16.f16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83}, "
+      "%84, %85, p, 1, 1, %87, %88;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
+}
+
 // N = 176 (session 27): swapped operands only (cuBLAS's 176 x 128 ping-pong, session 15's notes: 176 rows of our M).
 template <int TA, int TB>
 __device__ __forceinline__ void wgmma_m64n176k16(float (&d)[88], uint64_t desc_a, uint64_t desc_b, int accumulate) {
@@ -434,6 +463,11 @@ template <>
 __device__ __forceinline__ void wgmma_m64k16_swapped<160>(float (&d)[80], uint64_t desc_a, uint64_t desc_b,
                                                           int accumulate) {
   wgmma_m64n160k16<1, 0>(d, desc_a, desc_b, accumulate);
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16_swapped<168>(float (&d)[84], uint64_t desc_a, uint64_t desc_b,
+                                                          int accumulate) {
+  wgmma_m64n168k16<1, 0>(d, desc_a, desc_b, accumulate);
 }
 template <>
 __device__ __forceinline__ void wgmma_m64k16_swapped<176>(float (&d)[88], uint64_t desc_a, uint64_t desc_b,
@@ -914,6 +948,9 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
                "r"(r2), "r"(r3)
                : "memory");
 }
+__device__ __forceinline__ void stmatrix_x2_trans(uint32_t addr, uint32_t r0, uint32_t r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr), "r"(r0), "r"(r1) : "memory");
+}
 __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   const half2 h = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&h);
@@ -1034,8 +1071,8 @@ struct WgmmaTile2 {
   static constexpr int kRowsPerConsumer = kPingPong ? BM : BM / CONSUMERS;  // C rows one consumer stores
   static constexpr int kMI = SWAP ? BN / 64 : kRowsPerConsumer / 64;
   static constexpr int kAcc = SWAP ? BM / 2 : BN / 2;
-  static_assert(!SWAP || (kPingPong && EPI > 0 && KB == 1 && !SHEPI && BN % 64 == 0 && BM % 16 == 0),
-                "swapped operands: ping-pong, chunked epilogue, 64-deep slots, 64-column chunks, 16-row steps");
+  static_assert(!SWAP || (kPingPong && EPI > 0 && KB == 1 && !SHEPI && BN % 64 == 0 && BM % 8 == 0),
+                "swapped operands: ping-pong, chunked epilogue, 64-deep slots, 64-column chunks, 8-row steps");
   static constexpr int kSlotABytes = BM * kBK * 2 * KB;
   static constexpr int kChunkABytes = BM * kBK * 2;       // one 64-wide k-chunk of the A slot
   // B and C in column chunks of kCols: 64 (128-byte rows, 128B swizzle) where they divide BN, else 32 (64-byte
@@ -1062,9 +1099,9 @@ struct WgmmaTile2 {
   // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
   static_assert((SWAP || kRowsPerConsumer % 64 == 0) && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
                 "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
-  static_assert(SWAP ? (BM == 144 || BM == 160 || BM == 176 || BM == 192)
+  static_assert(SWAP ? (BM == 144 || BM == 160 || BM == 168 || BM == 176 || BM == 192)
                      : (BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256),
-                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 144, 160, 176, 192)");
+                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 144, 160, 168, 176, 192)");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
   // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
@@ -1122,11 +1159,16 @@ __device__ __forceinline__ void swapped_epilogue(float (&acc)[T::kMI][T::kAcc], 
     named_bar_sync(kBarEpilogue + consumer, 128);
     const uint32_t base = smem_u32(buf) + ((unit ^ r) * 16);
 #pragma unroll
-    for (int j = 0; j < BM / 8; j += 2) {  // C rows 8 j .. 8 j + 15: four 8x8 matrices
+    for (int j = 0; j + 1 < BM / 8; j += 2) {  // C rows 8 j .. 8 j + 15: four 8x8 matrices
       const int row = 8 * (j + (q >> 1)) + r;
       stmatrix_x4_trans(base + row * 128, pack_half2(acc[c][4 * j], acc[c][4 * j + 1]),
                         pack_half2(acc[c][4 * j + 2], acc[c][4 * j + 3]), pack_half2(acc[c][4 * j + 4], acc[c][4 * j + 5]),
                         pack_half2(acc[c][4 * j + 6], acc[c][4 * j + 7]));
+    }
+    if constexpr ((BM / 8) % 2 == 1) {  // an odd last 8-row group (168 rows): its two matrices, lanes 0-15's rows
+      constexpr int j = BM / 8 - 1;
+      stmatrix_x2_trans(base + (8 * j + r) * 128, pack_half2(acc[c][4 * j], acc[c][4 * j + 1]),
+                        pack_half2(acc[c][4 * j + 2], acc[c][4 * j + 3]));
     }
     fence_proxy_async_smem();
     named_bar_sync(kBarEpilogue + consumer, 128);
@@ -2380,6 +2422,9 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // last wave (8192 x 4096: 10.67 waves; 57 x 32 tiles of 144 x 128 make 13.8): 5 slots, one staging buffer; its pair.
     CUDAOPT_WGMMA_CFG2S(144, 128, 2, 5, 2, 1),                // 96
     CUDAOPT_WGMMA_CLUSTERLPS(144, 128, 2, 5, 2, 2, 1, 5, 3),  // 97
+    // 168 x 128 (cuBLAS's 168x128 ping-pong): 21 groups of 8 rows, the epilogue's last group two matrices (stmatrix .x2);
+    // 4 slots (5 are 1.1 KB over); no pair along N (84 rows a CTA are not whole 8-row swizzle atoms).
+    CUDAOPT_WGMMA_CFG2S(168, 128, 2, 4, 2, 1),                // 98
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
