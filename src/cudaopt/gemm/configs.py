@@ -429,12 +429,12 @@ _WGMMA_TABLE = [
     (176, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
     (192, 128, 2, 4, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
     (176, 128, 2, 4, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
-    # Measured (session 27): 106-109 correct, 0.976-0.986x the table on the 155 large losers, adopted on 6 M = 12288
-    # shapes. 110: 144 x 128 (5 slots, one staging buffer), for the shapes whose 128 x 192 tiles leave a two-thirds last
+    # Measured (session 27): 106-109 correct, 0.976-0.986x the table on the 155 large losers; 106-107 adopted on 9
+    # shapes (6 of M = 12288). 110: 144 x 128 (5 slots, one staging buffer), for the shapes whose 128 x 192 tiles leave a two-thirds last
     # wave (8192 x 4096: 10.67 waves of 132; 57 x 32 tiles of 144 x 128 make 13.8); 111: its lean pair along N.
     (144, 128, 2, 5, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
     (144, 128, 2, 5, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
-    # Measured (session 27): 110-111 correct, 0.944x / 0.943x the table on the 155 large losers, adopted on 1 shape.
+    # Measured (session 27): 110-111 correct, 0.944x / 0.943x the table on the 155 large losers, adopted on none.
     # 112: 168 x 128 (cuBLAS's 168x128 ping-pong; 8192 / 168 = 48.8 tile rows, 11.9 waves of 132 at N = 4096), 4 slots (5
     # do not fit), no pair along N (84 rows a CTA are not whole 8-row swizzle atoms).
     (168, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),

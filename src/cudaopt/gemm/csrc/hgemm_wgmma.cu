@@ -2417,11 +2417,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2S(176, 128, 2, 4, 2, 1),                // 93
     CUDAOPT_WGMMA_CLUSTERLPS(192, 128, 2, 4, 2, 2, 1, 5, 3),  // 94
     CUDAOPT_WGMMA_CLUSTERLPS(176, 128, 2, 4, 2, 2, 1, 5, 3),  // 95
-    // Measured (session 27): 92-95 correct, 0.976-0.986x the table on the 155 large losers, adopted on 6 M = 12288
-    // shapes (176 / 192 rows: 70 / 64 tile rows). 144 x 128 for the shapes whose 128 x 192 tiles leave a two-thirds
+    // Measured (session 27): 92-95 correct, 0.976-0.986x the table on the 155 large losers, 92-93 adopted on 9 shapes
+    // (6 of M = 12288: 176 / 192 rows make 70 / 64 tile rows). 144 x 128 for the shapes whose 128 x 192 tiles leave a two-thirds
     // last wave (8192 x 4096: 10.67 waves; 57 x 32 tiles of 144 x 128 make 13.8): 5 slots, one staging buffer; its pair.
     CUDAOPT_WGMMA_CFG2S(144, 128, 2, 5, 2, 1),                // 96
     CUDAOPT_WGMMA_CLUSTERLPS(144, 128, 2, 5, 2, 2, 1, 5, 3),  // 97
+    // Measured (session 27): 96-97 correct, 0.944x / 0.943x the table on those shapes, adopted on none.
     // 168 x 128 (cuBLAS's 168x128 ping-pong): 21 groups of 8 rows, the epilogue's last group two matrices (stmatrix .x2);
     // 4 slots (5 are 1.1 KB over); no pair along N (84 rows a CTA are not whole 8-row swizzle atoms).
     CUDAOPT_WGMMA_CFG2S(168, 128, 2, 4, 2, 1),                // 98
