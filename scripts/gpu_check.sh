@@ -44,6 +44,7 @@
 #   bash scripts/gpu_check.sh gemm_swap_more   # issue 6, session 27: 110-111, wider screens and adoption
 #   bash scripts/gpu_check.sh gemm_ncu_longk   # issue 6, session 27: Nsight on a long-K shape, ours beside cuBLASLt
 #   bash scripts/gpu_check.sh gemm_energy_longk # issue 6, plan for session 28: energy and clock at long K, pairs too
+#   GEMM_SCREEN_IDS=112 GEMM_SCREEN_TESTS=taller bash scripts/gpu_check.sh gemm_screen_adopt  # issue 6: screen, confirm, adopt
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
@@ -880,6 +881,27 @@ print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
     python3 -m cudaopt.gemm.build | tail -1
     timeout 420 python3 benchmarks/gemm_energy.py --shapes "${GEMM_ENERGY_SHAPES:-12288x4096x8192,16384x16384x16384}" \
       --configs "${GEMM_ENERGY_CONFIGS:-107,109,106,108}" --seconds 2.0 2>&1 | tee "$OUT/energy_longk.txt" | tail -16
+    ;;
+  gemm_screen_adopt)
+    # Issue 6 (session 27 on): screen configs GEMM_SCREEN_IDS (required, e.g. 112) against the shipped table on
+    # GEMM_SCREEN_SHAPES (default: the 250 grid shapes of M, N >= 2048), re-time the shapes 3% or more above the table
+    # in a second screen, adopt where both clear the margin (--confirm, --rebackend, the fallback pass). With
+    # GEMM_SCREEN_TESTS, the GPU tests of that -k expression first. The grid is a call of its own.
+    [ -n "${GEMM_SCREEN_IDS:-}" ] || { echo "gemm_screen_adopt: set GEMM_SCREEN_IDS to the config ids to screen (e.g. 112)"; exit 2; }
+    if [ -n "${GEMM_SCREEN_TESTS:-}" ]; then gemm_build_and_test 150 "$GEMM_SCREEN_TESTS"; else python3 -m cudaopt.gemm.build | tail -1; fi
+    shapes="${GEMM_SCREEN_SHAPES:-$(python3 scripts/gemm_screen_shapes.py grid --min-m 2048 --min-n 2048)}"
+    timeout "${GEMM_SCREEN_LIMIT:-240}" python3 benchmarks/gemm_configs.py --configs "$GEMM_SCREEN_IDS" --rounds 8 \
+      --out "$OUT/screen.jsonl" --shapes "$shapes" > "$OUT/screens.txt" 2>&1
+    again=$(python3 scripts/gemm_screen_shapes.py candidates "$OUT/screen.jsonl" --margin "${GEMM_ADOPT_MARGIN:-1.03}")
+    echo "above the table by the margin in the first screen: ${again:-none}"
+    touch "$OUT/screen2.jsonl"
+    [ -n "$again" ] && timeout 120 python3 benchmarks/gemm_configs.py --configs "$GEMM_SCREEN_IDS" --rounds 8 \
+      --out "$OUT/screen2.jsonl" --shapes "$again" >> "$OUT/screens.txt" 2>&1
+    grep -h "table/config" "$OUT/screens.txt" | tail -8
+    GEMM_ADOPT_CONFIRM="$OUT/screen2.jsonl" GEMM_ADOPT_REBACKEND=1 GEMM_ADOPT_NO_GRID=1 adopt_then_grid "$GEMM_SCREEN_IDS" 0 0
+    cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
+    (cd "$OUT" && tar czf screen_adopt.tgz --remove-files screen.jsonl screen2.jsonl screens.txt adopted.txt \
+      adopted_table.json lt_fallback.log $( [ -f gemm_tests.txt ] && echo gemm_tests.txt))
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512

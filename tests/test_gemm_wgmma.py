@@ -2093,3 +2093,30 @@ def test_energy_benchmark_takes_config_ids_or_says_what_is_wrong():
     for bad in ("107,x", str(len(KERNEL_CONFIGS)), "-1"):
         with pytest.raises(SystemExit, match="give config ids 0.."):
             mod.parse_config_ids(bad)
+
+
+def test_screen_shape_lists_filter_the_grid_and_pick_candidates(tmp_path):
+    """scripts/gemm_screen_shapes.py (session 27): the grid's shapes of M, N >= 2048 (250 of them), less an excluded
+    list; a screen's candidates are the shapes where a correct config beat the table by the margin (a wrong or
+    failed one never counts)."""
+    import json
+
+    mod = _load_repo_script("scripts/gemm_screen_shapes.py")
+    big = mod.grid(2048, 2048, set())
+    assert len(big) == 250 and all(int(s.split("x")[0]) >= 2048 and int(s.split("x")[1]) >= 2048 for s in big)
+    assert mod.grid(2048, 2048, {big[0], "1x1x1"}) == big[1:]
+    def row(m, **configs):
+        return {"m": m, "n": 2, "k": 3, "table_us": 10.0, "configs": {name: {"us": us, "err": err}
+                                                                      for name, (us, err) in configs.items()}}
+
+    rows = [row(1, a=(9.6, 0.0), b=(9.8, 0.0)), row(4, a=(5.0, 0.5)),  # the second one wrong
+            row(7, a=(float("inf"), 0.0)), row(2)]  # a failed config; none
+    assert mod.candidates(rows, 1.03) == ["1x2x3"] and mod.candidates(rows, 1.05) == []
+    screen = tmp_path / "screen.jsonl"
+    screen.write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n")
+    mod.main(["candidates", str(screen)])
+    with pytest.raises(SystemExit, match="not JSON lines"):
+        (tmp_path / "bad.jsonl").write_text("{oops\n")
+        mod.main(["candidates", str(tmp_path / "bad.jsonl")])
+    with pytest.raises(SystemExit, match="give a file of comma-separated"):
+        mod.main(["grid", "--exclude", str(tmp_path / "missing.txt")])
