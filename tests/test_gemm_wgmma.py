@@ -2120,3 +2120,19 @@ def test_screen_shape_lists_filter_the_grid_and_pick_candidates(tmp_path):
         mod.main(["candidates", str(tmp_path / "bad.jsonl")])
     with pytest.raises(SystemExit, match="give a file of comma-separated"):
         mod.main(["grid", "--exclude", str(tmp_path / "missing.txt")])
+
+
+def test_generated_wgmma_asm_header_is_current():
+    """csrc/wgmma_asm.cuh is scripts/gen_wgmma_asm.py's output (session 27): edit the generator, not the header. Each
+    instruction lists N / 2 accumulators, then the two descriptors, the predicate's source and the two flags."""
+    mod = _load_repo_script("scripts/gen_wgmma_asm.py")
+    assert mod.main(["--check"]) == 0
+    src = mod.HEADER.read_text()
+    for n in mod.WIDTHS:
+        acc = n // 2
+        block = src[src.index(f"wgmma_m64n{n}k16(float (&d)[{acc}]"):]
+        block = block[:block.index("\n}\n")]
+        assert f"setp.ne.b32 p, %{acc + 2}, 0;" in block and f'"%{acc}, %{acc + 1}, p, 1, 1, %{acc + 3}, %{acc + 4};' in block
+        assert block.count('"+f"(d[') == acc and f'"+f"(d[{acc - 1}])' in block
+        operands = block.split('.f32.f16.f16 "')[1].split("p, 1, 1")[0]  # the accumulators, then the descriptors
+        assert [int(x) for x in re.findall(r"%(\d+)", operands)] == list(range(acc + 2))
