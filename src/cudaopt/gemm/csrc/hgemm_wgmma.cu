@@ -218,7 +218,8 @@ __device__ __forceinline__ void fence_operands(float (&d)[R]) {
 }
 
 // The wgmma m64nNk16 instructions, one per N, are generated (wgmma_asm.cuh, scripts/gen_wgmma_asm.py) with the
-// transposition flags as template immediates; the two wrappers below pick them per operand frame.
+// transposition flags as template immediates, with wgmma_m64nk16<N, TA, TB> picking the block of width N; the two
+// wrappers below fix the flags of each operand frame.
 //
 // Our frame: D(64 x N, fp32) (+)= A(64 x 16, K-major smem) * B(16 x N, N-major smem): imm-trans-b = 1.
 // `accumulate` = 0 overwrites D (the first K step of a tile), 1 adds to it. N = 192 (session 12): 128 x 192 and
@@ -228,11 +229,7 @@ __device__ __forceinline__ void fence_operands(float (&d)[R]) {
 template <int N>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256, "our frame: N = 64, 128, 160, 192, 256");
-  if constexpr (N == 64) wgmma_m64n64k16<0, 1>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 128) wgmma_m64n128k16<0, 1>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 160) wgmma_m64n160k16<0, 1>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 192) wgmma_m64n192k16<0, 1>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 256) wgmma_m64n256k16<0, 1>(d, desc_a, desc_b, accumulate);
+  wgmma_m64nk16<N, 0, 1>(d, desc_a, desc_b, accumulate);
 }
 
 // The swapped operands (session 26, SWAP in WgmmaTile2): D^T(64 x N) (+)= B^T(64 x 16, our B's 64-column chunk: M-major
@@ -244,11 +241,7 @@ template <int N>
 __device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                      int accumulate) {
   static_assert(N == 144 || N == 160 || N == 168 || N == 176 || N == 192, "swapped: N = 144, 160, 168, 176, 192");
-  if constexpr (N == 144) wgmma_m64n144k16<1, 0>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 160) wgmma_m64n160k16<1, 0>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 168) wgmma_m64n168k16<1, 0>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 176) wgmma_m64n176k16<1, 0>(d, desc_a, desc_b, accumulate);
-  if constexpr (N == 192) wgmma_m64n192k16<1, 0>(d, desc_a, desc_b, accumulate);
+  wgmma_m64nk16<N, 1, 0>(d, desc_a, desc_b, accumulate);
 }
 
 template <int BM, int BN, int CONSUMERS, int STAGES>

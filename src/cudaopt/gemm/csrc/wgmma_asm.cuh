@@ -207,3 +207,17 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
 }
+
+template <int N, int TA, int TB>
+__device__ __forceinline__ void wgmma_m64nk16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(N == 64 || N == 128 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192 || N == 256,
+                "no wgmma block of this N");
+  if constexpr (N == 64) wgmma_m64n64k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 128) wgmma_m64n128k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 144) wgmma_m64n144k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 160) wgmma_m64n160k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 168) wgmma_m64n168k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 176) wgmma_m64n176k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 192) wgmma_m64n192k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 256) wgmma_m64n256k16<TA, TB>(d, desc_a, desc_b, accumulate);
+}
