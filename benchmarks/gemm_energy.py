@@ -122,8 +122,11 @@ def main() -> None:
             quick = time_gpu(lts, sets, rounds=5, rng=rng)
             lt_name = min(quick, key=quick.get)
             cands = {"ours": ours_launch(x, m, n, k, ours, pdl=False), "lt": lts[lt_name], "torch": torch_launch(x)}
+            labels = {"ours": f"ours ({ours.label()})", "lt": f"lt ({lt_name})", "torch": "torch"}
             for cid in extra:
-                cands[f"cfg {cid}"] = ours_launch(x, m, n, k, Choice("ours", cid, 1), pdl=False)
+                pick = Choice("ours", cid, 1)
+                cands[f"cfg {cid}"] = ours_launch(x, m, n, k, pick, pdl=False)
+                labels[f"cfg {cid}"] = f"cfg {cid} ({pick.label()})"
             t = time_gpu(cands, sets, rounds=3, rng=rng)
             res: dict[str, list[dict]] = {name: [] for name in cands}
             for _ in range(2):
@@ -136,9 +139,7 @@ def main() -> None:
         flop = 2.0 * m * n * k
         for name, runs in res.items():
             avg = {f: statistics.mean(r[f] for r in runs) for f in runs[0]}
-            label = (f"{name} ({ours.label()})" if name == "ours" else f"lt ({lt_name})" if name == "lt"
-                     else f"{name} ({Choice('ours', int(name[4:]), 1).label()})" if name.startswith("cfg ") else name)
-            print(f"{m}x{n}x{k:<8} {label:<40} {avg['us']:9.1f} {avg['j']:8.4f} {avg['j'] / flop * 1e12:8.3f} "
+            print(f"{m}x{n}x{k:<8} {labels[name]:<40} {avg['us']:9.1f} {avg['j']:8.4f} {avg['j'] / flop * 1e12:8.3f} "
                   f"{avg['w']:6.0f} {avg['mhz']:7.0f}", flush=True)
         del x, cands
         torch.cuda.empty_cache()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -25,10 +24,11 @@ def grid(min_m: int, min_n: int, exclude: set[str]) -> list[str]:
 
 
 def candidates(rows: list[dict], margin: float) -> list[str]:
+    from gemm_adopt import _ok  # adoption's own test of a screened config (this script's directory is on sys.path)
+
     out = []
     for r in rows:
-        gains = [r["table_us"] / c["us"] for c in r["configs"].values()
-                 if c["err"] < 1e-2 and math.isfinite(c["us"]) and c["us"] > 0]
+        gains = [r["table_us"] / c["us"] for c in r["configs"].values() if _ok(c)]
         if gains and max(gains) >= margin:
             out.append(f"{r['m']}x{r['n']}x{r['k']}")
     return out

@@ -816,11 +816,7 @@ print(','.join(s for r in rows if int(r['m']) == 12288 and int(r['n']) >= 2048
       --shapes "$(cat docs/data/hgemm_session27/adopt_candidates_106_109.txt)" > "$OUT/screens.txt" 2>&1
     timeout 120 python3 benchmarks/gemm_configs.py --configs $ids --rounds 8 --out "$OUT/screen_m12288.jsonl" \
       --shapes "$extra" >> "$OUT/screens.txt" 2>&1
-    again=$(python3 -c "
-import json
-rows = [json.loads(l) for l in open('$OUT/screen_m12288.jsonl')]
-print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
-               if max(r['table_us'] / c['us'] for c in r['configs'].values() if c['err'] < 1e-2) >= 1.03))")
+    again=$(python3 scripts/gemm_screen_shapes.py candidates "$OUT/screen_m12288.jsonl" --margin 1.03)
     echo "M = 12288 shapes 3% above the table in their first screen: ${again:-none}"
     touch "$OUT/screen2_m12288.jsonl"
     [ -n "$again" ] && timeout 100 python3 benchmarks/gemm_configs.py --configs $ids --rounds 8 \
@@ -851,11 +847,7 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     timeout 150 python3 benchmarks/gemm_configs.py --configs 106,107,110,111 --rounds 8 --out "$OUT/screen_b.jsonl" \
       --shapes "$rest" >> "$OUT/screens.txt" 2>&1
     cat "$OUT/screen_a.jsonl" "$OUT/screen_b.jsonl" > "$OUT/screen.jsonl"
-    again=$(python3 -c "
-import json
-rows = [json.loads(l) for l in open('$OUT/screen.jsonl')]
-print(','.join(f\"{r['m']}x{r['n']}x{r['k']}\" for r in rows
-               if max([r['table_us'] / c['us'] for c in r['configs'].values() if c['err'] < 1e-2] or [0]) >= 1.03))")
+    again=$(python3 scripts/gemm_screen_shapes.py candidates "$OUT/screen.jsonl" --margin 1.03)
     echo "3% above the table in the first screen: ${again:-none}"
     touch "$OUT/screen2.jsonl"
     [ -n "$again" ] && timeout 100 python3 benchmarks/gemm_configs.py --configs 106,107,110,111 --rounds 8 \

@@ -2095,12 +2095,13 @@ def test_energy_benchmark_takes_config_ids_or_says_what_is_wrong():
             mod.parse_config_ids(bad)
 
 
-def test_screen_shape_lists_filter_the_grid_and_pick_candidates(tmp_path):
+def test_screen_shape_lists_filter_the_grid_and_pick_candidates(tmp_path, monkeypatch):
     """scripts/gemm_screen_shapes.py (session 27): the grid's shapes of M, N >= 2048 (250 of them), less an excluded
     list; a screen's candidates are the shapes where a correct config beat the table by the margin (a wrong or
     failed one never counts)."""
     import json
 
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "scripts"))  # as when the script runs
     mod = _load_repo_script("scripts/gemm_screen_shapes.py")
     big = mod.grid(2048, 2048, set())
     assert len(big) == 250 and all(int(s.split("x")[0]) >= 2048 and int(s.split("x")[1]) >= 2048 for s in big)
