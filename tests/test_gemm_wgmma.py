@@ -48,8 +48,8 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert (c.bk == 64 or (c.bk == 128 and c.b3d)) and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.bm <= 256
-        if c.swap:  # (sessions 26-27) the chains along bn, their N bm: ping-pong, 64-column chunks, wgmma N 160-192
-            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (144, 160, 168, 176, 192) and c.max_splits == 1 and not c.cpasync
+        if c.swap:  # (sessions 26-28) the chains along bn, their N bm: ping-pong, 64-column chunks, wgmma N 32-192
+            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (32, 64, 144, 160, 168, 176, 192) and c.max_splits == 1 and not c.cpasync
         else:
             assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256)
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
@@ -401,7 +401,7 @@ B3D = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m == 1]  # session 17: 3-
 B3D_PAIR = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m > 1]  # session 17: the pair with 128-deep slots
 _OWN = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
-N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.cluster_m == 1]  # session 13, no whole-slab twin
+N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.cluster_m == 1 and not c.swap]  # session 13
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
 N160 = [c for c in _OWN if c.bn == 160]  # session 26: 32-column chunks, tested apart
 SWAPPED = [c for c in _OWN if c.swap and c.cluster_m == 1]  # session 26: cuBLAS's 128 x 160 in its frame, tested apart
@@ -589,15 +589,21 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
         (102, "wgmma160x128x64_pp_s5_e1_sw", 226384, 1, 160), (103, "wgmma160x128x64_pp_s4_e2_sw", 230464, 1, 160),
         # session 27: the taller tiles (wgmma N 192 and 176), 4 slots and one staging buffer a consumer
         (106, "wgmma192x128x64_pp_s4_e1_sw", 214080, 1, 192), (107, "wgmma176x128x64_pp_s4_e1_sw", 201792, 1, 176),
-        (110, "wgmma144x128x64_pp_s5_e1_sw", 212048, 1, 144), (112, "wgmma168x128x64_pp_s4_e1_sw", 195648, 1, 168)]
+        (110, "wgmma144x128x64_pp_s5_e1_sw", 212048, 1, 144), (112, "wgmma168x128x64_pp_s4_e1_sw", 195648, 1, 168),
+        # session 28: the narrow tiles (wgmma N 32 and 64), 12 KB and 20 KB slots, one 4 or 8 KB staging buffer a consumer
+        (113, "wgmma32x64x64_pp_s12_e1_sw", 156864, 1, 16), (114, "wgmma32x128x64_pp_s8_e1_sw", 173184, 1, 32),
+        (115, "wgmma64x64x64_pp_s8_e1_sw", 148608, 1, 32)]
     for c in SWAPPED:
         assert c.rows_per_consumer == c.bm and c.chunk_cols == 64 and not c.cpasync and c.cluster_m == 1
         assert c.epilogue_bytes == 2 * c.bm * 128 * c.epi_chunks
-        assert c.smem_bytes == 1024 + c.stages * (c.bm + 128) * 128 + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
+        assert c.smem_bytes == 1024 + c.stages * (c.bm + c.bn) * 128 + c.epilogue_bytes + 16 * c.stages <= 227 * 1024
         # a TMA box of bm rows, staging chunks and slots whole 1024-byte swizzle spans (the C static_assert)
         assert c.bm % 8 == 0 and c.bm <= 256 and (c.bm * 128) % 1024 == 0
-        assert c.tiles(16384, 16384) == -(-16384 // c.bm) * 128 and c.tiles(c.bm, 128) == 1
-    assert [c.tiles(16384, 4096) for c in SWAPPED] == [103 * 32, 103 * 32, 86 * 32, 94 * 32, 114 * 32, 98 * 32]
+        assert c.tiles(16384, 16384) == -(-16384 // c.bm) * (16384 // c.bn) and c.tiles(c.bm, c.bn) == 1
+    assert [c.tiles(16384, 4096) for c in SWAPPED] == [103 * 32, 103 * 32, 86 * 32, 94 * 32, 114 * 32, 98 * 32,
+                                                       512 * 64, 512 * 32, 256 * 64]
+    # the narrow ones fill the SMs on small outputs without split-K: 128 tiles of 32 x 64 on 512 x 512
+    assert [c.tiles(512, 512) for c in SWAPPED if c.bm <= 64] == [128, 64, 64]
     pairs = [c for c in WGMMA_CONFIGS if c.swap and c.cluster_m > 1]  # cuBLAS's 2x1: along N sharing A, along M
     assert [(c.id, c.b_mc, c.lean, c.l2_promo, plain_twin(c).id, c.smem_bytes) for c in pairs] == [
         (104, 5, True, "128B", 102, 226384), (105, 0, True, "128B", 102, 226384),
@@ -2106,6 +2112,10 @@ def test_screen_shape_lists_filter_the_grid_and_pick_candidates(tmp_path, monkey
     big = mod.grid(2048, 2048, set())
     assert len(big) == 250 and all(int(s.split("x")[0]) >= 2048 and int(s.split("x")[1]) >= 2048 for s in big)
     assert mod.grid(2048, 2048, {big[0], "1x1x1"}) == big[1:]
+    small = mod.grid(0, 0, set(), max_mn=2**20, min_k=1024)  # session 28: the small long-K shapes of the narrow tiles
+    dims = [tuple(map(int, s.split("x"))) for s in small]
+    assert len(small) == 282 and "512x512x2048" in small and all(m * n <= 2**20 and k >= 1024 for m, n, k in dims)
+    assert "1024x2048x1024" not in small and "512x512x512" not in small
     def row(m, **configs):
         return {"m": m, "n": 2, "k": 3, "table_us": 10.0, "configs": {name: {"us": us, "err": err}
                                                                       for name, (us, err) in configs.items()}}

@@ -640,6 +640,37 @@ def test_taller_swapped_tiles_match_torch_and_their_twins(shape):
             assert r.ok, (c.label, r)
 
 
+# Session 28's narrow swapped tiles (32 x 64, 32 x 128, 64 x 64): M one row past a tile, N with a lone last column
+# chunk and past a 128-wide tile, K tails and K below one slot, one-wave and multi-tile grids.
+NARROW_SWAP_SHAPES = [(8, 8, 8), (33, 72, 40), (65, 200, 264), (512, 512, 2048), (1000, 136, 1032), (4096, 64, 520),
+                      (97, 4104, 136)]
+
+
+@pytest.mark.parametrize("shape", NARROW_SWAP_SHAPES)
+def test_narrow_swapped_tiles_match_torch(shape):
+    """113-115 against an fp32 reference (within 1.25x torch.matmul's own error) and through every check of check_gemm;
+    113 and 114 bitwise equal (the same m64n32 chains over the same k order, one or two of them a tile)."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, 5 * m + 7 * n + 3 * k)
+    narrow = [c for c in WGMMA_CONFIGS if c.swap and c.bm in (32, 64)]
+    assert [c.id for c in narrow] == [113, 114, 115]
+    outs = [hgemm(a, b, choice=Choice("ours", c.id, 1)) for c in narrow]
+    torch.cuda.synchronize()
+    errs = [((o.float() - ref).norm() / ref.norm()).item() for o in outs]
+    assert all(e <= 1.25 * torch_err + 1e-4 for e in errs), (errs, torch_err)
+    assert torch.equal(outs[0], outs[1])
+    for c in narrow:
+        r = check_gemm(lambda a_, b_, out, c=Choice("ours", c.id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
+                       seed=m + n + k)
+        assert r.ok, (c.label, r)
+
+
 # B3D configs (session 17): N multiples of 64 with partial last tiles (1024 on 192- and 256-wide tiles: the
 # box's chunks past N are zero-filled), K tails and K below one slot; N = 136 runs the twin's own kernels.
 B3D_SHAPES = [(1024, 1024, 8192), (200, 192, 1000), (8192, 768, 512), (4104, 1536, 72), (64, 4096, 2048),

@@ -438,6 +438,13 @@ _WGMMA_TABLE = [
     # 112: 168 x 128 (cuBLAS's 168x128 ping-pong; 8192 / 168 = 48.8 tile rows, 11.9 waves of 132 at N = 4096), 4 slots (5
     # do not fit), no pair along N (84 rows a CTA are not whole 8-row swizzle atoms).
     (168, 128, 2, 4, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
+    # Session 28: narrow tiles for the small long-K shapes (M x N <= 2^20, K >= 1024), where cuBLASLt's fastest is its
+    # 64x32 tile (32 rows of our M by 64 of N: one wave of 128 tiles on 512 x 512, all of K in each, no split-K) and
+    # ours split K and reduce. Swapped frame, one m64n32 chain a 64-column chunk of B: 113, 32 x 64, 12 slots of 12 KB;
+    # 114, 32 x 128, 8 slots; 115, 64 x 64 swapped (cuBLAS's one-wave 64x64 tile in its frame; 37 trails it by 15%).
+    (32, 64, 2, 12, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
+    (32, 128, 2, 8, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
+    (64, 64, 2, 8, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -592,8 +599,8 @@ def enabled_kinds() -> frozenset[str]:
 # 97-105 (session 26, the 160-wide tiles and the swapped pairs) ran and passed in 26.
 # 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs) ran and passed in 27.
 # 110-111 (session 27, the swapped 144 x 128 and its pair) ran and passed in 27. 112 (168 x 128, written after session
-# 27's GPU time) ran and passed in 28.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
+# 27's GPU time) ran and passed in 28. 113-115 (session 28, the narrow swapped tiles): not yet run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({113, 114, 115})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -236,11 +236,13 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 // smem, imm-trans-a = 1) * A^T(16 x N, our A's N rows: K-major smem, imm-trans-b = 0). D's rows run along our N, its
 // columns along our M: cuBLAS's frame for a row-major C, where its 128 x 160 tile is 160 rows of our M by 128 of N.
 // Session 27: the other heights, 144 (8192 / 144 = 56.9 tile rows), 168 and 176 (cuBLAS's 168x128 and 176x128
-// ping-pongs, session 15's notes) and 192.
+// ping-pongs, session 15's notes) and 192. Session 28: 32 and 64, the narrow tiles of the small long-K shapes
+// (cuBLASLt's fastest there is a 64x32 tile in its frame, 32 rows of our M: one wave without split-K).
 template <int N>
 __device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                      int accumulate) {
-  static_assert(N == 144 || N == 160 || N == 168 || N == 176 || N == 192, "swapped: N = 144, 160, 168, 176, 192");
+  static_assert(N == 32 || N == 64 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192,
+                "swapped: N = 32, 64, 144, 160, 168, 176, 192");
   wgmma_m64nk16<N, 1, 0>(d, desc_a, desc_b, accumulate);
 }
 
@@ -863,9 +865,9 @@ struct WgmmaTile2 {
   // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
   static_assert((SWAP || kRowsPerConsumer % 64 == 0) && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
                 "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
-  static_assert(SWAP ? (BM == 144 || BM == 160 || BM == 168 || BM == 176 || BM == 192)
+  static_assert(SWAP ? (BM == 32 || BM == 64 || BM == 144 || BM == 160 || BM == 168 || BM == 176 || BM == 192)
                      : (BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256),
-                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 144, 160, 168, 176, 192)");
+                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 32, 64, 144, 160, 168, 176, 192)");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
   // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
@@ -2190,6 +2192,14 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // 168 x 128 (cuBLAS's 168x128 ping-pong): 21 groups of 8 rows, the epilogue's last group two matrices (stmatrix .x2);
     // 4 slots (5 are 1.1 KB over); no pair along N (84 rows a CTA are not whole 8-row swizzle atoms).
     CUDAOPT_WGMMA_CFG2S(168, 128, 2, 4, 2, 1),                // 98
+    // Session 28: the small long-K shapes (512x512x2048: ours 7.2 us with 64 x 128 tiles split 3 ways and a reduce,
+    // cuBLASLt 6.3 us) run cuBLASLt's tile 64x32 in its frame: 32 rows of our M by 64 of N, 128 tiles on 512 x 512,
+    // one wave with all of K in each tile, no split-K. In the swapped frame a 32-row tile is one m64n32 chain a
+    // 64-column chunk of B: 99, 32 x 64 with 12 slots of 12 KB; 100, 32 x 128 (two chains), 8 slots; 101, 64 x 64
+    // swapped (cuBLAS's 64x64 one-wave tile in its frame; our 64 x 64 ping-pong, 37, trails it by 15% there).
+    CUDAOPT_WGMMA_CFG2S(32, 64, 2, 12, 2, 1),                 // 99
+    CUDAOPT_WGMMA_CFG2S(32, 128, 2, 8, 2, 1),                 // 100
+    CUDAOPT_WGMMA_CFG2S(64, 64, 2, 8, 2, 1),                  // 101
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
