@@ -599,8 +599,8 @@ def enabled_kinds() -> frozenset[str]:
 # 97-105 (session 26, the 160-wide tiles and the swapped pairs) ran and passed in 26.
 # 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs) ran and passed in 27.
 # 110-111 (session 27, the swapped 144 x 128 and its pair) ran and passed in 27. 112 (168 x 128, written after session
-# 27's GPU time) ran and passed in 28. 113-115 (session 28, the narrow swapped tiles): not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({113, 114, 115})
+# 27's GPU time) ran and passed in 28, as did 113-115 (session 28, the narrow swapped tiles).
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
