@@ -124,6 +124,7 @@ adopt_then_grid() {
   elif grep -q " on 0 of " "$OUT/adopted.txt" && [ -z "${GEMM_ADOPT_GRID_ALWAYS:-}" ]; then
     echo "nothing adopted: the grid is skipped (GEMM_ADOPT_GRID_ALWAYS=1 runs it anyway)"
   else
+    rm -rf /tmp/adopt_work  # (measured afresh, as gemm_table_grid)
     OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "$2" \
       bash scripts/gpu_gemm.sh grid 5 "$3" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
@@ -930,6 +931,9 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
     # adoption first (session 24's adopted table had no time left for it). GEMM_TABLE_GRID_LIMIT / _BENCH_S.
+    # A fresh work folder each run: on a warm machine the last run's results would be resumed, not re-measured (session
+    # 28's third grid printed the second's in 0 s).
+    rm -rf /tmp/table_grid /tmp/table_grid_work
     mkdir -p /tmp/table_grid && cp src/cudaopt/gemm/tuned_h200.json /tmp/table_grid/tuned.json
     OUT="$OUT/grid" GEMM_WORK=/tmp/table_grid_work GEMM_RESUME=/tmp/table_grid GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_TABLE_GRID_LIMIT:-420}" \
