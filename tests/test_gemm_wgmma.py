@@ -464,9 +464,11 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (100, "wgmma128x160x64_pp_s5_cm2_e1_u_lean_p128", 2, 1), (101, "wgmma128x160x64_pp_s5_cm2_e1_u_pn_lean_p128", 2, 1),
         (104, "wgmma160x128x64_pp_s5_cm2_e1_u_pn_lean_p128_sw", 2, 1), (105, "wgmma160x128x64_pp_s5_cm2_e1_u_lean_p128_sw", 2, 1),
         (108, "wgmma192x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1), (109, "wgmma176x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1),
-        (111, "wgmma144x128x64_pp_s5_cm2_e1_u_pn_lean_p128_sw", 2, 1)]
+        (111, "wgmma144x128x64_pp_s5_cm2_e1_u_pn_lean_p128_sw", 2, 1),
+        (116, "wgmma32x64x64_pp_s12_cm2_e1_u_lean_p128_sw", 2, 1), (117, "wgmma32x64x64_pp_s12_cm2_e1_u_pn_lean_p128_sw", 2, 1),
+        (118, "wgmma64x64x64_pp_s8_cm2_e1_u_lean_p128", 2, 1), (119, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean_p128", 2, 1)]
     assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0,
-                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 5, 0, 5, 5, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 5, 0, 5, 5, 5, 0, 5, 0, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -607,8 +609,9 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
     pairs = [c for c in WGMMA_CONFIGS if c.swap and c.cluster_m > 1]  # cuBLAS's 2x1: along N sharing A, along M
     assert [(c.id, c.b_mc, c.lean, c.l2_promo, plain_twin(c).id, c.smem_bytes) for c in pairs] == [
         (104, 5, True, "128B", 102, 226384), (105, 0, True, "128B", 102, 226384),
-        (108, 5, True, "128B", 106, 214080), (109, 5, True, "128B", 107, 201792), (111, 5, True, "128B", 110, 212048)]
-    assert [c.units(16384, 16384) for c in pairs] == [103 * 64, 52 * 128, 86 * 64, 94 * 64, 114 * 64]
+        (108, 5, True, "128B", 106, 214080), (109, 5, True, "128B", 107, 201792), (111, 5, True, "128B", 110, 212048),
+        (116, 0, True, "128B", 113, 156864), (117, 5, True, "128B", 113, 156864)]  # session 28: the 32 x 64 pairs
+    assert [c.units(16384, 16384) for c in pairs] == [103 * 64, 52 * 128, 86 * 64, 94 * 64, 114 * 64, 256 * 256, 512 * 128]
     # each CTA of a pair along N multicasts half of A's rows: whole 8-row swizzle atoms (the C static_assert)
     assert all((c.bm // 2) % 8 == 0 for c in pairs if c.pair_along_n)
 
@@ -726,9 +729,10 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
                     assert kernel_lib.cudaopt_wgmma_grid(c.index, m, n, splits, sms) == c.grid(m, n, sms, splits)
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
     assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
-    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101, 104, 105, 108, 109, 111]
+    assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101, 104, 105, 108, 109, 111,
+                                                           116, 117, 118, 119]
     assert [getattr(promo_twin(c), "id", None) for c in WGMMA_CONFIGS if c.l2_promo] == [
-        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None, None, None, None, None, None]
+        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None, None, None, None, None, None, None, None, 64, 76]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 

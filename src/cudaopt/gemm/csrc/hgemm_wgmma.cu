@@ -2200,6 +2200,16 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CFG2S(32, 64, 2, 12, 2, 1),                 // 99
     CUDAOPT_WGMMA_CFG2S(32, 128, 2, 8, 2, 1),                 // 100
     CUDAOPT_WGMMA_CFG2S(64, 64, 2, 8, 2, 1),                  // 101
+    // Measured (session 28): 99-101 correct; 99 adopted on 16 shapes of K 1024-2048 (1.068x the table, still 0.987x
+    // cuBLASLt there), all three far behind the table's split-K at longer K. cuBLASLt runs its 64x32 tile in 1x2
+    // clusters (two tiles adjacent along our M sharing B) and its one-wave 64x64 tile in 2x1 ones (along our N sharing
+    // A); session 21's 64 x 64 pairs ran at 256 B L2 promotion, which session 24 found triples a multicast operand's L2
+    // reads. 102 / 103: 99's lean pairs along M (each CTA multicasts 32 of B's 64 k-rows) and along N (16 of A's 32
+    // rows), 128 B promotion; 104 / 105: the 64 x 64 lean pairs 50 and 62 (ids 64 and 76) at 128 B (their kernels).
+    CUDAOPT_WGMMA_CLUSTERLPS(32, 64, 2, 12, 2, 2, 1, 0, 3),   // 102
+    CUDAOPT_WGMMA_CLUSTERLPS(32, 64, 2, 12, 2, 2, 1, 5, 3),   // 103
+    CUDAOPT_WGMMA_CLUSTERLP(64, 64, 2, 8, 2, 2, 1, 0, 3),     // 104
+    CUDAOPT_WGMMA_CLUSTERLP(64, 64, 2, 8, 2, 2, 1, 5, 3),     // 105
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
