@@ -1308,6 +1308,10 @@ def test_the_64x64_pair_is_offered_on_one_wave_shapes_with_two_tile_rows():
     assert not cluster_offered(pair, 64, 8192) and not cluster_offered(pair, 8, 8)  # one tile row: rank 1 idles
     assert not any(cluster_offered(c, 512, 1024) for c in big)
     assert pair.grid(512, 1024) == 128 and pair.units(512, 1024) == 64
+    # session 28: 113's pair along N (117) needs two tile columns, its pair along M (116) two tile rows
+    along_m, along_n = (next(c for c in CLUSTER if (c.bm, c.bn, c.pair_along_n) == (32, 64, p)) for p in (False, True))
+    assert cluster_offered(along_n, 32, 128) and not cluster_offered(along_n, 512, 64)
+    assert cluster_offered(along_m, 512, 64) and not cluster_offered(along_m, 32, 128)
 
 
 def test_the_lean_64_row_pairs_are_offered_where_one_pair_spans_m():

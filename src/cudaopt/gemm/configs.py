@@ -533,8 +533,8 @@ def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H2
         return short == 1 and long_ >= cfg.cluster_m
     if cfg.pair_along_n and not cfg.swap:  # skinny N: one pair spans every column and shares the streamed A (22)
         return -(-n // cfg.bn) == cfg.cluster_m
-    if cfg.cluster_m > 1 and cfg.bm * cfg.bn <= ONE_WAVE_CLUSTER_TILE:
-        return -(-m // cfg.bm) >= cfg.cluster_m  # a pair needs two tile rows
+    if cfg.cluster_m > 1 and cfg.bm * cfg.bn <= ONE_WAVE_CLUSTER_TILE:  # a pair needs two tile rows (columns along N)
+        return (-(-n // cfg.bn) if cfg.pair_along_n else -(-m // cfg.bm)) >= cfg.cluster_m
     if cfg.cluster_m > 1 and cfg.lean and cfg.bm == 64 and -(-m // cfg.bm) == cfg.cluster_m:
         return True  # skinny M: one pair spans every row and shares the streamed B (session 22)
     return cfg.cluster_m == 1 or cfg.tiles(m, n) >= CLUSTER_MIN_TILES_PER_SM * num_sms
