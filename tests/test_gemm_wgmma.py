@@ -55,9 +55,11 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
         assert c.accumulators <= (192 if c.schedule == 2 and c.consumers == 2 else 128)
         assert c.smem_bytes <= 227 * 1024
-        # generation 1 and the cluster configs never split K; cluster split-K twins take 2-8
-        assert c.max_splits == (1 if c.schedule == 0 or c.cluster_m > 1 or not c.splitk else 8 if c.csplit
-                                else WGMMA_MAX_SPLITS)
+        # generation 1 and the cluster configs never split K (but the pairs with a split-K kernel, session 28);
+        # cluster split-K twins take 2-8
+        assert c.max_splits == (WGMMA_MAX_SPLITS if c.cluster_splitk else 1 if c.schedule == 0 or c.cluster_m > 1
+                                or not c.splitk else 8 if c.csplit else WGMMA_MAX_SPLITS)
+        assert not c.cluster_splitk or (c.cluster_m == 2 and c.lean and not c.swap and c.bk == 64)
         assert c.label.startswith("wgmma") and Choice("ours", c.id, 1).label() == c.label
 
 
@@ -66,24 +68,26 @@ def test_python_mirror_matches_the_wgmma_source():
     # the sixth macro argument is the cluster size for CLUSTER and CLUSTERE, the staging-buffer count for
     # CFG2E and CFG2CS (the cluster split-K twins); CLUSTERE's seventh is its staging-buffer count
     # (CFG2B and CFG2B2, the B3D twins, take CFG2E's arguments; CFG2B2's slots are 128 deep; CLUSTERM takes
-    # CLUSTERE's and an eighth, the B mode; CLUSTERLP, session 24: CLUSTERL's and a ninth, the L2 promotion's index)
+    # CLUSTERE's and an eighth, the B mode; CLUSTERLP, session 24: CLUSTERL's and a ninth, the L2 promotion's index;
+    # CLUSTERLPK, session 28: CLUSTERLP's, with a split-K kernel)
     from cudaopt.gemm._lib import L2_PROMOTIONS
 
     promo_name = {v: k for k, v in L2_PROMOTIONS.items()}
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2S|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLPS|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2S|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLPS|CLUSTERLPK|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
              int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2T", "CFG2S", "CFG2B", "CFG2B2")
              else int(g or 0),
              kind == "CFG2CS", kind == "CFG2PS",
-             kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP", "CLUSTERLPS"),
+             kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP", "CLUSTERLPS", "CLUSTERLPK"),
              kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
-             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP", "CLUSTERLPS"),
-             promo_name[int(i)] if i else "", kind in ("CFG2S", "CLUSTERLPS"))
+             128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP", "CLUSTERLPS",
+                                                                                  "CLUSTERLPK"),
+             promo_name[int(i)] if i else "", kind in ("CFG2S", "CLUSTERLPS"), kind == "CLUSTERLPK")
             for kind, a, b, c, d, e, f, g, h, i in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo, c.swap) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo, c.swap, c.cluster_splitk) for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS / CFG2T entries (no split-K kernel) are the configs the mirror marks splitk=False; CFG2T
     # (session 26, the 160-wide tiles) alone of the one-CTA generation-2 entries has no cp.async producer
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
@@ -303,7 +307,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # a cluster split-K twin shares its twin's kernels; a B3D twin shares its twin's and adds two of its own
     # (a config that differs from an earlier one only by its own L2 promotion, promo_twin, launches that config's
     # kernel with other tensor maps, session 24)
-    own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d and not promo_twin(c)]
+    own = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d and not promo_twin(c) and not c.cluster_splitk]
     # every own config's kernel, plus the cp.async producer's instantiation (template flag CPA = true,
     # mangled "Lb1E" after EPI) of each generation-2 one without clusters (session 15: compiled apart from the
     # TMA kernels, which are again the code session 14's grid measured)
@@ -326,7 +330,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # serial) reduce kernel.
     splitk_funcs = re.findall(r"Function properties for (\S*(?:hgemm_wgmma2_splitk|wgmma_splitk_reduce_serial)_kernel\S*)\n\s*(.*)", out)
     assert len(splitk_funcs) == 2 * sum(1 for c in own if c.max_splits > 1) + 2 * len(deep) + 1, out[-3000:]
-    for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs:
+    # the pairs with split-K (session 28): one kernel each of their own
+    pair_splitk = re.findall(r"Function properties for (\S*hgemm_wgmma2_cluster_splitk_kernel\S*)\n\s*(.*)", out)
+    assert len(pair_splitk) == len(SPLITK_PAIRS), out[-3000:]
+    for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs + pair_splitk:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
     tool = _cuobjdump()
@@ -420,7 +427,9 @@ def promo_twin(c):
                  and replace(d, id=c.id, index=c.index, l2_promo=c.l2_promo) == c), None)
 
 
-CLUSTER_KERNELS = [c for c in CLUSTER if not promo_twin(c)]
+# (the pairs with split-K, session 28, launch an earlier pair's plain kernel: their own is the split-K one)
+SPLITK_PAIRS = [c for c in CLUSTER if c.cluster_splitk]
+CLUSTER_KERNELS = [c for c in CLUSTER if not promo_twin(c) and not c.cluster_splitk]
 
 
 def test_generation_2_is_appended_and_generation_1_unchanged():
@@ -466,9 +475,10 @@ def test_generation_2_is_appended_and_generation_1_unchanged():
         (108, "wgmma192x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1), (109, "wgmma176x128x64_pp_s4_cm2_e1_u_pn_lean_p128_sw", 2, 1),
         (111, "wgmma144x128x64_pp_s5_cm2_e1_u_pn_lean_p128_sw", 2, 1),
         (116, "wgmma32x64x64_pp_s12_cm2_e1_u_lean_p128_sw", 2, 1), (117, "wgmma32x64x64_pp_s12_cm2_e1_u_pn_lean_p128_sw", 2, 1),
-        (118, "wgmma64x64x64_pp_s8_cm2_e1_u_lean_p128", 2, 1), (119, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean_p128", 2, 1)]
+        (118, "wgmma64x64x64_pp_s8_cm2_e1_u_lean_p128", 2, 1), (119, "wgmma64x64x64_pp_s8_cm2_e1_u_pn_lean_p128", 2, 1),
+        (120, "wgmma128x128x64_pp_s6_cm2_e1_u_lean_p128_sk", 2, 64), (121, "wgmma64x128x64_pp_s8_cm2_u_lean_p128_sk", 2, 64)]
     assert [c.b_mc for c in CLUSTER] == [0] * 9 + [1, 2, 3, 2, 0, 4, 3, 0, 2, 3, 2, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 0, 2, 6, 5, 0,
-                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 5, 0, 5, 5, 5, 0, 5, 0, 5]  # B modes: 64-wide pairs only (21; 5: along N, 22)
+                                                  0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 5, 0, 5, 5, 5, 0, 5, 0, 5, 0, 0]  # B modes: 64-wide pairs only (21; 5: along N, 22)
     # session 15's cluster twins of the chunked configs 25, 27, 26: the same tile, ring, staging, memory
     for c, twin in zip(CLUSTER[2:], (25, 27, 26)):
         t = KERNEL_CONFIGS[twin]
@@ -730,9 +740,12 @@ def test_compiled_config_table_matches_the_mirror_without_a_gpu(kernel_lib):
     assert kernel_lib.cudaopt_wgmma_max_splits(-1) == 0
     assert kernel_lib.cudaopt_wgmma_l2_promo(-1) == kernel_lib.cudaopt_wgmma_l2_promo(len(WGMMA_CONFIGS)) == -2
     assert [c.id for c in WGMMA_CONFIGS if c.l2_promo] == [87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 100, 101, 104, 105, 108, 109, 111,
-                                                           116, 117, 118, 119]
+                                                           116, 117, 118, 119, 120, 121]
     assert [getattr(promo_twin(c), "id", None) for c in WGMMA_CONFIGS if c.l2_promo] == [
-        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None, None, None, None, None, None, None, None, 64, 76]
+        83, 84, 71, 72, 68, 69, 70, None, None, 74, None, None, None, None, None, None, None, None, None, 64, 76, None, None]
+    # the pairs with split-K (session 28) are 93 and 90 with a split-K kernel: every other field equal
+    assert [next(d.id for d in CLUSTER if replace(d, id=c.id, index=c.index, cluster_splitk=True) == c)
+            for c in SPLITK_PAIRS] == [93, 90]
     assert kernel_lib.cudaopt_wgmma_max_splits(len(WGMMA_CONFIGS)) == 0
     assert kernel_lib.cudaopt_wgmma_grid(len(WGMMA_CONFIGS), 64, 64, 1, 132) == -1
 
@@ -1283,6 +1296,11 @@ def test_cluster_grid_and_candidates(shape):
         units = tiles_m * -(-tiles_n // cm) if c.pair_along_n else -(-tiles_m // cm) * tiles_n
         assert c.units(m, n) == units and c.grid(m, n) == cm * min(132 // cm, units) and c.grid(m, n) % cm == 0
         assert c.grid(m, n, num_sms=1) == cm  # one cluster at least (host helper's floor)
+        if c.cluster_splitk:  # (session 28) the pairs with split-K: offered on two tile rows, their twin's splits
+            assert cluster_offered(c, m, n) == (tiles_m >= 2)
+            assert split_choices(c, m, n, k) == split_choices(plain_twin(c), m, n, k)
+            assert c.grid(m, n, splits=3) == cm * min(132 // cm, 3 * units)
+            continue
         assert split_choices(c, m, n, k) == [1]
         # (the pair along N only where it spans N, but for session 26's swapped one; the quads only where one tile
         # spans the short side: none of these shapes; the tests below)
@@ -1302,7 +1320,7 @@ def test_the_64x64_pair_is_offered_on_one_wave_shapes_with_two_tile_rows():
     """Session 20: the 64 x 64 pair targets ~128-tile long-K shapes (one wave), where the larger pairs are
     not offered; it needs two tile rows to share B."""
     pair = next(c for c in CLUSTER if (c.bm, c.bn) == (64, 64))
-    big = [c for c in CLUSTER if c.bm * c.bn > 64 * 64]
+    big = [c for c in CLUSTER if c.bm * c.bn > 64 * 64 and not c.cluster_splitk]  # (split-K pairs: the test above)
     assert pair.tiles(512, 1024) == 128 < 2 * NUM_SMS_H200
     assert cluster_offered(pair, 512, 1024) and cluster_offered(pair, 4096, 128) and cluster_offered(pair, 128, 64)
     assert not cluster_offered(pair, 64, 8192) and not cluster_offered(pair, 8, 8)  # one tile row: rank 1 idles

@@ -677,6 +677,26 @@ def test_narrow_swapped_tiles_match_torch(shape):
         assert r.ok, (c.label, r)
 
 
+# Session 28's pairs with split-K (120-121): odd tile-row counts (a pair's second CTA idle), K tails, splits of unequal
+# k-block counts, more items than clusters.
+SPLITK_PAIR_SHAPES = [(512, 512, 4096), (200, 384, 1000), (136, 72, 4160), (1024, 256, 16384), (8, 8, 136)]
+
+
+@pytest.mark.parametrize("shape", SPLITK_PAIR_SHAPES)
+def test_split_k_pairs_equal_their_twins(shape):
+    """120-121 with 1-6 splits: within 1.25x torch.matmul's error and bitwise their one-CTA twins' split-K (the same k
+    ranges a split, the same partials, the same reduce)."""
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, wgmma_k_blocks
+
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, 11 * m + 3 * n + k)
+    pairs = [c for c in WGMMA_CONFIGS if c.cluster_splitk]
+    assert [c.id for c in pairs] == [120, 121]
+    splits = sorted({1, min(2, wgmma_k_blocks(k)), min(5, wgmma_k_blocks(k)), min(6, wgmma_k_blocks(k))})
+    failures = [f for c in pairs for sp in splits if (f := _twin_mismatch(a, b, ref, torch_err, c, sp))]
+    assert not failures, failures
+
+
 # B3D configs (session 17): N multiples of 64 with partial last tiles (1024 on 192- and 256-wide tiles: the
 # box's chunks past N are zero-filled), K tails and K below one slot; N = 136 runs the twin's own kernels.
 B3D_SHAPES = [(1024, 1024, 8192), (200, 192, 1000), (8192, 768, 512), (4104, 1536, 72), (64, 4096, 2048),

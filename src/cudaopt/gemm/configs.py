@@ -65,6 +65,9 @@ class KernelConfig:
     # covers a 64-column chunk of B and all bm rows of A as its N (bm need not be a multiple of 64: 160), C stored
     # transposed (stmatrix .trans); no split-K, no cp.async
     swap: bool = False
+    # wgmma lean pair (session 28, CUDAOPT_WGMMA_CLUSTERLPK): a split-K kernel of its own (items = units x splits,
+    # fp32 partials to the reduce kernel, its one-CTA twin's k ranges)
+    cluster_splitk: bool = False
 
     @property
     def rows_per_consumer(self) -> int:
@@ -125,6 +128,8 @@ class KernelConfig:
         if self.kind == "wgmma":
             if self.csplit:
                 return CSPLIT_MAX_SPLITS
+            if self.cluster_splitk:
+                return WGMMA_MAX_SPLITS
             return 1 if self.schedule == SCHED_GEN1 or self.cluster_m > 1 or not self.splitk else WGMMA_MAX_SPLITS
         return max(SPLIT_CHOICES)
 
@@ -149,10 +154,10 @@ class KernelConfig:
 
     def grid(self, m: int, n: int, num_sms: int = NUM_SMS_H200, splits: int = 1) -> int:
         """wgmma: persistent blocks launched (the C launcher's min(#SMs, #tiles x splits)); cluster
-        configs: cluster_m x min(max(#SMs // cluster_m, 1), units) (on a GPU the launcher may cap the
+        configs: cluster_m x min(max(#SMs // cluster_m, 1), units x splits) (on a GPU the launcher may cap the
         clusters further by cudaOccupancyMaxActiveClusters)."""
         if self.cluster_m > 1:
-            return self.cluster_m * min(max(num_sms // self.cluster_m, 1), self.units(m, n))
+            return self.cluster_m * min(max(num_sms // self.cluster_m, 1), self.units(m, n) * splits)
         return min(num_sms, self.tiles(m, n) * splits)
 
     def tiles_per_consumer(self, m: int, n: int, num_sms: int = NUM_SMS_H200) -> int:
@@ -168,7 +173,7 @@ class KernelConfig:
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
                 + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn", "_pn", "_pna")[self.b_mc]
                 + ("_lean" if self.lean else "") + (f"_p{self.l2_promo.removesuffix('B')}" if self.l2_promo else "")
-                + ("_sw" if self.swap else ""))
+                + ("_sw" if self.swap else "") + ("_sk" if self.cluster_splitk else ""))
 
     @property
     def label(self) -> str:
@@ -455,6 +460,12 @@ _WGMMA_TABLE = [
     (32, 64, 2, 12, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B", True),
     (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B"),
     (64, 64, 2, 8, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, PAIR_ALONG_N, True, "128B"),
+    # Split-K over pairs (session 28): on the small long-K shapes (M x N <= 2^20, K >= 4096) the table splits K over
+    # 128 x 128 (27) or 64 x 128 (22) tiles, 0.87-0.93x cuBLASLt, whose fastest there splits over 2x1 clusters. 120 /
+    # 121: the lean pairs of 27 and 22 along M sharing B (93's and 90's kernels for one split), 128 B promotion, with a
+    # split-K kernel (an eighteenth field): their twins' k ranges per split, partials to the reduce kernel.
+    (128, 128, 2, 6, SCHED_PINGPONG, 2, 1, False, True, False, True, False, 1, 0, True, "128B", False, True),
+    (64, 128, 2, 8, SCHED_PINGPONG, 2, 0, False, True, False, True, False, 1, 0, True, "128B", False, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -527,6 +538,8 @@ def cluster_offered(cfg: KernelConfig, m: int, n: int, num_sms: int = NUM_SMS_H2
     rule). A cluster of four (session 24) shares the small operand of a 64-wide skinny shape along its long
     side: offered where its tiles span the short side (one tile row along N, one tile column along M) and fill
     at least one cluster."""
+    if cfg.cluster_splitk:  # (session 28) its split-K spreads a few pairs over the SMs: two tile rows suffice
+        return -(-m // cfg.bm) >= cfg.cluster_m
     if cfg.cluster_m == 4:
         tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
         short, long_ = (tiles_m, tiles_n) if cfg.pair_along_n else (tiles_n, tiles_m)
@@ -545,12 +558,12 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean, l2_promo, swap = [
-            *rest, *(1, 0, False, True, False, False, False, 1, 0, False, "", False)[len(rest):]]  # 6th-17th
+        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean, l2_promo, swap, cluster_splitk = [
+            *rest, *(1, 0, False, True, False, False, False, 1, 0, False, "", False, False)[len(rest):]]  # 6th-18th
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK * kb, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
                                 csplit=csplit, splitk=splitk, shared_epi=shared_epi, uncond=uncond, b3d=b3d,
-                                b_mc=b_mc, lean=lean, l2_promo=l2_promo, swap=swap))
+                                b_mc=b_mc, lean=lean, l2_promo=l2_promo, swap=swap, cluster_splitk=cluster_splitk))
     return tuple(out)
 
 
@@ -610,8 +623,9 @@ def enabled_kinds() -> frozenset[str]:
 # 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs) ran and passed in 27.
 # 110-111 (session 27, the swapped 144 x 128 and its pair) ran and passed in 27. 112 (168 x 128, written after session
 # 27's GPU time) ran and passed in 28, as did 113-115 (session 28, the narrow swapped tiles). 116-119 (their pairs and
-# the 64 x 64 pairs at 128 B promotion): written after session 28's GPU time, not yet run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({116, 117, 118, 119})
+# the 64 x 64 pairs at 128 B promotion) and 120-121 (pairs with split-K): written after session 28's GPU time, not yet
+# run.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({116, 117, 118, 119, 120, 121})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

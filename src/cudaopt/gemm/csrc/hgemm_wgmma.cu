@@ -451,12 +451,15 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // CM = 4 (session 24, B modes 0, 2 and 5 only): four CTAs share the one operand; each multicasts a quarter of its
 // rows (B: kBK / 4 = 16 rows of each chunk; A along N: BM / 4 rows), 2 KB boxes, still whole 128B-swizzle atoms;
 // B mode 2: CTA kt % 4 multicasts k-block kt's whole B box (one 8 KB request, as cuBLAS's L2 sector count suggests).
-template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0, bool LEAN = false, int CM = kClusterMax>
+// SPLITK (session 28, pairs): the items are units x splits in work_item's split-major order over the units; item
+// (unit, split) loads the unit's k-blocks of that split, so both CTAs of a cluster walk the same k-blocks.
+template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0, bool LEAN = false, int CM = kClusterMax,
+          bool SPLITK = false>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
                                                       int tiles_n, int num_units, int k_tiles, int rank,
-                                                      int cid, int ncl) {
+                                                      int cid, int ncl, int splits = 1) {
   // BN = 128 or 256: each CTA multicasts a whole, equal share of B's 64-column chunks. BN = 64 (session 20) or
   // 192 (session 22), an odd number of chunks: every chunk split along K instead: CTA r multicasts its rows
   // [r, r + 1) x kBK / 2 of each chunk of the k-block (the host encodes B's boxes kBK / 2 rows high for such a
@@ -475,12 +478,20 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   tma_prefetch_map(map_b);
   int slot = 0;
   uint32_t phase = 0;
-  for (int unit = cid; unit < num_units; unit += ncl) {
+  const int num_items = SPLITK ? num_units * splits : num_units;
+  for (int item = cid; item < num_items; item += ncl) {
+    int unit = item, kb_first = 0, kb_end = k_tiles;
+    if constexpr (SPLITK) {
+      const WorkItem w = work_item(item, num_units, splits, k_tiles);
+      unit = w.tile;
+      kb_first = w.kb_first;
+      kb_end = w.kb_first + w.kb_count;
+    }
     int tm, tn;
     pair_tile<MC, CM>(unit, rank, tiles_m, tiles_n, tm, tn);
     const bool live = kPairN ? tn < tiles_n : tm < tiles_m;
     const int m0 = tm * BM, n0 = tn * BN;
-    for (int kt = 0; kt < k_tiles; ++kt) {
+    for (int kt = kb_first; kt < kb_end; ++kt) {
       mbar_wait(&empty[slot], phase ^ 1);  // (plain: its .acquire.cluster form added an L1 invalidate)
       mbar_expect_tx(&full[slot], live ? T::kSlotBytes : (kPairN ? T::kSlotABytes : T::kSlotBBytes));
       const int k0 = kt * kBK * KB;
@@ -1391,7 +1402,8 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits) {
   using T = WgmmaTile2<BM, BN, CONSUMERS, STAGES, SCHED, EPI, false, KB, SWAP>;
-  static_assert((CM == kClusterMax || CM == kClusterQuad) && !SPLITK, "clusters of 2 or 4, without split-K");
+  static_assert((CM == kClusterMax || CM == kClusterQuad) && (!SPLITK || (CM == kClusterMax && !SWAP && KB == 1)),
+                "clusters of 2 or 4; split-K (session 28) for pairs in our frame with 64-deep slots");
   static_assert(!T::kEpiRunning, "the cluster body's chunked epilogue reuses buffer c % kEpiChunks");
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -1430,8 +1442,10 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   const int num_tiles = tiles_m * tiles_n;
   const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes
   // The sequence this CTA walks: items seq0, seq0 + seq_step, ... (one block's, or one cluster's).
-  const int num_items = CM > 1 ? (along_n(MC) ? tiles_m * ((tiles_n + CM - 1) / CM) : (tiles_m + CM - 1) / CM * tiles_n)
-                               : (SPLITK ? num_tiles * splits : num_tiles);
+  // (SPLITK: work_item's items over the cluster's units, num_units x splits of them)
+  const int num_units = CM > 1 ? (along_n(MC) ? tiles_m * ((tiles_n + CM - 1) / CM) : (tiles_m + CM - 1) / CM * tiles_n)
+                               : num_tiles;
+  const int num_items = SPLITK ? num_units * splits : num_units;
   const int seq0 = CM > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
   const int seq_step = CM > 1 ? (int)cluster_count_x() : (int)gridDim.x;
   const int rank = CM > 1 ? (int)cluster_ctarank() : 0;
@@ -1440,9 +1454,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
     if (wg_thread == 0) {
       if constexpr (CM > 1)
-        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN, CM>(map_a, map_b, slots_a, slots_b, full, empty,
-                                                                   tiles_m, tiles_n, num_items, k_tiles, rank, seq0,
-                                                                   seq_step);
+        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN, CM, SPLITK>(map_a, map_b, slots_a, slots_b, full,
+                                                                           empty, tiles_m, tiles_n, num_units, k_tiles,
+                                                                           rank, seq0, seq_step, splits);
       else
         produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
                                                  tiles_n, num_tiles, k_tiles, splits);
@@ -1465,7 +1479,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     // k_tiles k-blocks: ping-pong item j fills positions j*k_tiles .. j*k_tiles + k_tiles - 1.
     uint32_t pos = T::kPingPong ? consumer * k_tiles : 0;
     if constexpr (SPLITK) {
-      pos = (T::kPingPong && consumer == 1) ? work_item(seq0, num_tiles, splits, k_tiles).kb_count : 0;
+      pos = (T::kPingPong && consumer == 1) ? work_item(seq0, num_units, splits, k_tiles).kb_count : 0;
     }
     // Slot release: this CTA's empty barrier, and with a cluster also the peers' (their producers
     // multicast into this CTA's slot too).
@@ -1480,9 +1494,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     const int first = T::kPingPong ? seq0 + consumer * seq_step : seq0;
     const int step = T::kPingPong ? 2 * seq_step : seq_step;
     for (int item = first; item < num_items; item += step) {
-      int tile = item, split = 0, kb_count = k_tiles;
+      int tile = item, split = 0, kb_count = k_tiles;  // (tile: the cluster's unit)
       if constexpr (SPLITK) {
-        const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
+        const WorkItem w = work_item(item, num_units, splits, k_tiles);
         tile = w.tile;
         split = w.split;
         kb_count = w.kb_count;
@@ -1490,7 +1504,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       int tm, tn;
       bool live = true;  // cluster: false for an idle CTA (its tile of the pair lies past M, or N for a pair along N)
       if constexpr (CM > 1) {
-        pair_tile<MC, CM>(item, rank, tiles_m, tiles_n, tm, tn);
+        pair_tile<MC, CM>(tile, rank, tiles_m, tiles_n, tm, tn);
         live = along_n(MC) ? tn < tiles_n : tm < tiles_m;
       } else {
         tile_coords(tile, tiles_m, tiles_n, tm, tn);
@@ -1544,7 +1558,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       if (T::kPingPong) {  // skip the other consumer's item
         if constexpr (SPLITK) {
           if (item + seq_step < num_items)
-            pos += work_item(item + seq_step, num_tiles, splits, k_tiles).kb_count;
+            pos += work_item(item + seq_step, num_units, splits, k_tiles).kb_count;
         } else {
           pos += k_tiles;
         }
@@ -1704,6 +1718,20 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                 CpSrc) {  // (TMA only: the argument keeps one signature for `kernel2`)
   wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, false, CM, EPI, UNCOND, 1, MC, LEAN, SWAP>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1);
+}
+
+// The lean 2x1 pair with split-K (session 28): items = the pair's units x splits (work_item over units), each CTA's
+// fp32 partial of its tile to partials[split][M][N], summed by the reduce kernel as the one-CTA split-K's are; the
+// same k ranges as its one-CTA twin's split-K, so the same partials. For the small long-K shapes the table splits
+// over 64 x 128 and 128 x 128 tiles, where cuBLASLt splits over 2x1 clusters.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI, int MC>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_cluster_splitk_kernel(const __grid_constant__ CUtensorMap map_a,
+                                       const __grid_constant__ CUtensorMap map_b,
+                                       const __grid_constant__ CUtensorMap map_c, float* partials, int*, int M,
+                                       int N, int K, int splits, half*, int, int, CpSrc) {
+  wgmma2_cluster_body<BM, BN, CONSUMERS, STAGES, SCHED, true, kClusterMax, EPI, true, 1, MC, true>(
+      &map_a, &map_b, &map_c, partials, M, N, K, splits);
 }
 
 // The 2x1 cluster kernel with 128-deep slots (KB = 2, session 17): A through a 3-D map of A, B through a
@@ -1894,6 +1922,17 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, SWAP>::kRowsPerConsumer, nullptr,                         \
         hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, CM, SWAP>, nullptr, CM, nullptr, 0, \
         nullptr, nullptr, nullptr, nullptr, MC, PROMO                                                                \
+  }
+// A lean pair (our frame, CM = 2) at L2 promotion PROMO with a split-K kernel of its own (session 28); CLUSTERLP's
+// arguments.
+#define CUDAOPT_WGMMA_CLUSTERLPK(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO)                                      \
+  WgmmaEntry {                                                                                                  \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kSmemBytes,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kThreads, SCHED,                                              \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI>::kRowsPerConsumer, nullptr,                                    \
+        hgemm_wgmma2_cluster_kernel<BM, BN, CONS, ST, SCHED, EPI, true, MC, true, kClusterMax>,                 \
+        hgemm_wgmma2_cluster_splitk_kernel<BM, BN, CONS, ST, SCHED, EPI, MC>, CM, nullptr, 0, nullptr,          \
+        nullptr, nullptr, nullptr, MC, PROMO                                                                    \
   }
 #define CUDAOPT_WGMMA_CLUSTERLP(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO) \
   CUDAOPT_WGMMA_CLUSTERLP_SW(BM, BN, CONS, ST, SCHED, CM, EPI, MC, PROMO, false)
@@ -2210,6 +2249,12 @@ const WgmmaEntry kWgmmaConfigs[] = {
     CUDAOPT_WGMMA_CLUSTERLPS(32, 64, 2, 12, 2, 2, 1, 5, 3),   // 103
     CUDAOPT_WGMMA_CLUSTERLP(64, 64, 2, 8, 2, 2, 1, 0, 3),     // 104
     CUDAOPT_WGMMA_CLUSTERLP(64, 64, 2, 8, 2, 2, 1, 5, 3),     // 105
+    // Split-K over pairs (session 28): on the small long-K shapes (M x N <= 2^20, K >= 4096) the table splits K over
+    // 128 x 128 (27) or 64 x 128 (22) tiles, 0.87-0.93x cuBLASLt, whose fastest there splits over 2x1 clusters. 106 /
+    // 107: the lean pairs of 27 and 22 along M sharing B (the kernels of 79 / 76 for one split), 128 B promotion, with
+    // a split-K kernel: the same k ranges per split as their twins' split-K, partials to the reduce kernel.
+    CUDAOPT_WGMMA_CLUSTERLPK(128, 128, 2, 6, 2, 2, 1, 0, 3),  // 106
+    CUDAOPT_WGMMA_CLUSTERLPK(64, 128, 2, 8, 2, 2, 0, 0, 3),   // 107
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
@@ -2329,8 +2374,8 @@ int sm_count() {
 int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms, int max_clusters = 1 << 30) {
   if (c.cluster > 1) {  // pairs of tile rows, or of tile columns for the pair along N
     const long long tiles_m = (M + c.bm - 1) / c.bm, tiles_n = (N + c.bn - 1) / c.bn;
-    const long long units = along_n(c.b_mc) ? tiles_m * ((tiles_n + c.cluster - 1) / c.cluster)
-                                                  : (tiles_m + c.cluster - 1) / c.cluster * tiles_n;
+    const long long units = (along_n(c.b_mc) ? tiles_m * ((tiles_n + c.cluster - 1) / c.cluster)
+                                             : (tiles_m + c.cluster - 1) / c.cluster * tiles_n) * splits;
     long long clusters = sms / c.cluster;
     if (max_clusters < clusters) clusters = max_clusters;
     if (clusters < 1) clusters = 1;
@@ -2628,6 +2673,28 @@ int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 // splits == 1 is the plain kernel (workspace unused). splits > 1: the split-K kernel writes fp32
 // partials into workspace[splits][M][N] (cudaopt_wgmma_workspace_bytes), then a reduce kernel sums
 // them into C, both on `stream`; no allocation, no synchronisation.
+// The reduce kernel after a split-K kernel: partials[splits][M][N] summed in split order into C (fp16), on s.
+static int launch_splitk_reduce(float* partials, half* c_half, int M, int N, int ldc, int splits, int sms,
+                                cudaStream_t s) {
+  const size_t octs = (size_t)M * N / 8;
+  void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
+  // blocks of a reduce whose block covers `per_block` lanes of 8 columns: enough for C, at most 8 a SM
+  const auto reduce_grid = [&](size_t per_block) {
+    const size_t want = (octs + per_block - 1) / per_block, most = (size_t)sms * 8;
+    return (int)(want < most ? want : most);
+  };
+  const int fixed = g_reduce_chunked.load() ? reduce_fixed_lanes(splits, g_reduce_fixed.load()) : 0;
+  if (const void* fn = fixed ? reduce_fixed_kernel<2>(splits, fixed) : nullptr)
+    return launch(fn, reduce_grid((size_t)256 * fixed), 256, 0, s, rargs, 1);
+  if (!g_reduce_chunked.load() || splits > 8 * kReduceChunk)  // a block holds at most 8 chunks
+    return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_serial_kernel), reduce_grid(256), 256, 0, s,
+                  rargs, 1);
+  int lanes = 0;
+  const int threads = reduce_block(splits, &lanes);
+  return launch(reinterpret_cast<const void*>(splitk_reduce_chunked_kernel<2>), reduce_grid(lanes), threads, 0, s,
+                rargs, 1);
+}
+
 int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int N, int K, int lda,
                                int ldb, int ldc, int config, int splits, void* workspace,
                                size_t workspace_bytes, void* stream) {
@@ -2656,12 +2723,25 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (c.cluster > 1) {  // 2x1 cluster kernel (splits == 1: max_splits is 1)
+  if (c.cluster > 1) {  // cluster kernel (splits > 1: a pair with a split-K kernel, then the reduce kernel)
     const int most = max_active_clusters(config, c);
     if (most < 0) return -most;
     CUtensorMap map_c;
     st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, cols), &map_c);
     if (st != 0) return st;
+    if (splits > 1) {
+      float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
+      half* c_half = static_cast<half*>(C);
+      int* no_counters = nullptr;
+      int no_spread = 0;
+      CpSrc none{};
+      void* args[] = {&map_a, &map_b, &map_c, &partials, &no_counters, &M, &N, &K, &splits, &c_half, &ldc,
+                      &no_spread, &none};
+      st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), launch_grid(c, M, N, splits, sms, most), c.threads,
+                  c.smem_bytes, s, args, c.cluster);
+      if (st != 0) return st;
+      return launch_splitk_reduce(partials, c_half, M, N, ldc, splits, sms, s);
+    }
     const int grid = launch_grid(c, M, N, 1, sms, most);
     CpSrc none{};
     // 128-deep slots (kernel2_b3d of a cluster entry) where A's 3-D map takes whole k-chunks
@@ -2750,23 +2830,7 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     st = launch(reinterpret_cast<const void*>(splitk_fn), grid, c.threads, c.smem_bytes, s, args, 1);
   }
   if (st != 0 || counters != nullptr) return st;
-  const size_t octs = (size_t)M * N / 8;
-  void* rargs[] = {&partials, &c_half, &M, &N, &ldc, &splits};
-  // blocks of a reduce whose block covers `per_block` lanes of 8 columns: enough for C, at most 8 a SM
-  const auto reduce_grid = [&](size_t per_block) {
-    const size_t want = (octs + per_block - 1) / per_block, most = (size_t)sms * 8;
-    return (int)(want < most ? want : most);
-  };
-  const int fixed = g_reduce_chunked.load() ? reduce_fixed_lanes(splits, g_reduce_fixed.load()) : 0;
-  if (const void* fn = fixed ? reduce_fixed_kernel<2>(splits, fixed) : nullptr)
-    return launch(fn, reduce_grid((size_t)256 * fixed), 256, 0, s, rargs, 1);
-  if (!g_reduce_chunked.load() || splits > 8 * kReduceChunk)  // a block holds at most 8 chunks
-    return launch(reinterpret_cast<const void*>(wgmma_splitk_reduce_serial_kernel), reduce_grid(256), 256, 0, s,
-                  rargs, 1);
-  int lanes = 0;
-  const int threads = reduce_block(splits, &lanes);
-  return launch(reinterpret_cast<const void*>(splitk_reduce_chunked_kernel<2>), reduce_grid(lanes), threads, 0, s,
-                rargs, 1);
+  return launch_splitk_reduce(partials, c_half, M, N, ldc, splits, sms, s);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
