@@ -885,12 +885,13 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     [ -n "${GEMM_SCREEN_IDS:-}" ] || { echo "gemm_screen_adopt: set GEMM_SCREEN_IDS to the config ids to screen (e.g. 112)"; exit 2; }
     if [ -n "${GEMM_SCREEN_TESTS:-}" ]; then gemm_build_and_test 150 "$GEMM_SCREEN_TESTS"; else python3 -m cudaopt.gemm.build | tail -1; fi
     shapes="${GEMM_SCREEN_SHAPES:-$(python3 scripts/gemm_screen_shapes.py grid --min-m 2048 --min-n 2048)}"
-    timeout "${GEMM_SCREEN_LIMIT:-240}" python3 benchmarks/gemm_configs.py --configs "${GEMM_SCREEN_CHOICES:-$GEMM_SCREEN_IDS}" --rounds 8 \
+    choices="${GEMM_SCREEN_CHOICES:-$GEMM_SCREEN_IDS}"
+    timeout "${GEMM_SCREEN_LIMIT:-240}" python3 benchmarks/gemm_configs.py --configs "$choices" --rounds 8 \
       --out "$OUT/screen.jsonl" --shapes "$shapes" > "$OUT/screens.txt" 2>&1
     again=$(python3 scripts/gemm_screen_shapes.py candidates "$OUT/screen.jsonl" --margin "${GEMM_ADOPT_MARGIN:-1.03}")
     echo "above the table by the margin in the first screen: ${again:-none}"
     touch "$OUT/screen2.jsonl"
-    [ -n "$again" ] && timeout 120 python3 benchmarks/gemm_configs.py --configs "${GEMM_SCREEN_CHOICES:-$GEMM_SCREEN_IDS}" --rounds 8 \
+    [ -n "$again" ] && timeout 120 python3 benchmarks/gemm_configs.py --configs "$choices" --rounds 8 \
       --out "$OUT/screen2.jsonl" --shapes "$again" >> "$OUT/screens.txt" 2>&1
     grep -h "table/config" "$OUT/screens.txt" | tail -8
     GEMM_ADOPT_CONFIRM="$OUT/screen2.jsonl" GEMM_ADOPT_REBACKEND=1 GEMM_ADOPT_NO_GRID=1 adopt_then_grid "$GEMM_SCREEN_IDS" 0 0

@@ -2665,14 +2665,6 @@ void cudaopt_wgmma_set_debug_cluster(int cluster, int policy) {
 void cudaopt_wgmma_set_splitk_fixup(int mode) { g_splitk_fixup.store(mode >= 1 && mode <= 4 ? mode : 0); }
 int cudaopt_wgmma_pdl() { return g_pdl.load() ? 1 : 0; }
 
-// C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
-// value, -1 for bad arguments (unknown config, sizes or leading dimensions not multiples of 8,
-// pointers not 16-byte aligned; splits < 1, above the config's max_splits (1 for generation 1) or
-// above the number of 64-wide k-blocks; with splits > 1 a null, misaligned or too small
-// workspace), -2 when the driver's cuTensorMapEncodeTiled is unavailable, -3 when encoding failed.
-// splits == 1 is the plain kernel (workspace unused). splits > 1: the split-K kernel writes fp32
-// partials into workspace[splits][M][N] (cudaopt_wgmma_workspace_bytes), then a reduce kernel sums
-// them into C, both on `stream`; no allocation, no synchronisation.
 // The reduce kernel after a split-K kernel: partials[splits][M][N] summed in split order into C (fp16), on s.
 static int launch_splitk_reduce(float* partials, half* c_half, int M, int N, int ldc, int splits, int sms,
                                 cudaStream_t s) {
@@ -2695,6 +2687,14 @@ static int launch_splitk_reduce(float* partials, half* c_half, int M, int N, int
                 rargs, 1);
 }
 
+// C = A @ B on `stream` with wgmma config `config`, K split `splits` ways. Returns 0, a cudaError_t
+// value, -1 for bad arguments (unknown config, sizes or leading dimensions not multiples of 8,
+// pointers not 16-byte aligned; splits < 1, above the config's max_splits (1 for generation 1) or
+// above the number of 64-wide k-blocks; with splits > 1 a null, misaligned or too small
+// workspace), -2 when the driver's cuTensorMapEncodeTiled is unavailable, -3 when encoding failed.
+// splits == 1 is the plain kernel (workspace unused). splits > 1: the split-K kernel writes fp32
+// partials into workspace[splits][M][N] (cudaopt_wgmma_workspace_bytes), then a reduce kernel sums
+// them into C, both on `stream`; no allocation, no synchronisation.
 int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int N, int K, int lda,
                                int ldb, int ldc, int config, int splits, void* workspace,
                                size_t workspace_bytes, void* stream) {
@@ -2723,25 +2723,27 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  half* c_half = static_cast<half*>(C);
+  // (splits > 1: the fp32 partials, after the fixup counters at the start of the workspace)
+  float* partials =
+      splits > 1 ? reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N)) : nullptr;
   if (c.cluster > 1) {  // cluster kernel (splits > 1: a pair with a split-K kernel, then the reduce kernel)
     const int most = max_active_clusters(config, c);
     if (most < 0) return -most;
-    CUtensorMap map_c;
-    st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, cols), &map_c);
-    if (st != 0) return st;
-    if (splits > 1) {
-      float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
-      half* c_half = static_cast<half*>(C);
+    if (splits > 1) {  // (the map of C is an unused argument of the split-K kernel, as in the one-CTA path below)
       int* no_counters = nullptr;
       int no_spread = 0;
       CpSrc none{};
-      void* args[] = {&map_a, &map_b, &map_c, &partials, &no_counters, &M, &N, &K, &splits, &c_half, &ldc,
+      void* args[] = {&map_a, &map_b, &map_a, &partials, &no_counters, &M, &N, &K, &splits, &c_half, &ldc,
                       &no_spread, &none};
       st = launch(reinterpret_cast<const void*>(c.kernel2_splitk), launch_grid(c, M, N, splits, sms, most), c.threads,
                   c.smem_bytes, s, args, c.cluster);
       if (st != 0) return st;
       return launch_splitk_reduce(partials, c_half, M, N, ldc, splits, sms, s);
     }
+    CUtensorMap map_c;
+    st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, cols), &map_c);
+    if (st != 0) return st;
     const int grid = launch_grid(c, M, N, 1, sms, most);
     CpSrc none{};
     // 128-deep slots (kernel2_b3d of a cluster entry) where A's 3-D map takes whole k-chunks
@@ -2758,7 +2760,6 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
                   s, args, c.cluster);
   }
   const int grid = launch_grid(c, M, N, splits, sms);
-  half* c_half = static_cast<half*>(C);
   if (c.kernel) {
     void* args[] = {&map_a, &map_b, &c_half, &M, &N, &K, &ldc};
     return launch(reinterpret_cast<const void*>(c.kernel), grid, c.threads, c.smem_bytes, s, args, 1);
@@ -2788,7 +2789,6 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
     return launch(reinterpret_cast<const void*>(src.a ? c.kernel2_cp : b3d ? c.kernel2_b3d : c.kernel2), grid,
                   c.threads, c.smem_bytes, s, args, dc > 1 && grid % dc == 0 ? dc : 1);
   }
-  float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
   const int mode = g_splitk_fixup.load();
   const long long items = (long long)((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * splits;
   // One argument list for the split-K and cluster split-K kernels; a launch reads the values these
