@@ -503,6 +503,16 @@ def _operands(m, n, k, seed):
     return a, b, ref, ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
 
 
+def _assert_check_gemm_ok(cfg, m, n, k):
+    """Our config cfg (one split) through every check of check_gemm on (m, n, k), seeded by the shape."""
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.correctness import check_gemm
+
+    choice = Choice("ours", cfg.id, 1)
+    r = check_gemm(lambda a_, b_, out: hgemm(a_, b_, out=out, choice=choice), m, n, k, seed=m + n + k)
+    assert r.ok, (cfg.label, r)
+
+
 def _twin_mismatch(a, b, ref, torch_err, cfg, splits):
     """None where cfg (with `splits`) is within 1.25x torch.matmul's error and bitwise equal to its plain
     twin; otherwise what differs."""
@@ -557,7 +567,6 @@ def test_160_wide_tiles_match_torch_and_each_other(shape):
 
     from cudaopt.gemm import Choice, hgemm
     from cudaopt.gemm.configs import WGMMA_CONFIGS, plain_twin
-    from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, m + 5 * n + 3 * k)
@@ -577,9 +586,7 @@ def test_160_wide_tiles_match_torch_and_each_other(shape):
         if f:
             failures.append(f)
     assert not failures, failures
-    r = check_gemm(lambda a_, b_, out, c=Choice("ours", wide[0].id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
-                   seed=m + n + k)
-    assert r.ok, (wide[0].label, r)
+    _assert_check_gemm_ok(wide[0], m, n, k)
 
 
 # The swapped-operand ping-pongs (session 26): M not a multiple of 160 (the last tile's rows clipped), N of 128 or 64
@@ -597,7 +604,6 @@ def test_160_wide_swapped_tiles_match_torch_and_each_other(shape):
 
     from cudaopt.gemm import Choice, hgemm
     from cudaopt.gemm.configs import WGMMA_CONFIGS
-    from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, 3 * m + n + 5 * k)
@@ -608,9 +614,7 @@ def test_160_wide_swapped_tiles_match_torch_and_each_other(shape):
     errs = [((o.float() - ref).norm() / ref.norm()).item() for o in outs]
     assert all(e <= 1.25 * torch_err + 1e-4 for e in errs), (errs, torch_err)
     assert [torch.equal(outs[0], o) for o in outs[1:]] == [True] * (len(outs) - 1)
-    r = check_gemm(lambda a_, b_, out, c=Choice("ours", swapped[0].id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
-                   seed=m + n + k)
-    assert r.ok, (swapped[0].label, r)
+    _assert_check_gemm_ok(swapped[0], m, n, k)
 
 
 # Session 27's swapped tiles of other heights (192, 176, 168, 144 x 128): M around them (one row past a tile),
@@ -623,9 +627,7 @@ TALL_SWAP_SHAPES = [(8, 8, 8), (193, 136, 264), (177, 1000, 1032), (145, 8200, 1
 def test_taller_swapped_tiles_match_torch_and_their_twins(shape):
     """106-112 against an fp32 reference (within 1.25x torch.matmul's own error); each pair along N bitwise equal to
     its one-CTA twin (same tile, same k order); the one-CTA kernels through every check of check_gemm."""
-    from cudaopt.gemm import Choice, hgemm
     from cudaopt.gemm.configs import WGMMA_CONFIGS
-    from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, 7 * m + 3 * n + k)
@@ -635,9 +637,7 @@ def test_taller_swapped_tiles_match_torch_and_their_twins(shape):
     assert not failures, failures
     for c in tall:
         if c.cluster_m == 1:
-            r = check_gemm(lambda a_, b_, out, c=Choice("ours", c.id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
-                           seed=m + n + k)
-            assert r.ok, (c.label, r)
+            _assert_check_gemm_ok(c, m, n, k)
 
 
 # Session 28's narrow swapped tiles (32 x 64, 32 x 128, 64 x 64): M one row past a tile, N with a lone last column
@@ -656,7 +656,6 @@ def test_narrow_swapped_tiles_match_torch(shape):
 
     from cudaopt.gemm import Choice, hgemm
     from cudaopt.gemm.configs import WGMMA_CONFIGS
-    from cudaopt.gemm.correctness import check_gemm
 
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, 5 * m + 7 * n + 3 * k)
@@ -672,9 +671,7 @@ def test_narrow_swapped_tiles_match_torch(shape):
     assert all(e <= 1.25 * torch_err + 1e-4 for e in errs), (errs, torch_err)
     assert torch.equal(outs[0], outs[1])
     for c in narrow:
-        r = check_gemm(lambda a_, b_, out, c=Choice("ours", c.id, 1): hgemm(a_, b_, out=out, choice=c), m, n, k,
-                       seed=m + n + k)
-        assert r.ok, (c.label, r)
+        _assert_check_gemm_ok(c, m, n, k)
 
 
 # Session 28's pairs with split-K (120-121): odd tile-row counts (a pair's second CTA idle), K tails, splits of unequal
