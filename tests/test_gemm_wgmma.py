@@ -2142,6 +2142,10 @@ def test_screen_shape_lists_filter_the_grid_and_pick_candidates(tmp_path, monkey
     dims = [tuple(map(int, s.split("x"))) for s in small]
     assert len(small) == 282 and "512x512x2048" in small and all(m * n <= 2**20 and k >= 1024 for m, n, k in dims)
     assert "1024x2048x1024" not in small and "512x512x512" not in small
+    short = mod.grid(0, 0, set(), max_mn=2**22, max_k=256)  # session 29: the small short-K shapes
+    dims = [tuple(map(int, s.split("x"))) for s in short]
+    assert len(short) == 198 and "2048x2048x256" in short and all(m * n <= 2**22 and k <= 256 for m, n, k in dims)
+    assert "64x64x512" not in short and "4096x2048x64" not in short
     def row(m, **configs):
         return {"m": m, "n": 2, "k": 3, "table_us": 10.0, "configs": {name: {"us": us, "err": err}
                                                                       for name, (us, err) in configs.items()}}

@@ -623,9 +623,9 @@ def enabled_kinds() -> frozenset[str]:
 # 106-109 (session 27, the swapped 192 x 128 and 176 x 128 ping-pongs and their pairs) ran and passed in 27.
 # 110-111 (session 27, the swapped 144 x 128 and its pair) ran and passed in 27. 112 (168 x 128, written after session
 # 27's GPU time) ran and passed in 28, as did 113-115 (session 28, the narrow swapped tiles). 116-119 (their pairs and
-# the 64 x 64 pairs at 128 B promotion) and 120-121 (pairs with split-K): written after session 28's GPU time, not yet
-# run.
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({116, 117, 118, 119, 120, 121})
+# the 64 x 64 pairs at 128 B promotion) and 120-121 (pairs with split-K): written after session 28's GPU time, ran and
+# passed in 29.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.
@@ -674,9 +674,11 @@ UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({116, 117, 118, 119, 120, 121})
 # our M by 128 of N (102-103). 105 (session 26): the swapped pair along M sharing B, correct (bitwise 102), 0.938x the
 # table on those 155 shapes (above it on 6, by 3% on 1), 0.998x on the 6 candidate shapes of the second screen; 102-104
 # stay (adopted on 3 shapes, paired screen and a confirming second screen).
+# 114 (session 28, the 32 x 128 swapped tile): correct (bitwise 113), slower than the table on all 282 small long-K
+# shapes it was screened on (113 beside it above the table on 31).
 RETIRED_WGMMA_IDS: frozenset[int] = frozenset({44, 45, 46, 47, 48, 49, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62,
                                                63, 64, 65, 66, 67, 70, 77, 78, 79, 81, 82, 83, 84, 85, 86, 87, 88,
-                                               93, 95, 96, 97, 98, 99, 100, 101, 105})
+                                               93, 95, 96, 97, 98, 99, 100, 101, 105, 114})
 
 
 def enabled_wgmma_ids() -> frozenset[int] | None:
