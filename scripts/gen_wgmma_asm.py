@@ -4,7 +4,7 @@
     python scripts/gen_wgmma_asm.py --check    # exit 1 if the committed header differs (the CPU tests run this)
 
 Every N is the same asm with N / 2 accumulator operands, so they are generated rather than written out by hand
-(session 27: eight of them; session 28: N = 32 for the swapped 32-row tiles). TA and TB are wgmma's imm-trans-a / imm-trans-b as template immediates: our frame
+(session 27: eight of them; session 28: N = 32 for the swapped 32-row tiles; session 29: N = 16 for the 16-row one). TA and TB are wgmma's imm-trans-a / imm-trans-b as template immediates: our frame
 calls them with 0, 1 (A K-major, B N-major), the swapped operands of session 26 with 1, 0.
 """
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 HEADER = Path(__file__).resolve().parents[1] / "src" / "cudaopt" / "gemm" / "csrc" / "wgmma_asm.cuh"
-WIDTHS = (32, 64, 128, 144, 160, 168, 176, 192, 256)  # the N values the kernels use
+WIDTHS = (16, 32, 64, 128, 144, 160, 168, 176, 192, 256)  # the N values the kernels use
 
 
 def asm_block(n: int) -> str:

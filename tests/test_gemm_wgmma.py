@@ -48,8 +48,8 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert (c.bk == 64 or (c.bk == 128 and c.b3d)) and c.consumers in (1, 2, 3) and c.threads == 128 * (c.consumers + 1)
         assert c.consumers < 3 or c.schedule == 1  # three consumers: cooperative only
         assert c.bm <= 256
-        if c.swap:  # (sessions 26-28) the chains along bn, their N bm: ping-pong, 64-column chunks, wgmma N 32-192
-            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (32, 64, 144, 160, 168, 176, 192) and c.max_splits == 1 and not c.cpasync
+        if c.swap:  # (sessions 26-29) the chains along bn, their N bm: ping-pong, 64-column chunks, wgmma N 16-192
+            assert c.schedule == 2 and c.bn % 64 == 0 and c.bm in (16, 32, 64, 144, 160, 168, 176, 192) and c.max_splits == 1 and not c.cpasync
         else:
             assert c.rows_per_consumer % 64 == 0 and c.bn in (64, 128, 160, 192, 256)
         # accumulators per consumer thread: 128, or 192 for a two-consumer ping-pong (the C static_assert)
@@ -604,7 +604,9 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
         (110, "wgmma144x128x64_pp_s5_e1_sw", 212048, 1, 144), (112, "wgmma168x128x64_pp_s4_e1_sw", 195648, 1, 168),
         # session 28: the narrow tiles (wgmma N 32 and 64), 12 KB and 20 KB slots, one 4 or 8 KB staging buffer a consumer
         (113, "wgmma32x64x64_pp_s12_e1_sw", 156864, 1, 16), (114, "wgmma32x128x64_pp_s8_e1_sw", 173184, 1, 32),
-        (115, "wgmma64x64x64_pp_s8_e1_sw", 148608, 1, 32)]
+        (115, "wgmma64x64x64_pp_s8_e1_sw", 148608, 1, 32),
+        # session 29: 16 x 64 (wgmma N 16), 16 slots of 10 KB, one 2 KB staging buffer a consumer
+        (122, "wgmma16x64x64_pp_s16_e1_sw", 169216, 1, 8)]
     for c in SWAPPED:
         assert c.rows_per_consumer == c.bm and c.chunk_cols == 64 and not c.cpasync and c.cluster_m == 1
         assert c.epilogue_bytes == 2 * c.bm * 128 * c.epi_chunks
@@ -613,9 +615,9 @@ def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():
         assert c.bm % 8 == 0 and c.bm <= 256 and (c.bm * 128) % 1024 == 0
         assert c.tiles(16384, 16384) == -(-16384 // c.bm) * (16384 // c.bn) and c.tiles(c.bm, c.bn) == 1
     assert [c.tiles(16384, 4096) for c in SWAPPED] == [103 * 32, 103 * 32, 86 * 32, 94 * 32, 114 * 32, 98 * 32,
-                                                       512 * 64, 512 * 32, 256 * 64]
+                                                       512 * 64, 512 * 32, 256 * 64, 1024 * 64]
     # the narrow ones fill the SMs on small outputs without split-K: 128 tiles of 32 x 64 on 512 x 512
-    assert [c.tiles(512, 512) for c in SWAPPED if c.bm <= 64] == [128, 64, 64]
+    assert [c.tiles(512, 512) for c in SWAPPED if c.bm <= 64] == [128, 64, 64, 256]
     pairs = [c for c in WGMMA_CONFIGS if c.swap and c.cluster_m > 1]  # cuBLAS's 2x1: along N sharing A, along M
     assert [(c.id, c.b_mc, c.lean, c.l2_promo, plain_twin(c).id, c.smem_bytes) for c in pairs] == [
         (104, 5, True, "128B", 102, 226384), (105, 0, True, "128B", 102, 226384),

@@ -640,18 +640,18 @@ def test_taller_swapped_tiles_match_torch_and_their_twins(shape):
             _assert_check_gemm_ok(c, m, n, k)
 
 
-# Session 28's narrow swapped tiles (32 x 64, 32 x 128, 64 x 64): M one row past a tile, N with a lone last column
-# chunk and past a 128-wide tile, K tails and K below one slot, one-wave and multi-tile grids.
+# Session 28's narrow swapped tiles (32 x 64, 32 x 128, 64 x 64; session 29: 16 x 64): M one row past a tile, N with a
+# lone last column chunk and past a 128-wide tile, K tails and K below one slot, one-wave and multi-tile grids.
 NARROW_SWAP_SHAPES = [(8, 8, 8), (33, 72, 40), (65, 200, 264), (512, 512, 2048), (1000, 136, 1032), (4096, 64, 520),
                       (97, 4104, 136)]
 
 
 @pytest.mark.parametrize("shape", NARROW_SWAP_SHAPES)
 def test_narrow_swapped_tiles_match_torch(shape):
-    """113-115 against an fp32 reference (within 1.25x torch.matmul's own error) and through every check of check_gemm;
-    113 and 114 bitwise equal (the same m64n32 chains over the same k order, one or two of them a tile). The pairs
-    116-119 (113's along M and N, the 64 x 64 ones at 128 B promotion) bitwise equal to their one-CTA twins, odd tile
-    counts leaving a pair's second CTA idle."""
+    """113-115 and 122 (session 29's 16 x 64) against an fp32 reference (within 1.25x torch.matmul's own error) and
+    through every check of check_gemm; 113 and 114 bitwise equal (the same m64n32 chains over the same k order, one or
+    two of them a tile). The pairs 116-119 (113's along M and N, the 64 x 64 ones at 128 B promotion) bitwise equal to
+    their one-CTA twins, odd tile counts leaving a pair's second CTA idle."""
     import torch
 
     from cudaopt.gemm import Choice, hgemm
@@ -659,8 +659,8 @@ def test_narrow_swapped_tiles_match_torch(shape):
 
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, 5 * m + 7 * n + 3 * k)
-    narrow = [c for c in WGMMA_CONFIGS if c.swap and c.bm in (32, 64) and c.cluster_m == 1]
-    assert [c.id for c in narrow] == [113, 114, 115]
+    narrow = [c for c in WGMMA_CONFIGS if c.swap and c.bm in (16, 32, 64) and c.cluster_m == 1]
+    assert [c.id for c in narrow] == [113, 114, 115, 122]
     pairs = [c for c in WGMMA_CONFIGS if c.id >= 116 and c.cluster_m == 2 and c.bn == 64 and c.bm <= 64]
     assert [c.id for c in pairs] == [116, 117, 118, 119]
     failures = [f for c in pairs if (f := _twin_mismatch(a, b, ref, torch_err, c, 1))]

@@ -237,12 +237,13 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 // columns along our M: cuBLAS's frame for a row-major C, where its 128 x 160 tile is 160 rows of our M by 128 of N.
 // Session 27: the other heights, 144 (8192 / 144 = 56.9 tile rows), 168 and 176 (cuBLAS's 168x128 and 176x128
 // ping-pongs, session 15's notes) and 192. Session 28: 32 and 64, the narrow tiles of the small long-K shapes
-// (cuBLASLt's fastest there is a 64x32 tile in its frame, 32 rows of our M: one wave without split-K).
+// (cuBLASLt's fastest there is a 64x32 tile in its frame, 32 rows of our M: one wave without split-K). Session 29: 16,
+// the narrowest (the latency-bound small shapes, where 32 rows beat the 64 x 64 tile by spreading over more SMs).
 template <int N>
 __device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                      int accumulate) {
-  static_assert(N == 32 || N == 64 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192,
-                "swapped: N = 32, 64, 144, 160, 168, 176, 192");
+  static_assert(N == 16 || N == 32 || N == 64 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192,
+                "swapped: N = 16, 32, 64, 144, 160, 168, 176, 192");
   wgmma_m64nk16<N, 1, 0>(d, desc_a, desc_b, accumulate);
 }
 
@@ -876,9 +877,10 @@ struct WgmmaTile2 {
   // shapes being ping-pongs of 160-176 accumulators a thread; everything else keeps at most 128.
   static_assert((SWAP || kRowsPerConsumer % 64 == 0) && kMI * kAcc <= (kPingPong && CONSUMERS == 2 ? 192 : 128),
                 "at most 128 accumulators per thread (192 for a two-consumer ping-pong)");
-  static_assert(SWAP ? (BM == 32 || BM == 64 || BM == 144 || BM == 160 || BM == 168 || BM == 176 || BM == 192)
+  static_assert(SWAP ? (BM == 16 || BM == 32 || BM == 64 || BM == 144 || BM == 160 || BM == 168 || BM == 176 ||
+                        BM == 192)
                      : (BN == 64 || BN == 128 || BN == 160 || BN == 192 || BN == 256),
-                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 32, 64, 144, 160, 168, 176, 192)");
+                "wgmma wrappers exist for N = 64, 128, 160, 192, 256 (swapped: 16, 32, 64, 144, 160, 168, 176, 192)");
   static_assert(BM <= 256 && kRowsPerConsumer <= 256, "a TMA box has at most 256 rows");
   // Three cooperative consumers (192-row tiles, session 12): 4 warpgroups of 128 threads launch with
   // 128 registers each; the producer gives back to 40, the consumers take 152 (128 x 40 + 384 x 152 =
@@ -2255,6 +2257,10 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // a split-K kernel: the same k ranges per split as their twins' split-K, partials to the reduce kernel.
     CUDAOPT_WGMMA_CLUSTERLPK(128, 128, 2, 6, 2, 2, 1, 0, 3),  // 106
     CUDAOPT_WGMMA_CLUSTERLPK(64, 128, 2, 8, 2, 2, 0, 0, 3),   // 107
+    // Measured (session 29): 99 (32 x 64) beats the table's 64 x 64 (23, id 37) by 7% on 80 small shapes of K <= 2048
+    // (64x64x64 to 4096x64x512), where a call is latency: half the rows a tile, twice the CTAs, a shorter chain each.
+    // 108: the next step down, 16 x 64 (one m64n16 chain, a 2 KB A box: two 8-row swizzle atoms), 16 slots of 10 KB.
+    CUDAOPT_WGMMA_CFG2S(16, 64, 2, 16, 2, 1),                 // 108
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 

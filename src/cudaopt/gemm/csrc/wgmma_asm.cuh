@@ -6,6 +6,18 @@
 #include <cstdint>
 
 template <int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, "
+      "%8, %9, p, 1, 1, %11, %12;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB));
+}
+
+template <int TA, int TB>
 __device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\n"
@@ -223,9 +235,10 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 
 template <int N, int TA, int TB>
 __device__ __forceinline__ void wgmma_m64nk16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(N == 32 || N == 64 || N == 128 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192 || N == 256,
+  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192 || N == 256,
                 "no wgmma block of this N");
-  if constexpr (N == 32) wgmma_m64n32k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  if constexpr (N == 16) wgmma_m64n16k16<TA, TB>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 32) wgmma_m64n32k16<TA, TB>(d, desc_a, desc_b, accumulate);
   else if constexpr (N == 64) wgmma_m64n64k16<TA, TB>(d, desc_a, desc_b, accumulate);
   else if constexpr (N == 128) wgmma_m64n128k16<TA, TB>(d, desc_a, desc_b, accumulate);
   else if constexpr (N == 144) wgmma_m64n144k16<TA, TB>(d, desc_a, desc_b, accumulate);
