@@ -937,10 +937,20 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # A fresh work folder each run: on a warm machine the last run's results would be resumed, not re-measured (session
     # 28's third grid printed the second's in 0 s).
     rm -rf /tmp/table_grid /tmp/table_grid_work
-    mkdir -p /tmp/table_grid && cp src/cudaopt/gemm/tuned_h200.json /tmp/table_grid/tuned.json
+    mkdir -p /tmp/table_grid "$OUT/grid" && cp src/cudaopt/gemm/tuned_h200.json /tmp/table_grid/tuned.json
+    # Session 29: of three grids of one table, two ran every backend 12-14% slower on the shapes under 1e8 FLOP (graph
+    # replays: not the host) and the large ones 3-5% faster. The card's clocks, power and temperature twice a second
+    # through the grid (clocks.csv) say whether a clock state is what differs.
+    fields=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
+    for reasons in clocks_event_reasons.active clocks_throttle_reasons.active; do  # (the newer name, then the older)
+      nvidia-smi --query-gpu="$reasons" --format=csv,noheader > /dev/null 2>&1 && { fields="$fields,$reasons"; break; }
+    done
+    nvidia-smi --query-gpu="$fields" --format=csv,noheader -lms 500 > "$OUT/grid/clocks.csv" 2>/dev/null & clocks_pid=$!
     OUT="$OUT/grid" GEMM_WORK=/tmp/table_grid_work GEMM_RESUME=/tmp/table_grid GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_TABLE_GRID_LIMIT:-420}" \
       bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    kill "$clocks_pid" 2>/dev/null
+    python3 scripts/clock_summary.py "$OUT/grid/clocks.csv" || true
     rm -f "$OUT/grid/tuned.json"
     ;;
   evaluator_tests)

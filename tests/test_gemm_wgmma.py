@@ -2179,3 +2179,24 @@ def test_generated_wgmma_asm_header_is_current():
         assert block.count('"+f"(d[') == acc and f'"+f"(d[{acc - 1}])' in block
         operands = block.split('.f32.f16.f16 "')[1].split("p, 1, 1")[0]  # the accumulators, then the descriptors
         assert [int(x) for x in re.findall(r"%(\d+)", operands)] == list(range(acc + 2))
+
+
+def test_clock_summary_reads_nvidia_smi_samples(tmp_path, capsys):
+    """scripts/clock_summary.py (session 29): the grid phase's clock samples in one line; a header, an [N/A] field or a
+    half-written last line is skipped, a zero reason mask is not counted, a missing file is one clear line and exit 2."""
+    mod = _load_repo_script("scripts/clock_summary.py")
+    lines = ["timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W], temperature.gpu, x",
+             "2026/12/03 22:01:02.123, 1980 MHz, 3201 MHz, 350.12 W, 45, 0x0000000000000000",
+             "2026/12/03 22:01:02.623, 1755 MHz, 3201 MHz, [N/A], 60, 0x0000000000000004",
+             "2026/12/03 22:01:03.123, 1755 MHz, 3201 MHz, 699.00 W, 61, 0x0000000000000004",
+             "2026/12/03 22:01:03.6"]
+    line = mod.summarise(lines)
+    assert line.startswith("clocks: 3 samples; SM median 1755 MHz (p10 1755, p90 1980)")
+    assert "power median 525 W, max 699 W" in line and "temp median 60 C" in line
+    assert line.endswith("reasons 0x0000000000000004 67%")
+    assert mod.summarise(lines[:2]).endswith("reasons none")
+    assert mod.summarise(["oops"]).startswith("clocks: no samples")
+    f = tmp_path / "clocks.csv"
+    f.write_text("\n".join(lines) + "\n")
+    assert mod.main([str(f)]) == 0 and "3 samples" in capsys.readouterr().out
+    assert mod.main([str(tmp_path / "missing.csv")]) == 2 and "give the CSV" in capsys.readouterr().err
