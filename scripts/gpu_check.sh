@@ -950,7 +950,7 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_TABLE_GRID_LIMIT:-420}" \
       bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
     kill "$clocks_pid" 2>/dev/null
-    python3 scripts/clock_summary.py "$OUT/grid/clocks.csv" || true
+    python3 scripts/clock_summary.py "$OUT/grid/clocks.csv" --shapes /tmp/table_grid_work/offline_gpu/shapes.jsonl || true
     rm -f "$OUT/grid/tuned.json"
     ;;
   evaluator_tests)

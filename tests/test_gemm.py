@@ -4,6 +4,7 @@ resumable benchmark/tuner bookkeeping (GPU work monkeypatched)."""
 import contextlib
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -272,6 +273,7 @@ def test_shape_log_roundtrip_survives_a_cut_line(tmp_path):
     recs = bench.load_log(log)
     assert set(recs) == {(64, 64, 64), (256, 256, 256)}  # the cut line is ignored, the next one kept
     assert recs[(64, 64, 64)]["times"] == {"ours": 5.0, "torch": None}  # NaN stored as null
+    assert abs(recs[(64, 64, 64)]["finished_at"] - time.time()) < 600  # wall time, to line up with clock samples
     assert recs[(256, 256, 256)]["status"] == "failed" and recs[(256, 256, 256)]["error"] == "RuntimeError: boom"
     bench.append_record(log, bench.shape_record(2, (256, 256, 256), "offline", "gpu", times={"ours": 1.0}))
     assert bench.load_log(log)[(256, 256, 256)]["status"] == "ok"  # the last record of a shape wins

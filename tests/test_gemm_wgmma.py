@@ -2183,7 +2183,10 @@ def test_generated_wgmma_asm_header_is_current():
 
 def test_clock_summary_reads_nvidia_smi_samples(tmp_path, capsys):
     """scripts/clock_summary.py (session 29): the grid phase's clock samples in one line; a header, an [N/A] field or a
-    half-written last line is skipped, a zero reason mask is not counted, a missing file is one clear line and exit 2."""
+    half-written last line is skipped, a zero reason mask is not counted, a missing file is one clear line and exit 2;
+    with the run's shapes log, the SM clock while the small shapes ran and while the others did."""
+    import json
+
     mod = _load_repo_script("scripts/clock_summary.py")
     lines = ["timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W], temperature.gpu, x",
              "2026/12/03 22:01:02.123, 1980 MHz, 3201 MHz, 350.12 W, 45, 0x0000000000000000",
@@ -2200,3 +2203,16 @@ def test_clock_summary_reads_nvidia_smi_samples(tmp_path, capsys):
     f.write_text("\n".join(lines) + "\n")
     assert mod.main([str(f)]) == 0 and "3 samples" in capsys.readouterr().out
     assert mod.main([str(tmp_path / "missing.csv")]) == 2 and "give the CSV" in capsys.readouterr().err
+    # with the same run's shapes log: the clock while the small shapes ran (the first two samples' window) and the rest
+    from datetime import datetime
+
+    t = [datetime.strptime(x.split(",")[0], "%Y/%m/%d %H:%M:%S.%f").timestamp() for x in lines[1:4]]
+    log = tmp_path / "shapes.jsonl"
+    log.write_text(json.dumps({"m": 64, "n": 64, "k": 64, "seconds": 0.6, "finished_at": t[1] + 0.05}) + "\n"
+                   + json.dumps({"m": 4096, "n": 4096, "k": 4096, "seconds": 0.3, "finished_at": t[2] + 0.1}) + "\n"
+                   + '{"m": 64, "n"')  # a cut last line
+    assert mod.main([str(f), "--shapes", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "while shapes < 1e+08 FLOP ran 1868 MHz (2 samples); while the others ran 1755 MHz (1 samples)" in out
+    assert "no finished_at" in mod.by_shape_size(lines, [{"m": 1, "n": 1, "k": 1, "seconds": 1.0}])
+    assert mod.main([str(f), "--shapes", str(tmp_path / "none.jsonl")]) == 2

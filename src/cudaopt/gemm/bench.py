@@ -226,10 +226,12 @@ def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[s
                  check: dict | None = None, error: str | None = None, fatal: bool = False,
                  seconds: float = 0.0, paired: dict[str, float] | None = None) -> dict:
     """One log line: a shape's times (every candidate, null = did not run), its within-round paired
-    ratios (gpu timing) and check, or its error."""
+    ratios (gpu timing) and check, or its error. `finished_at` (Unix seconds, session 29) lines a shape up with
+    the card's clock samples of the same run (gpu_check.sh gemm_table_grid's clocks.csv)."""
     m, n, k = shape
     rec = {"m": m, "n": n, "k": k, "index": index, "mode": mode, "timing": timing,
-           "status": "failed" if error is not None else "ok", "seconds": round(seconds, 3)}
+           "status": "failed" if error is not None else "ok", "seconds": round(seconds, 3),
+           "finished_at": round(time.time(), 3)}
     if error is not None:
         rec.update(error=error, fatal=fatal)
     else:
