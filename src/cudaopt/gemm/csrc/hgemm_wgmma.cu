@@ -314,6 +314,12 @@ constexpr int kPairAlongN = 5;
 // kt), where 5 sends each CTA's share of A's rows every k-block.
 constexpr int kAlongNTurn = 6;
 __host__ __device__ constexpr bool along_n(int mc) { return mc == kPairAlongN || mc == kAlongNTurn; }
+// A cluster's work units, cm CTAs each: groups of cm tile rows, or of cm tile columns for a cluster along N (B mode
+// mc). The cluster body walks them (times splits with split-K); the host bounds its grid by them.
+template <typename I>
+__host__ __device__ constexpr I cluster_units(I tiles_m, I tiles_n, int cm, int mc) {
+  return along_n(mc) ? tiles_m * ((tiles_n + cm - 1) / cm) : (tiles_m + cm - 1) / cm * tiles_n;
+}
 template <int MC, int CM = kClusterMax>
 __host__ __device__ __forceinline__ void pair_tile(int unit, int rank, int tiles_m, int tiles_n, int& tm, int& tn) {
   if constexpr (along_n(MC))
@@ -1445,8 +1451,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes
   // The sequence this CTA walks: items seq0, seq0 + seq_step, ... (one block's, or one cluster's).
   // (SPLITK: work_item's items over the cluster's units, num_units x splits of them)
-  const int num_units = CM > 1 ? (along_n(MC) ? tiles_m * ((tiles_n + CM - 1) / CM) : (tiles_m + CM - 1) / CM * tiles_n)
-                               : num_tiles;
+  const int num_units = CM > 1 ? cluster_units(tiles_m, tiles_n, CM, MC) : num_tiles;
   const int num_items = SPLITK ? num_units * splits : num_units;
   const int seq0 = CM > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
   const int seq_step = CM > 1 ? (int)cluster_count_x() : (int)gridDim.x;
@@ -2380,8 +2385,7 @@ int sm_count() {
 int launch_grid(const WgmmaEntry& c, int M, int N, int splits, int sms, int max_clusters = 1 << 30) {
   if (c.cluster > 1) {  // pairs of tile rows, or of tile columns for the pair along N
     const long long tiles_m = (M + c.bm - 1) / c.bm, tiles_n = (N + c.bn - 1) / c.bn;
-    const long long units = (along_n(c.b_mc) ? tiles_m * ((tiles_n + c.cluster - 1) / c.cluster)
-                                             : (tiles_m + c.cluster - 1) / c.cluster * tiles_n) * splits;
+    const long long units = cluster_units(tiles_m, tiles_n, c.cluster, c.b_mc) * splits;
     long long clusters = sms / c.cluster;
     if (max_clusters < clusters) clusters = max_clusters;
     if (clusters < 1) clusters = 1;
