@@ -47,12 +47,16 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
+def _rows(lines: list[str], min_fields: int) -> list[list[str]]:
+    """The samples' fields, of the lines with at least min_fields whose SM clock (the second) is a number: not a
+    header, a partial last line (the sampler is killed mid-write) or an error message."""
+    rows = ([f.strip() for f in line.split(",")] for line in lines)
+    return [fields for fields in rows if len(fields) >= min_fields and _number(fields[1]) is not None]
+
+
 def summarise(lines: list[str]) -> str:
     sm, mem, power, temp, reasons = [], [], [], [], Counter()
-    for line in lines:
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) < 5 or _number(fields[1]) is None:
-            continue  # a header, a partial last line (the sampler is killed mid-write), an error message
+    for fields in _rows(lines, 5):
         sm.append(_number(fields[1]))
         for values, f in ((mem, fields[2]), (power, fields[3]), (temp, fields[4])):
             if (v := _number(f)) is not None:
@@ -81,12 +85,9 @@ def _samples(lines: list[str]) -> list[tuple[float, float]]:
     """(Unix time, SM MHz) of each sample whose timestamp parses ('2026/12/03 22:01:02.123', the machine's local
     time, as time.time() is read there)."""
     out = []
-    for line in lines:
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) < 2 or (sm := _number(fields[1])) is None:
-            continue
+    for fields in _rows(lines, 2):
         try:
-            out.append((datetime.strptime(fields[0], "%Y/%m/%d %H:%M:%S.%f").timestamp(), sm))
+            out.append((datetime.strptime(fields[0], "%Y/%m/%d %H:%M:%S.%f").timestamp(), _number(fields[1])))
         except ValueError:
             continue
     return out
