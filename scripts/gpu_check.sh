@@ -946,9 +946,13 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       nvidia-smi --query-gpu="$reasons" --format=csv,noheader > /dev/null 2>&1 && { fields="$fields,$reasons"; break; }
     done
     nvidia-smi --query-gpu="$fields" --format=csv,noheader -lms 500 > "$OUT/grid/clocks.csv" 2>/dev/null & clocks_pid=$!
+    # Session 30: the slow state is not the SM clock (1980 MHz in both). A probe of tiny launches' cost and of memory
+    # latency, with the machine's identity, before and after the grid: which state the run is in, measured directly.
+    timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/grid/small_state_before.json" 2>&1 | sed 's/^/before: /'
     OUT="$OUT/grid" GEMM_WORK=/tmp/table_grid_work GEMM_RESUME=/tmp/table_grid GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_TABLE_GRID_LIMIT:-420}" \
       bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+    timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/grid/small_state_after.json" 2>&1 | sed 's/^/after: /'
     kill "$clocks_pid" 2>/dev/null
     python3 scripts/clock_summary.py "$OUT/grid/clocks.csv" --shapes /tmp/table_grid_work/offline_gpu/shapes.jsonl || true
     rm -f "$OUT/grid/tuned.json"

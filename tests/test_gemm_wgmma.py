@@ -2216,3 +2216,21 @@ def test_clock_summary_reads_nvidia_smi_samples(tmp_path, capsys):
     assert "while shapes < 1e+08 FLOP ran 1868 MHz (2 samples); while the others ran 1755 MHz (1 samples)" in out
     assert "no finished_at" in mod.by_shape_size(lines, [{"m": 1, "n": 1, "k": 1, "seconds": 1.0}])
     assert mod.main([str(f), "--shapes", str(tmp_path / "none.jsonl")]) == 2
+
+
+def test_small_state_probe_without_gpu(monkeypatch, capsys):
+    """benchmarks/gemm_small_state.py (session 30): the one-line summary names the figures and the machine, n/a for a
+    latency walk that did not run; without a CUDA device it is one clear line and exit 2, not a traceback."""
+    mod = _load_repo_script("benchmarks/gemm_small_state.py")
+    res = {"machine": {"host": "h1", "uuid": "GPU-1", "serial": "123", "pci.bus_id": "00000000:19:00.0",
+                       "driver_version": "580.1", "persistence_mode": "Enabled"},
+           "empty_us": 1.234, "add1_us": 1.5, "matmul64_us": 2.1, "matmul256_us": 2.6, "l2_chase_ns": None,
+           "hbm_chase_ns": 612.4}
+    line = mod.summary(res)
+    assert line.startswith("small-call probe: empty 1.23 us, add 1.50 us, matmul 64^3 2.10 us, 256^3 2.60 us")
+    assert "L2 load n/a, HBM load 612.40 ns" in line and "machine h1 GPU-1 serial 123 bus 00000000:19:00.0" in line
+    assert mod.machine()["host"]  # nvidia-smi absent here: the host name alone, no exception
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert mod.main([]) == 2 and "no CUDA device here" in capsys.readouterr().err
