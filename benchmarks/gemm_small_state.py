@@ -78,11 +78,11 @@ def chase_ns(nbytes: int, steps: int = 4000) -> float | None:
         return None
 
     @triton.jit
-    def _chase(nxt, out, steps):
-        i = tl.load(nxt)
+    def _chase(nxt, at, steps):
+        i = tl.load(at)
         for _ in range(steps):
             i = tl.load(nxt + i)
-        tl.store(out, i)
+        tl.store(at, i)
 
     n = nbytes // 8
     # One cycle through n // 16 slots 128 bytes apart (a line each), in random order: no two loads share a line
@@ -90,14 +90,14 @@ def chase_ns(nbytes: int, steps: int = 4000) -> float | None:
     slots = torch.randperm(n // 16, device="cuda") * 16
     nxt = torch.zeros(n, dtype=torch.int64, device="cuda")
     nxt[slots] = torch.roll(slots, -1)
-    out = torch.zeros(1, dtype=torch.int64, device="cuda")
-    _chase[(1,)](nxt, out, 64, num_warps=1)  # compile, and pull the walk's first lines in
+    at = torch.zeros(1, dtype=torch.int64, device="cuda")  # where the walk stands: each run goes on from there,
+    _chase[(1,)](nxt, at, 64, num_warps=1)  # over lines no run has touched yet (a repeat of one path hits L2)  # compile, and pull the walk's first lines in
     torch.cuda.synchronize()
     times = []
     for _ in range(5):
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()
-        _chase[(1,)](nxt, out, steps, num_warps=1)
+        _chase[(1,)](nxt, at, steps, num_warps=1)
         e1.record()
         e1.synchronize()
         times.append(e0.elapsed_time(e1) * 1e6 / steps)

@@ -46,6 +46,7 @@
 #   bash scripts/gpu_check.sh gemm_energy_longk # issue 6, plan for session 28: energy and clock at long K, pairs too
 #   GEMM_SCREEN_IDS=112 GEMM_SCREEN_TESTS=taller bash scripts/gpu_check.sh gemm_screen_adopt  # issue 6: screen, confirm, adopt
 #   bash scripts/gpu_check.sh gemm_table_grid  # issue 6: the grid of the shipped table alone (about 7 minutes)
+#   bash scripts/gpu_check.sh gemm_build_ab  # issue 6: a compile-time kernel variant against the shipped build, paired
 #   bash scripts/gpu_check.sh gemm_large_pairs  # issue 6: 91-96 tested, screened on the large losing shapes, adopted
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
 #   bash scripts/gpu_check.sh gemm_n160_adopt  # issue 6: a second screen of 102-105 on their candidate shapes, adoption
@@ -898,6 +899,20 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     cp /tmp/adopt_table/tuned.json "$OUT/adopted_table.json"
     (cd "$OUT" && tar czf screen_adopt.tgz --remove-files screen.jsonl screen2.jsonl screens.txt adopted.txt \
       adopted_table.json lt_fallback.log $( [ -f gemm_tests.txt ] && echo gemm_tests.txt))
+    ;;
+  gemm_build_ab)
+    # Issue 6 (session 30): a compile-time variant of the kernels (GEMM_AB_DEFINES, space-separated; default the early
+    # tensor-map prefetch) against the shipped build, the table's choice of ours per shape, paired in one process
+    # (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at most
+    # GEMM_AB_MAX_FLOP (default 1e9: 304 shapes), after the small-call probe (which state the card is in).
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
+    defs=""; for d in ${GEMM_AB_DEFINES:-CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH}; do defs="$defs --define $d"; done
+    timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $defs --shapes grid \
+      --max-flop "${GEMM_AB_MAX_FLOP:-1e9}" --rounds "${GEMM_AB_ROUNDS:-15}" --out "$OUT/build_ab.jsonl" \
+      > "$OUT/build_ab.txt" 2>&1
+    echo "gemm_build_ab exit $?"
+    grep -E "^(A|B): |A/B geomean|outputs:" "$OUT/build_ab.txt"
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512

@@ -808,10 +808,10 @@ def test_lt_fallback_runoff_picks_among_the_close_algorithms_only():
     e = tune.decide_lt(_lt_entry(), screen, lambda j: confirmed.append(j) or (10.0, 9.0, 1.1), lambda j: True,
                        runoff=runoff)
     assert asked == [["lt0", "lt1", "lt2"]] and confirmed == [2] and e["lt_algo"] == 2  # lt3 is 33% off
-    assert e["lt_fallback"]["screen_lt_us"] == 9.2
+    assert e["lt_fallback"]["screen_lt_us"] == 9.2 and e["lt_fallback"]["screen_fastest_lt_us"] == 9.0
     alone = tune.decide_lt(_lt_entry(), {"table": 10.0, "lt0": 9.0, "lt1": 11.0}, lambda j: (10.0, 9.0, 1.1),
                            lambda j: True, runoff=lambda labels: pytest.fail("one contender needs no runoff"))
-    assert alone["lt_algo"] == 0
+    assert alone["lt_algo"] == 0 and "screen_fastest_lt_us" not in alone["lt_fallback"]
 
 
 def test_lt_fallback_pass_resumes_and_survives_a_failing_shape(tmp_path, no_gpu):

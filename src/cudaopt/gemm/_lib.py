@@ -32,10 +32,17 @@ def _check(name: str, status: int) -> None:
 
 @functools.lru_cache(maxsize=1)
 def kernels() -> ctypes.CDLL:
+    """The kernel library of this checkout (built on first use), set up from the environment."""
+    return load_kernels(_build.build(with_blas=False).kernel_lib)
+
+
+def load_kernels(path) -> ctypes.CDLL:
+    """A kernel library at `path` loaded, checked against configs.py and set up: the package's own (kernels()), or
+    a second build of the same sources with other compile-time flags beside it in one process (ctypes loads each
+    with its own symbols; benchmarks/gemm_build_ab.py times the two against each other)."""
     import torch  # noqa: F401  (loads the CUDA runtime our library links against)
 
-    result = _build.build(with_blas=False)
-    lib = ctypes.CDLL(str(result.kernel_lib))
+    lib = ctypes.CDLL(str(path))
     lib.cudaopt_hgemm.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _i, _p, _sz, _p]
     lib.cudaopt_hgemm.restype = _i
     lib.cudaopt_hgemm_config_info.argtypes = [_i, ctypes.POINTER(_i)]
@@ -243,7 +250,11 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
 def wgmma_kernels() -> ctypes.CDLL:
     """The kernel library, after the wgmma family's one-time setup (shared-memory limits, the
     driver's cuTensorMapEncodeTiled); separate so that the mma family works where this fails."""
-    lib = kernels()
+    return init_wgmma(kernels())
+
+
+def init_wgmma(lib: ctypes.CDLL) -> ctypes.CDLL:
+    """The wgmma family's one-time setup of a loaded kernel library (once per library)."""
     _check("cudaopt_wgmma_init (-2: no cuTensorMapEncodeTiled in the driver)", lib.cudaopt_wgmma_init())
     return lib
 
@@ -297,9 +308,10 @@ def new_workspace(m: int, n: int, splits: int, device=None):
 
 def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, splits: int,
                 ws_ptr: int, ws_bytes: int, stream: int, lda: int | None = None, ldb: int | None = None,
-                ldc: int | None = None) -> None:
+                ldc: int | None = None, lib: ctypes.CDLL | None = None) -> None:
     """Row-major C = A @ B with our kernel `config`; all pointers are device addresses. lda / ldb / ldc:
-    the row strides in elements (multiples of 8; default K, N, N: contiguous)."""
+    the row strides in elements (multiples of 8; default K, N, N: contiguous). lib: another build of the kernel
+    library (load_kernels, then init_wgmma), for A/B timing; default the package's own."""
     cfg = KERNEL_CONFIGS[config]
     lda, ldb, ldc = lda or k, ldb or n, ldc or n
     if cfg.kind == "wgmma":
@@ -309,15 +321,16 @@ def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, conf
             raise GemmError(f"{cfg.label}: splits={splits} outside 1..{min(cfg.max_splits, wgmma_k_blocks(k))} "
                             f"(at most {cfg.max_splits}, and no more than the {wgmma_k_blocks(k)} k-blocks of K={k})")
         if splits == 1:  # the plain kernel, as before split-K existed
-            status = wgmma_kernels().cudaopt_hgemm_wgmma(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc, cfg.index,
-                                                         stream or None)
+            status = (lib or wgmma_kernels()).cudaopt_hgemm_wgmma(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc,
+                                                                  cfg.index, stream or None)
         else:
-            status = wgmma_kernels().cudaopt_hgemm_wgmma_splitk(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc, cfg.index,
-                                                                splits, ws_ptr or None, ws_bytes, stream or None)
+            status = (lib or wgmma_kernels()).cudaopt_hgemm_wgmma_splitk(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc,
+                                                                         cfg.index, splits, ws_ptr or None, ws_bytes,
+                                                                         stream or None)
     else:  # the mma path's partials follow the counter block (which only the wgmma fixup uses)
         skip = counter_bytes(m, n) if ws_ptr and splits > 1 else 0
-        status = kernels().cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc, cfg.index, splits,
-                                         (ws_ptr + skip) or None, max(ws_bytes - skip, 0), stream or None)
+        status = (lib or kernels()).cudaopt_hgemm(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc, cfg.index, splits,
+                                                  (ws_ptr + skip) or None, max(ws_bytes - skip, 0), stream or None)
     if status != 0:
         _check(f"cudaopt_hgemm(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
 

@@ -84,8 +84,14 @@ def _nvcc(cmd: list[str]) -> None:
         raise BuildError(f"nvcc failed ({' '.join(cmd[:3])} ...):\n{tail}")
 
 
-def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = False) -> BuildResult:
-    """Build what is missing (everything with force=True) and return the library paths."""
+def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = False,
+          defines: tuple[str, ...] = ()) -> BuildResult:
+    """Build what is missing (everything with force=True) and return the library paths. defines: extra
+    preprocessor definitions ("NAME" or "NAME=VALUE") for the kernel library, for a diagnostic or A/B build in its
+    own out_dir (the freshness check compares times only, not flags)."""
+    bad = [d for d in defines if not d.replace("=", "").replace("_", "").isalnum() or d[0].isdigit()]
+    if bad:
+        raise BuildError(f"defines {bad}: give NAME or NAME=VALUE (letters, digits, underscores)")
     out = Path(out_dir) if out_dir else BUILD_DIR
     out.mkdir(parents=True, exist_ok=True)
     nvcc = find_nvcc()
@@ -93,7 +99,7 @@ def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = Fal
     srcs = [CSRC / name for name in KERNEL_SOURCES]
     newest = max(s.stat().st_mtime for s in [*srcs, *CSRC.glob("*.cuh")])  # the headers they include too
     if force or not kernel_lib.exists() or kernel_lib.stat().st_mtime < newest:
-        _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, *map(str, srcs), "-o", str(kernel_lib)])
+        _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, *(f"-D{d}" for d in defines), *map(str, srcs), "-o", str(kernel_lib)])
     if not with_blas:
         return BuildResult(kernel_lib, None, "not requested")
     blas_lib = out / BLAS_LIB

@@ -315,6 +315,8 @@ def decide_lt(entry: dict, screen: dict[str, float], confirm, correct, info=None
         return {**base, "lt_fallback": rec}
     j = int(runoff_order({f"lt{i}": t for i, t in algos.items()}, runoff)[0][2:])
     rec.update(best_algo=j, screen_lt_us=round(algos[j], 3))
+    if j != fastest:  # the runoff's pick: the screening verdict was the fastest algorithm's (session 30: recorded)
+        rec["screen_fastest_lt_us"] = round(algos[fastest], 3)
     t_table, t_lt, paired = confirm(j)
     verdict = paired if paired is not None else t_table / t_lt
     rec.update(table_us=round(t_table, 3), lt_us=round(t_lt, 3), paired_table_over_lt=None if paired is None else round(paired, 4))

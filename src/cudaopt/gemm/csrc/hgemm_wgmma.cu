@@ -131,6 +131,17 @@ __device__ __forceinline__ void pdl_wait_then_release() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
+// Early map prefetch (session 30; diagnostic builds only, benchmarks/gemm_build_ab.py): thread 0 prefetches the
+// tensor maps before the PDL wait, instead of the threads that use them doing so after it. The maps are kernel
+// parameters, which the previous grid cannot have written, so their fetch may overlap that grid's tail rather than
+// sit in front of the first TMA of a latency-bound call. Session 20 tried a variant (warp 1 at kernel entry) and
+// read it across two grids, not paired; off in the shipped library until a paired A/B says otherwise.
+#ifdef CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH
+constexpr bool kEarlyMapPrefetch = true;
+#else
+constexpr bool kEarlyMapPrefetch = false;
+#endif
+
 #include "splitk_reduce.cuh"  // the split-K reduce kernels, shared with hgemm_mma.cu
 #include "wgmma_asm.cuh"      // the wgmma m64nNk16 instructions (generated)
 
@@ -384,8 +395,10 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
                                               int num_tiles, int k_tiles, int splits = 1) {
-  tma_prefetch_map(map_a);
-  tma_prefetch_map(map_b);
+  if constexpr (!kEarlyMapPrefetch) {
+    tma_prefetch_map(map_a);
+    tma_prefetch_map(map_b);
+  }
   int slot = 0;
   uint32_t phase = 0;
   const int num_items = SPLITK ? num_tiles * splits : num_tiles;
@@ -481,8 +494,10 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
                 "the pair along N: 64-deep slots, A's rows per CTA a whole number of 8-row swizzle atoms");
   constexpr int kChunksPerCta = T::kChunks / CM;  // (0 where kHalfRows: that branch does not use it)
   static_assert(!kHalfRows || (KB == 1 && (kBK / CM) % 8 == 0), "part-row boxes: 64-deep slots, whole atoms");
-  tma_prefetch_map(map_a);
-  tma_prefetch_map(map_b);
+  if constexpr (!kEarlyMapPrefetch) {
+    tma_prefetch_map(map_a);
+    tma_prefetch_map(map_b);
+  }
   int slot = 0;
   uint32_t phase = 0;
   const int num_items = SPLITK ? num_units * splits : num_units;
@@ -581,6 +596,10 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);                 // the producer's arrive.expect_tx
       mbar_init(&empty[s], CONSUMERS * 4);    // one arrival per consumer warp
+    }
+    if constexpr (kEarlyMapPrefetch) {
+      tma_prefetch_map(&map_a);
+      tma_prefetch_map(&map_b);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -1043,6 +1062,13 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     }
     if constexpr (SHEPI) mbar_init(epi_free, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if constexpr (kEarlyMapPrefetch) {
+      if (!cp) {  // (the cp.async producer reads through pointers, not maps)
+        tma_prefetch_map(map_a);
+        tma_prefetch_map(map_b);
+      }
+      if constexpr (!SPLITK) tma_prefetch_map(map_c);
+    }
   }
   __syncthreads();
   pdl_wait_then_release();  // before any global or TMA access
@@ -1067,7 +1093,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
     const int warp = wg_thread / 32, lane = wg_thread % 32;
-    if constexpr (!SPLITK) {
+    if constexpr (!SPLITK && !kEarlyMapPrefetch) {
       if (wg_thread == 0) tma_prefetch_map(map_c);
     }
     unsigned char* my_epi = epi + (SHEPI ? 0 : consumer) * T::kEpiBytesPerConsumer;
@@ -1434,6 +1460,11 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       mbar_init(&empty[s], (T::kPingPong ? 1 : CONSUMERS) * 4 * (kRemoteRelease ? CM : 1));
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if constexpr (kEarlyMapPrefetch) {
+      tma_prefetch_map(map_a);
+      tma_prefetch_map(map_b);
+      if constexpr (!SPLITK) tma_prefetch_map(map_c);
+    }
   }
   __syncthreads();
   // the peer's barriers are initialised before first use (LEAN: relaxed arrival, the init fence above orders them)
@@ -1472,7 +1503,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
     const int warp = wg_thread / 32, lane = wg_thread % 32;
-    if constexpr (!SPLITK) {
+    if constexpr (!SPLITK && !kEarlyMapPrefetch) {
       if (wg_thread == 0) tma_prefetch_map(map_c);
     }
     unsigned char* my_epi = epi + consumer * T::kEpiBytesPerConsumer;
