@@ -1,16 +1,17 @@
-"""Two builds of our kernel library, the same kernels, timed against each other in one process (GPU).
+"""Builds of our kernel library with compile-time variants, the same kernels, timed against the shipped build (GPU).
 
 A compile-time change to the kernels (a `CUDAOPT_EXPERIMENT_*` define) cannot be read from two grids: a grid's mean
 moves by half a point from run to run and the small shapes by up to 12% (docs/gemm.md, session 30). This script
-builds the library a second time with the defines given (into its own folder), loads both builds side by side
-(ctypes gives each its own symbols), and per shape launches the table's choice of ours from build A (the package's
-own) and from build B on the same inputs: B's output must equal A's bit for bit (a change meant to leave the
-arithmetic alone), then both are timed interleaved in the same rounds of CUDA graph replays (time_gpu, with PDL, as
-the grid times ours). Prints one row a shape and the geomean of A / B (>1: B faster) overall and per work class;
---out writes one JSON line a shape.
+builds the library once more per variant (`--variant`: comma-separated defines; repeat it for more variants), each
+into its own folder, side by side, loads every build in one process (ctypes gives each its own symbols), and per
+shape launches the table's choice of ours from build A (the package's own) and from each variant on the same
+inputs: a variant's output must equal A's bit for bit (the changes are meant to leave the arithmetic alone), then
+all are timed interleaved in the same rounds of CUDA graph replays (time_gpu, with PDL, as the grid times ours).
+Prints one row a shape and per variant the geomean of A / variant (>1: the variant faster) overall and per work
+class; --out writes one JSON line a shape.
 
-    PYTHONPATH=src python benchmarks/gemm_build_ab.py --define CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH \\
-        --shapes grid --max-flop 1e9 [--rounds 15] [--out ab.jsonl]
+    PYTHONPATH=src python benchmarks/gemm_build_ab.py --variant CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH \
+        --variant CUDAOPT_EXPERIMENT_EXIT_AFTER_READ --shapes grid --max-flop 1e9 [--rounds 15] [--out ab.jsonl]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import math
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -36,31 +38,39 @@ def ab_dir(defines: list[str], root: Path) -> Path:
     return root / hashlib.sha1(" ".join(sorted(defines)).encode()).hexdigest()[:12]
 
 
-def summarise(rows: list[dict]) -> list[str]:
-    """Geomean of A / B (paired within rounds) overall and per work class, with B's wins (ratio > 1)."""
+def summarise(rows: list[dict], name: str) -> list[str]:
+    """Geomean of A / variant `name` (paired within rounds) overall and per work class, with its wins (ratio > 1)."""
     from cudaopt.gemm.shapes import work_class
 
     groups: dict[str, list[float]] = {"all": []}
     for r in rows:
-        if r.get("a_over_b"):
-            groups["all"].append(r["a_over_b"])
-            groups.setdefault(work_class((r["m"], r["n"], r["k"])), []).append(r["a_over_b"])
+        ratio = (r.get("a_over") or {}).get(name)
+        if ratio:
+            groups["all"].append(ratio)
+            groups.setdefault(work_class((r["m"], r["n"], r["k"])), []).append(ratio)
     out = []
-    for name, v in groups.items():
+    for group, v in groups.items():
         if v:
             gm = math.exp(sum(map(math.log, v)) / len(v))
-            out.append(f"  {name:>10}: A/B geomean {gm:.4f} over {len(v)} shapes, B faster on {sum(x > 1 for x in v)}")
+            out.append(f"  {name} {group:>10}: A/B geomean {gm:.4f} over {len(v)} shapes, B faster on "
+                       f"{sum(x > 1 for x in v)}")
     return out
+
+
+def parse_variants(specs: list[str]) -> dict[str, tuple[str, ...]]:
+    """--variant values -> name (B1, B2, ...) -> its defines."""
+    return {f"B{i + 1}": tuple(d.strip() for d in spec.split(",") if d.strip()) for i, spec in enumerate(specs)}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--define", action="append", default=[], required=True,
-                    help="a preprocessor define of build B (NAME or NAME=VALUE); repeat for more")
+    ap.add_argument("--variant", action="append", default=[], required=True,
+                    help="one variant build: its preprocessor defines, comma-separated (NAME or NAME=VALUE); "
+                         "repeat for more variants")
     ap.add_argument("--shapes", default="grid", help="grid, sample:N, a file of 'M N K' lines or MxNxK,...")
     ap.add_argument("--max-flop", type=float, default=None, help="only the shapes of at most this many FLOP (2MNK)")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--build-root", default="/tmp/cudaopt-ab", help="where build B goes (a folder per define set)")
+    ap.add_argument("--build-root", default="/tmp/cudaopt-ab", help="where the variants' builds go (a folder each)")
     ap.add_argument("--out", help="also append one JSON line a shape here")
     args = ap.parse_args(argv)
 
@@ -80,17 +90,22 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("gemm_build_ab: no CUDA device here; run it on the GPU machine", file=sys.stderr)
         return 2
+    variants = parse_variants(args.variant)
+    t0 = time.time()
     try:
-        t0 = time.time()
         lib_a = _lib.wgmma_kernels()
-        built = _build.build(out_dir=ab_dir(args.define, Path(args.build_root)), with_blas=False,
-                             defines=tuple(args.define))
-        lib_b = _lib.init_wgmma(_lib.load_kernels(built.kernel_lib))
+        with ThreadPoolExecutor(len(variants)) as pool:  # one nvcc each, side by side
+            built = dict(zip(variants, pool.map(
+                lambda defs: _build.build(out_dir=ab_dir(list(defs), Path(args.build_root)), with_blas=False,
+                                          defines=defs), variants.values())))
+        libs = {name: _lib.init_wgmma(_lib.load_kernels(b.kernel_lib)) for name, b in built.items()}
     except (_build.BuildError, _lib.GemmError) as e:
-        print(f"build B ({' '.join(args.define)}): {e}", file=sys.stderr)
+        print(f"variant builds: {e}", file=sys.stderr)
         return 1
-    print(f"A: {_build.BUILD_DIR / _build.KERNEL_LIB}\nB: {built.kernel_lib} ({' '.join(args.define)}), "
-          f"ready in {time.time() - t0:.0f} s")
+    print(f"A: {_build.BUILD_DIR / _build.KERNEL_LIB}")
+    for name, defs in variants.items():
+        print(f"{name}: {built[name].kernel_lib} ({' '.join(defs)})")
+    print(f"builds ready in {time.time() - t0:.0f} s")
 
     from cudaopt.gemm.bench import _stream, make_inputs, num_sets
     from cudaopt.gemm.dispatch import choose
@@ -108,34 +123,40 @@ def main(argv: list[str] | None = None) -> int:
             _lib.launch_ours(x.a[i].data_ptr(), x.b[i].data_ptr(), (out if out is not None else x.c[i]).data_ptr(),
                              m, n, k, choice.config, choice.splits, x.ws.data_ptr(), ws_bytes, _stream(), lib=lib)
 
-        row = {"m": m, "n": n, "k": k, "choice": choice.label()}
+        row = {"m": m, "n": n, "k": k, "choice": choice.label(), "bitwise": {}, "a_over": {}}
         try:
-            ca, cb = torch.empty_like(x.c[0]), torch.empty_like(x.c[0])
-            launch(lib_a, 0, ca)
-            launch(lib_b, 0, cb)
-            torch.cuda.synchronize()
-            row["bitwise"] = bool(torch.equal(ca, cb))
+            ref = torch.empty_like(x.c[0])
+            launch(lib_a, 0, ref)
+            for name, lib in libs.items():
+                out = torch.empty_like(x.c[0])
+                launch(lib, 0, out)
+                torch.cuda.synchronize()
+                row["bitwise"][name] = bool(torch.equal(ref, out))
             per_round: dict[str, list[float]] = {}
-            t = time_gpu({"A": lambda i: launch(lib_a, i), "B": lambda i: launch(lib_b, i)}, sets, rounds=args.rounds,
-                         per_round=per_round)
-            row.update(a_us=t["A"], b_us=t["B"], a_over_b=paired_ratio(per_round, ("A",), "B"))
+            cands = {"A": lambda i: launch(lib_a, i)}
+            cands.update({name: (lambda i, lib=lib: launch(lib, i)) for name, lib in libs.items()})
+            t = time_gpu(cands, sets, rounds=args.rounds, per_round=per_round)
+            row["us"] = {name: t[name] for name in cands}
+            row["a_over"] = {name: paired_ratio(per_round, ("A",), name) for name in libs}
         except Exception as e:  # noqa: BLE001  (a failing shape is a row with its error, the others go on)
             torch.cuda.synchronize()
             row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
         rows.append(row)
-        ratio = row.get("a_over_b")
-        print(f"{m:>6}x{n}x{k:<6} {row['choice']:>36}  A {row.get('a_us', math.nan):8.3f} us  "
-              f"B {row.get('b_us', math.nan):8.3f} us  A/B {ratio if ratio else math.nan:6.3f}  "
-              f"{'bitwise' if row.get('bitwise') else 'DIFFERS' if 'bitwise' in row else row.get('error', '')}",
-              flush=True)
+        ratios = "  ".join(f"A/{name} {row['a_over'].get(name) or math.nan:6.3f}"
+                           f"{'' if row['bitwise'].get(name, True) else ' DIFFERS'}" for name in libs)
+        print(f"{m:>6}x{n}x{k:<6} {row['choice']:>36}  A {row.get('us', {}).get('A', math.nan):8.3f} us  {ratios}"
+              f"  {row.get('error', '')}", flush=True)
         if args.out:
             with open(args.out, "a") as f:
                 f.write(json.dumps(row) + "\n")
-    differs = [r for r in rows if r.get("bitwise") is False]
-    print(f"build A against build B ({' '.join(args.define)}), paired within rounds:")
-    print("\n".join(summarise(rows)))
-    print(f"outputs: {len(rows) - len(differs) - sum('error' in r for r in rows)} bitwise equal, {len(differs)} differ, "
-          f"{sum('error' in r for r in rows)} failed")
+    differs = [r for r in rows if not all(r["bitwise"].values())]
+    failed = sum("error" in r for r in rows)
+    equal = sum("error" not in r and all(r["bitwise"].values()) for r in rows)
+    print("build A (shipped) against the variants, paired within rounds:")
+    for name, defs in variants.items():
+        print(f"{name} = {' '.join(defs)}")
+        print("\n".join(summarise(rows, name)))
+    print(f"outputs: {equal} shapes bitwise equal in every variant, {len(differs)} differ, {failed} failed")
     return 1 if differs else 0
 
 

@@ -2262,10 +2262,11 @@ def test_build_passes_defines_and_refuses_malformed_ones(tmp_path, monkeypatch):
 
 
 @pytest.mark.timeout(900)
-def test_early_map_prefetch_build_compiles_and_loads(tmp_path):
-    """The diagnostic define CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH (session 30: the tensor maps prefetched before the
-    PDL wait; benchmarks/gemm_build_ab.py times it against the shipped build) still compiles, and its library carries
-    the same config table (host code, no GPU needed)."""
+def test_experiment_builds_compile_and_load(tmp_path):
+    """The diagnostic defines of session 30 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
+    the PDL wait; CUDAOPT_EXPERIMENT_EXIT_AFTER_READ: the last wait on C's TMA stores only for the staging read;
+    benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together, and the library
+    carries the same config table (host code, no GPU needed)."""
     import ctypes
 
     from cudaopt.gemm import build
@@ -2273,7 +2274,7 @@ def test_early_map_prefetch_build_compiles_and_loads(tmp_path):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True,
-                         defines=("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH",))
+                         defines=("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ"))
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:
@@ -2283,23 +2284,28 @@ def test_early_map_prefetch_build_compiles_and_loads(tmp_path):
 
 def test_build_ab_helpers_and_clear_exits(tmp_path, monkeypatch, capsys):
     """benchmarks/gemm_build_ab.py (session 30): shapes filtered by FLOP in grid order, one build folder per define
-    set, the A / B summary per work class; bad shapes, no shapes left or no CUDA device: one line and exit 2."""
+    set, variants named B1, B2, ..., the A / variant summary per work class; bad shapes, no shapes left or no CUDA
+    device: one line and exit 2."""
     mod = _load_repo_script("benchmarks/gemm_build_ab.py")
     small = mod.pick_shapes("grid", 1e8)
     assert small[0] == (64, 64, 64) and all(2 * m * n * k <= 1e8 for m, n, k in small) and len(small) == 120
     assert mod.pick_shapes("64x64x64,4096x4096x4096", 1e9) == [(64, 64, 64)]
     assert mod.ab_dir(["B", "A"], tmp_path) == mod.ab_dir(["A", "B"], tmp_path) != mod.ab_dir(["A"], tmp_path)
-    rows = [{"m": 64, "n": 64, "k": 64, "a_over_b": 1.1}, {"m": 64, "n": 64, "k": 128, "a_over_b": 0.9},
-            {"m": 4096, "n": 4096, "k": 4096, "a_over_b": 1.0}, {"m": 64, "n": 64, "k": 64, "error": "x"}]
-    text = "\n".join(mod.summarise(rows))
-    assert "all: A/B geomean 0.9967 over 3 shapes, B faster on 1" in text
-    assert "<1e8: A/B geomean 0.9950 over 2 shapes, B faster on 1" in text
-    assert mod.main(["--define", "X", "--shapes", "bogus"]) == 2 and "bogus" in capsys.readouterr().err
-    assert mod.main(["--define", "X", "--shapes", "64x64x64", "--max-flop", "10"]) == 2
+    assert mod.parse_variants(["X", "X, Y=2"]) == {"B1": ("X",), "B2": ("X", "Y=2")}
+    rows = [{"m": 64, "n": 64, "k": 64, "a_over": {"B1": 1.1, "B2": 1.0}},
+            {"m": 64, "n": 64, "k": 128, "a_over": {"B1": 0.9}},
+            {"m": 4096, "n": 4096, "k": 4096, "a_over": {"B1": 1.0}}, {"m": 64, "n": 64, "k": 64, "error": "x"}]
+    text = "\n".join(mod.summarise(rows, "B1"))
+    assert "B1        all: A/B geomean 0.9967 over 3 shapes, B faster on 1" in text
+    assert "B1       <1e8: A/B geomean 0.9950 over 2 shapes, B faster on 1" in text
+    assert mod.summarise(rows, "B2") == ["  B2        all: A/B geomean 1.0000 over 1 shapes, B faster on 0",
+                                         "  B2       <1e8: A/B geomean 1.0000 over 1 shapes, B faster on 0"]
+    assert mod.main(["--variant", "X", "--shapes", "bogus"]) == 2 and "bogus" in capsys.readouterr().err
+    assert mod.main(["--variant", "X", "--shapes", "64x64x64", "--max-flop", "10"]) == 2
     assert "no shapes left" in capsys.readouterr().err
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert mod.main(["--define", "X", "--shapes", "64x64x64"]) == 2 and "no CUDA device" in capsys.readouterr().err
-    with pytest.raises(SystemExit):  # --define is required
+    assert mod.main(["--variant", "X", "--shapes", "64x64x64"]) == 2 and "no CUDA device" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # --variant is required
         mod.main(["--shapes", "grid"])

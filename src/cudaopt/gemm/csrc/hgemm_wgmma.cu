@@ -141,6 +141,15 @@ constexpr bool kEarlyMapPrefetch = true;
 #else
 constexpr bool kEarlyMapPrefetch = false;
 #endif
+// Exit after read (session 30; diagnostic builds only): a CTA's last wait on its TMA stores of C asks only that the
+// staging buffer has been read (cp.async.bulk.wait_group.read, as the waits between its tiles already do), not that
+// the writes have landed: nothing in the grid reads C, and the grid's completion, which the next kernel's PDL wait
+// waits for, covers its bulk stores. The CTA's end, and so a latency-bound call's, may come earlier.
+#ifdef CUDAOPT_EXPERIMENT_EXIT_AFTER_READ
+constexpr bool kExitAfterRead = true;
+#else
+constexpr bool kExitAfterRead = false;
+#endif
 
 #include "splitk_reduce.cuh"  // the split-K reduce kernels, shared with hgemm_mma.cu
 #include "wgmma_asm.cuh"      // the wgmma m64nNk16 instructions (generated)
@@ -1363,7 +1372,9 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         }
       }
     }
-    if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
+    if (wg_thread == 0) {  // the staging buffer must outlive the last store
+      if constexpr (kExitAfterRead) bulk_wait_read<0>(); else bulk_wait<0>();
+    }
     if constexpr (CSPLIT) {
       // Every consumer is past its mainloop (so no wgmma reads the ring any more, and every TMA load
       // into it has landed) before the ring is overwritten with this split's fp32 tile.
@@ -1692,7 +1703,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       }
     }
     if constexpr (!SPLITK) {
-      if (wg_thread == 0) bulk_wait<0>();  // the staging buffer must outlive the last store
+      if (wg_thread == 0) {  // the staging buffer must outlive the last store
+        if constexpr (kExitAfterRead) bulk_wait_read<0>(); else bulk_wait<0>();
+      }
     }
   }
   // Cluster: no CTA leaves while the peer may still arrive on its empty barriers (the peer's
