@@ -126,9 +126,18 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
 // completed and its memory is visible) before its first global or TMA access, after its barrier set-up,
 // and only then lets the next kernel be scheduled: at most one grid waits ahead, and a launch that is
 // not programmatic returns from the wait at once. What overlaps is the next launch and its prologue.
+// CUDAOPT_EXPERIMENT_RELEASE_FIRST (session 30; diagnostic builds only, benchmarks/gemm_build_ab.py): release
+// before the wait, so that the next grid may be scheduled while this one still waits on its predecessor (two grids
+// waiting ahead instead of one). The wait still covers the predecessor's completion and memory; only scheduling
+// changes.
 __device__ __forceinline__ void pdl_wait_then_release() {
+#ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#else
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
 }
 
 // Early map prefetch (session 30; diagnostic builds only, benchmarks/gemm_build_ab.py): thread 0 prefetches the
