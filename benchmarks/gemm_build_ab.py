@@ -40,21 +40,11 @@ def ab_dir(defines: list[str], root: Path) -> Path:
 
 def summarise(rows: list[dict], name: str) -> list[str]:
     """Geomean of A / variant `name` (paired within rounds) overall and per work class, with its wins (ratio > 1)."""
-    from cudaopt.gemm.shapes import work_class
+    from cudaopt.gemm.stats import summarize_by_class
 
-    groups: dict[str, list[float]] = {"all": []}
-    for r in rows:
-        ratio = (r.get("a_over") or {}).get(name)
-        if ratio:
-            groups["all"].append(ratio)
-            groups.setdefault(work_class((r["m"], r["n"], r["k"])), []).append(ratio)
-    out = []
-    for group, v in groups.items():
-        if v:
-            gm = math.exp(sum(map(math.log, v)) / len(v))
-            out.append(f"  {name} {group:>10}: A/B geomean {gm:.4f} over {len(v)} shapes, B faster on "
-                       f"{sum(x > 1 for x in v)}")
-    return out
+    ratios = {(r["m"], r["n"], r["k"]): v for r in rows if (v := (r.get("a_over") or {}).get(name))}
+    return [f"  {name} {s.group:>10}: A/B geomean {s.geomean_speedup + 1:.4f} over {s.n} shapes, B faster on "
+            f"{round(s.win_rate * s.n)}" for s in summarize_by_class(name, ratios) if s.n]
 
 
 def parse_variants(specs: list[str]) -> dict[str, tuple[str, ...]]:
@@ -93,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = parse_variants(args.variant)
     t0 = time.time()
     try:
-        lib_a = _lib.wgmma_kernels()
+        _lib.wgmma_kernels()  # build A (the package's own) first
         with ThreadPoolExecutor(len(variants)) as pool:  # one nvcc each, side by side
             built = dict(zip(variants, pool.map(
                 lambda defs: _build.build(out_dir=ab_dir(list(defs), Path(args.build_root)), with_blas=False,
@@ -107,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {built[name].kernel_lib} ({' '.join(defs)})")
     print(f"builds ready in {time.time() - t0:.0f} s")
 
-    from cudaopt.gemm.bench import _stream, make_inputs, num_sets
+    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch
     from cudaopt.gemm.dispatch import choose
     from cudaopt.gemm.stats import paired_ratio
     from cudaopt.gemm.timing import time_gpu
@@ -115,26 +105,20 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for m, n, k in shapes:
         choice = choose(m, n, k).as_ours()
-        ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
         sets = num_sets(m, n, k)
-        x = make_inputs(m, n, k, sets, ws_bytes, False)
-
-        def launch(lib, i, out=None):
-            _lib.launch_ours(x.a[i].data_ptr(), x.b[i].data_ptr(), (out if out is not None else x.c[i]).data_ptr(),
-                             m, n, k, choice.config, choice.splits, x.ws.data_ptr(), ws_bytes, _stream(), lib=lib)
-
+        x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, choice.splits), False)
+        cands = {"A": ours_launch(x, m, n, k, choice)}
+        cands.update({name: ours_launch(x, m, n, k, choice, lib=lib) for name, lib in libs.items()})
         row = {"m": m, "n": n, "k": k, "choice": choice.label(), "bitwise": {}, "a_over": {}}
         try:
-            ref = torch.empty_like(x.c[0])
-            launch(lib_a, 0, ref)
-            for name, lib in libs.items():
-                out = torch.empty_like(x.c[0])
-                launch(lib, 0, out)
+            cands["A"](0)
+            ref = x.c[0].clone()
+            for name in libs:
+                x.c[0].zero_()
+                cands[name](0)
                 torch.cuda.synchronize()
-                row["bitwise"][name] = bool(torch.equal(ref, out))
+                row["bitwise"][name] = bool(torch.equal(ref, x.c[0]))
             per_round: dict[str, list[float]] = {}
-            cands = {"A": lambda i: launch(lib_a, i)}
-            cands.update({name: (lambda i, lib=lib: launch(lib, i)) for name, lib in libs.items()})
             t = time_gpu(cands, sets, rounds=args.rounds, per_round=per_round)
             row["us"] = {name: t[name] for name in cands}
             row["a_over"] = {name: paired_ratio(per_round, ("A",), name) for name in libs}

@@ -86,14 +86,15 @@ def _stream() -> int:
     return torch.cuda.current_stream().cuda_stream
 
 
-def ours_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice, pdl: bool = True):
+def ours_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice, pdl: bool = True, lib=None):
     """One call of our kernel on input set i; pdl=False launches it without programmatic dependent
-    launch (the setting a CUDA graph captures, so both can be timed side by side)."""
+    launch (the setting a CUDA graph captures, so both can be timed side by side). lib: another build of
+    the kernel library (_lib.load_kernels; benchmarks/gemm_build_ab.py), default the package's own."""
     ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
 
     def run(i: int) -> None:
         _lib.launch_ours(x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), m, n, k, choice.config,
-                         choice.splits, x.ws.data_ptr(), ws_bytes, _stream())
+                         choice.splits, x.ws.data_ptr(), ws_bytes, _stream(), lib=lib)
 
     return run if pdl else launch_under(run, _lib.set_pdl, False, True)
 
