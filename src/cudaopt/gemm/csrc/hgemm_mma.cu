@@ -37,6 +37,7 @@ __device__ __forceinline__ void pdl_wait_then_release() {
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
+__device__ __forceinline__ void pdl_reduce_wait_then_release() { pdl_wait_then_release(); }
 
 #include "splitk_reduce.cuh"  // the split-K reduce kernels, shared with hgemm_wgmma.cu
 

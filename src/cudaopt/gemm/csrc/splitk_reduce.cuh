@@ -1,6 +1,6 @@
 // Split-K reduce pieces shared by hgemm_mma.cu (V = 1: 4 columns a lane) and hgemm_wgmma.cu (V = 2:
 // 8 columns a lane). Included inside each file's anonymous namespace, after its includes and its
-// pdl_wait_then_release.
+// pdl_reduce_wait_then_release.
 #pragma once
 
 constexpr int kReduceChunk = 8;  // splits one thread of the chunked reduce sums, loads in flight together
@@ -59,7 +59,7 @@ template <int V>
 __global__ void __launch_bounds__(256)
     splitk_reduce_chunked_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
                                  int ldc, int splits) {
-  pdl_wait_then_release();  // the split-K kernel's partials are complete and visible
+  pdl_reduce_wait_then_release();  // the split-K kernel's partials are complete and visible
   __shared__ float4 chunk_sums[256][V];
   const int chunks = (splits + kReduceChunk - 1) / kReduceChunk;
   const int lanes = blockDim.x / chunks;
@@ -113,7 +113,7 @@ template <int S, int V, int U>
 __global__ void __launch_bounds__(256)
     splitk_reduce_fixed_kernel(const float* __restrict__ partials, half* __restrict__ C, int M, int N,
                                int ldc, int splits) {
-  pdl_wait_then_release();  // the split-K kernel's partials are complete and visible
+  pdl_reduce_wait_then_release();  // the split-K kernel's partials are complete and visible
   const size_t count = (size_t)M * N / (4 * V);
   const size_t stride = (size_t)M * N / 4;  // one split's partial, in float4
   const size_t threads = (size_t)gridDim.x * blockDim.x;
