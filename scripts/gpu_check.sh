@@ -901,19 +901,21 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       adopted_table.json lt_fallback.log $( [ -f gemm_tests.txt ] && echo gemm_tests.txt))
     ;;
   gemm_build_ab)
-    # Issue 6 (session 30): compile-time variants of the kernels (GEMM_AB_VARIANTS: space-separated variants, each a
-    # comma-separated list of defines; default the early tensor-map prefetch, the exit after the staging read, the
-    # PDL release before the wait, each alone, and all three) against the shipped build, the table's choice of ours
-    # per shape, paired in one process
-    # (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at most
-    # GEMM_AB_MAX_FLOP (default 1e9: 304 shapes), after the small-call probe (which state the card is in).
+    # Issue 6 (sessions 30-31): compile-time variants of the kernels (GEMM_AB_VARIANTS: space-separated variants, each
+    # a comma-separated list of defines) against the shipped build, the table's choice of ours per shape, paired in
+    # one process (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at
+    # most GEMM_AB_MAX_FLOP (default 1e13: the whole grid), after the small-call probe (which state the card is in).
+    # Default variants: the plain GEMMs' old PDL order (wait, then release; A/B below 1 there: the shipped order
+    # faster), the split-K GEMMs released first, and the early tensor-map prefetch with the exit after the staging read.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
     variants=""
-    all3=CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH,CUDAOPT_EXPERIMENT_EXIT_AFTER_READ,CUDAOPT_EXPERIMENT_RELEASE_FIRST
-    for v in ${GEMM_AB_VARIANTS:-${all3//,/ } $all3}; do variants="$variants --variant $v"; done
+    P=CUDAOPT_EXPERIMENT_
+    for v in ${GEMM_AB_VARIANTS:-${P}WAIT_FIRST_GEMM ${P}RELEASE_FIRST_SPLITK ${P}EARLY_MAP_PREFETCH,${P}EXIT_AFTER_READ}; do
+      variants="$variants --variant $v"
+    done
     timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $variants --shapes grid \
-      --max-flop "${GEMM_AB_MAX_FLOP:-1e9}" --rounds "${GEMM_AB_ROUNDS:-15}" --out "$OUT/build_ab.jsonl" \
+      --max-flop "${GEMM_AB_MAX_FLOP:-1e13}" --rounds "${GEMM_AB_ROUNDS:-10}" --out "$OUT/build_ab.jsonl" \
       > "$OUT/build_ab.txt" 2>&1
     echo "gemm_build_ab exit $?"
     grep -E "^(A|B[0-9]+): |^B[0-9]+ = |A/B geomean|outputs:|builds ready" "$OUT/build_ab.txt"

@@ -2263,10 +2263,11 @@ def test_build_passes_defines_and_refuses_malformed_ones(tmp_path, monkeypatch):
 
 @pytest.mark.timeout(900)
 def test_experiment_builds_compile_and_load(tmp_path):
-    """The diagnostic defines of session 30 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
+    """The diagnostic defines of sessions 30-31 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
     the PDL wait; CUDAOPT_EXPERIMENT_EXIT_AFTER_READ: the last wait on C's TMA stores only for the staging read;
-    CUDAOPT_EXPERIMENT_RELEASE_FIRST: the PDL release before the wait; benchmarks/gemm_build_ab.py times them against
-    the shipped build) still compile, together, and the library
+    CUDAOPT_EXPERIMENT_RELEASE_FIRST: the split-K GEMM and reduce kernels' PDL release before the wait;
+    CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM: the plain GEMMs' old order, wait then release; benchmarks/gemm_build_ab.py
+    times them against the shipped build) still compile, together, and the library
     carries the same config table (host code, no GPU needed)."""
     import ctypes
 
@@ -2276,7 +2277,7 @@ def test_experiment_builds_compile_and_load(tmp_path):
         pytest.skip("nvcc not on PATH")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True,
                          defines=("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
-                                  "CUDAOPT_EXPERIMENT_RELEASE_FIRST"))
+                                  "CUDAOPT_EXPERIMENT_RELEASE_FIRST", "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM"))
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:

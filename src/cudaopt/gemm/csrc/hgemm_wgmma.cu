@@ -122,26 +122,27 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
 // Programmatic dependent launch (PDL). The host launches every kernel here with programmatic stream
 // serialisation (unless cudaopt_wgmma_set_pdl(0)), so a kernel may be scheduled while the previous
 // kernel on the stream is still running, as soon as every block of that one has called
-// launch_dependents. Each kernel therefore waits (griddepcontrol.wait: the previous grid has
-// completed and its memory is visible) before its first global or TMA access, after its barrier set-up,
-// and only then lets the next kernel be scheduled: at most one grid waits ahead, and a launch that is
-// not programmatic returns from the wait at once. What overlaps is the next launch and its prologue.
-// CUDAOPT_EXPERIMENT_RELEASE_FIRST (session 30; diagnostic builds only, benchmarks/gemm_build_ab.py): release
-// before the wait, so that the next grid may be scheduled while this one still waits on its predecessor (two grids
-// waiting ahead instead of one). The wait still covers the predecessor's completion and memory; only scheduling
-// changes. Session 31 split it by the kernel's role, one define each (RELEASE_FIRST sets all three): the plain GEMM
-// kernels (_GEMM), the split-K GEMM kernels, separate reduce or in-kernel (_SPLITK), and the split-K reduce kernels
-// (_REDUCE): released first everywhere, the whole grid read 2.8% faster paired, the split-K shapes with long K up
-// to 16% slower.
+// launch_dependents (or exited). Each kernel waits (griddepcontrol.wait: the previous grid has completed
+// and its memory is visible) before its first global or TMA access, after its barrier set-up; a launch
+// that is not programmatic returns from the wait at once. What overlaps is the next launch and its
+// prologue. Where the release sits is per kernel role:
+// - plain GEMM kernels release, then wait (since session 31): the next grid may be scheduled while this one
+//   still waits on its predecessor. Paired against the wait-then-release order of sessions 12-30 on the whole
+//   grid, same kernels, bit-identical outputs (benchmarks/gemm_build_ab.py; docs/gpu-runs.md session 31): 2.6%
+//   faster below 1e8 FLOP, 1.9% at 1e8-1e9, level from 1e10. CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM restores the old order.
+// - split-K GEMM kernels (separate reduce or in-kernel) and the split-K reduce kernels wait, then release. The
+//   reduce kernels released first made the long-K split-K shapes 15-17% slower (the next GEMM's blocks were
+//   scheduled ahead of the reduce's); the split-K GEMMs released first read level overall, 2-3% slower on some
+//   long-K shapes. CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK / _REDUCE select the release first for them
+//   (diagnostic builds only), CUDAOPT_EXPERIMENT_RELEASE_FIRST for both.
 enum PdlRole { kPdlGemm, kPdlSplitK, kPdlReduce };
 #ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST
-#define CUDAOPT_EXPERIMENT_RELEASE_FIRST_GEMM
 #define CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK
 #define CUDAOPT_EXPERIMENT_RELEASE_FIRST_REDUCE
 #endif
 template <PdlRole ROLE>
 __host__ __device__ constexpr bool release_first() {
-#ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST_GEMM
+#ifndef CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM
   if (ROLE == kPdlGemm) return true;
 #endif
 #ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK
