@@ -128,13 +128,12 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
 // prologue. Where the release sits is per kernel role:
 // - plain GEMM kernels release, then wait (since session 31): the next grid may be scheduled while this one
 //   still waits on its predecessor. Paired against the wait-then-release order of sessions 12-30 on the whole
-//   grid, same kernels, bit-identical outputs (benchmarks/gemm_build_ab.py; docs/gpu-runs.md session 31): 2.6%
-//   faster below 1e8 FLOP, 1.9% at 1e8-1e9, level from 1e10. CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM restores the old order.
+//   grid, same kernels, bit-identical outputs (benchmarks/gemm_build_ab.py; docs/gpu-runs.md session 31): 3.2%
+//   faster below 1e8 FLOP, 1.7% at 1e8-1e9, level from 1e10. CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM builds the old order.
 // - split-K GEMM kernels (separate reduce or in-kernel) and the split-K reduce kernels wait, then release. The
-//   reduce kernels released first made the long-K split-K shapes 15-17% slower (the next GEMM's blocks were
-//   scheduled ahead of the reduce's); the split-K GEMMs released first read level overall, 2-3% slower on some
-//   long-K shapes. CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK / _REDUCE select the release first for them
-//   (diagnostic builds only), CUDAOPT_EXPERIMENT_RELEASE_FIRST for both.
+//   reduces released first made the long-K split-K shapes 15-17% slower (cause not known); the split-K GEMMs
+//   released first read level overall, 2-3% slower on some long-K shapes. CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK
+//   / _REDUCE release first there (diagnostic builds only), CUDAOPT_EXPERIMENT_RELEASE_FIRST both.
 enum PdlRole { kPdlGemm, kPdlSplitK, kPdlReduce };
 #ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST
 #define CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK
