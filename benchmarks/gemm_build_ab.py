@@ -39,13 +39,33 @@ def ab_dir(defines: list[str], root: Path) -> Path:
     return root / hashlib.sha1(" ".join(sorted(defines)).encode()).hexdigest()[:12]
 
 
-def summarise(rows: list[dict], name: str) -> list[str]:
-    """Geomean of A / variant `name` (paired within rounds) overall and per work class, with its wins (ratio > 1)."""
-    from cudaopt.gemm.stats import summarize_by_class
+def kernel_family(label: str) -> str:
+    """The kind of kernel a table choice runs, as the PDL roles split them (session 31): a variant that helps the
+    plain kernels may cost the split-K ones, whose reduce runs as a second kernel."""
+    if "_cs_splitk" in label:
+        return "in-kernel split-K"
+    return "split-K + reduce" if "splitk" in label else "plain"
 
-    ratios = {(r["m"], r["n"], r["k"]): v for r in rows if (v := (r.get("a_over") or {}).get(name))}
-    return [f"  {name} {s.group:>10}: A/B geomean {s.geomean_speedup + 1:.4f} over {s.n} shapes, B faster on "
-            f"{round(s.win_rate * s.n)}" for s in summarize_by_class(name, ratios) if s.n]
+
+def summarise(rows: list[dict], name: str, worst: int = 3) -> list[str]:
+    """Geomean of A / variant `name` (paired within rounds) overall, per work class and per kernel family, with its
+    wins (ratio > 1), then the `worst` shapes where the variant is slowest."""
+    from cudaopt.gemm.stats import summarize, summarize_by_class
+
+    usable = [r for r in rows if (r.get("a_over") or {}).get(name)]
+    ratios = {(r["m"], r["n"], r["k"]): r["a_over"][name] for r in usable}
+    summaries = [s for s in summarize_by_class(name, ratios) if s.n]
+    families: dict[str, list[float]] = {}
+    for r in usable:
+        families.setdefault(kernel_family(r.get("choice", "")), []).append(r["a_over"][name])
+    summaries += [summarize(name, fam, vals) for fam, vals in sorted(families.items())]
+    lines = [f"  {name} {s.group:>17}: A/B geomean {s.geomean_speedup + 1:.4f} over {s.n} shapes, B faster on "
+             f"{round(s.win_rate * s.n)}" for s in summaries]
+    low = sorted(usable, key=lambda r: r["a_over"][name])[:worst]
+    if low:
+        lines.append(f"  {name} slowest: " + ", ".join(
+            f"{r['m']}x{r['n']}x{r['k']} {r.get('choice', '?')} {r['a_over'][name]:.3f}" for r in low))
+    return lines
 
 
 def parse_variants(specs: list[str]) -> dict[str, tuple[str, ...]]:

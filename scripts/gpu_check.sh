@@ -918,7 +918,7 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       --max-flop "${GEMM_AB_MAX_FLOP:-1e13}" --rounds "${GEMM_AB_ROUNDS:-10}" --out "$OUT/build_ab.jsonl" \
       > "$OUT/build_ab.txt" 2>&1
     echo "gemm_build_ab exit $?"
-    grep -E "^(A|B[0-9]+): |^B[0-9]+ = |A/B geomean|outputs:|builds ready" "$OUT/build_ab.txt"
+    grep -E "^(A|B[0-9]+): |^B[0-9]+ = |A/B geomean| slowest: |outputs:|builds ready" "$OUT/build_ab.txt" | cut -c1-400
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512
