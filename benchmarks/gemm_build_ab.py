@@ -7,8 +7,9 @@ into its own folder, side by side, loads every build in one process (ctypes give
 shape launches the table's choice of ours from build A (the package's own) and from each variant on the same
 inputs: a variant's output must equal A's bit for bit (the changes are meant to leave the arithmetic alone), then
 all are timed interleaved in the same rounds of CUDA graph replays (time_gpu, with PDL, as the grid times ours).
-Prints one row a shape and per variant the geomean of A / variant (>1: the variant faster) overall and per work
-class; --out writes one JSON line a shape.
+Prints one row a shape and per variant the geomean of A / variant (>1: the variant faster) overall, per work class
+and per kernel family (plain, split-K + reduce, in-kernel split-K), and its slowest shapes; --out writes one JSON
+line a shape.
 
     PYTHONPATH=src python benchmarks/gemm_build_ab.py --variant CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH \
         --variant CUDAOPT_EXPERIMENT_EXIT_AFTER_READ --shapes grid --max-flop 1e9 [--rounds 15] [--out ab.jsonl]

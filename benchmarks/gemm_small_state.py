@@ -90,8 +90,10 @@ def chase_ns(nbytes: int, steps: int = 4000) -> float | None:
     slots = torch.randperm(n // 16, device="cuda") * 16
     nxt = torch.zeros(n, dtype=torch.int64, device="cuda")
     nxt[slots] = torch.roll(slots, -1)
-    at = torch.zeros(1, dtype=torch.int64, device="cuda")  # where the walk stands: each run goes on from there,
-    _chase[(1,)](nxt, at, 64, num_warps=1)  # over lines no run has touched yet (a repeat of one path hits L2)  # compile, and pull the walk's first lines in
+    # Where the walk stands: each run goes on from there, over lines no run has touched yet (a repeat of one path
+    # hits L2).
+    at = torch.zeros(1, dtype=torch.int64, device="cuda")
+    _chase[(1,)](nxt, at, 64, num_warps=1)  # compile, and pull the walk's first lines in
     torch.cuda.synchronize()
     times = []
     for _ in range(5):
