@@ -51,6 +51,8 @@
 #   bash scripts/gpu_check.sh gemm_n160  # issue 6: the 128 x 160 tiles 97-101 tested and screened on the large losing shapes
 #   bash scripts/gpu_check.sh gemm_n160_adopt  # issue 6: a second screen of 102-105 on their candidate shapes, adoption
 #   bash scripts/gpu_check.sh gemm_n160_promo  # issue 6: Nsight of 102 and 42 under 128 B and no L2 promotion
+#   bash scripts/gpu_check.sh gemm_modes_table  # issue 6: call timing over the grid, server mode on 300 sampled shapes
+#   bash scripts/gpu_check.sh gemm_ncu_pairs  # issue 6: Nsight of the 64 x 64 lean pairs at 128 B promotion beside cuBLASLt's
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -950,6 +952,36 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
         --clock-control none --calls 10 2>&1 | tee -a "$OUT/ncu_sustained.txt" | tail -4
       timeout 90 python3 scripts/gemm_ncu.py --shape "${spec%%:*}" --configs "lt:${spec#*:}" --top 6 2>&1 \
         | tee -a "$OUT/ncu_sustained.txt" | tail -2
+    done
+    ;;
+  gemm_modes_table)
+    # Issue 6 (session 32): call timing (host time of one Python call) over the grid and server mode (an idle gap before
+    # each call, GPU time) on the shipped table, each within its budget (GEMM_CALL_BUDGET_S over the grid in grid order,
+    # GEMM_SERVER_BUDGET_S over GEMM_SERVER_SHAPES), then each summary regenerated over what was timed. A device call
+    # returns eight files: the summaries and the "all" rows print here, everything else is in modes.tgz.
+    python3 -m cudaopt.gemm.build | tail -1
+    T=src/cudaopt/gemm/tuned_h200.json; mkdir -p "$OUT/modes"
+    for spec in "offline call grid ${GEMM_CALL_BUDGET_S:-110}" "server gpu ${GEMM_SERVER_SHAPES:-sample:300:0} ${GEMM_SERVER_BUDGET_S:-130}"; do
+      set -- $spec; D="$OUT/modes/${1}_$2"
+      timeout $(( $4 + 40 )) python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$3', mode='$1', timing='$2', out_dir='$D', table='$T', check=False, budget_s=$4)" \
+        > "$D.log" 2>&1 || true
+      echo "$1 / $2: $(tail -1 "$D.log")"
+      timeout 60 python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$3', mode='$1', timing='$2', out_dir='$D', table='$T', check=False, budget_s=0)" > /dev/null 2>&1
+      cp "$D/summary.md" "$OUT/${1}_$2_summary.md" 2>/dev/null
+      grep -E "^shapes timed|\| (ours|dispatch) vs (torch|lt_auto_nn|lt_auto_max)( \(paired\))? \| all" "$D/summary.md"
+    done
+    (cd "$OUT" && tar czf modes.tgz --remove-files modes)
+    ;;
+  gemm_ncu_pairs)
+    # Issue 6, plan for session 33: at 512x1024x4096 every kernel reads its operands from L2 at about the same rate
+    # (130 k sectors a microsecond under Nsight, cuBLASLt's pair included), so the time follows the sectors requested;
+    # cuBLASLt's 2x1 pair requests 27% fewer than our plain 64 x 64 and our lean pairs (256 B promotion) 8% more. The
+    # lean pairs at 128 B promotion (118 sharing B, 119 along N sharing A; session 29, never profiled) beside 37, 64,
+    # 76 and cuBLASLt's algorithm 0, on two one-wave shapes.
+    python3 -m cudaopt.gemm.build | tail -1
+    for shape in 512x1024x4096 1024x512x4096; do
+      timeout 150 python3 scripts/gemm_ncu.py --shape "$shape" --configs 37 64 76 118 119 lt:0 --top 6 2>&1 \
+        | tee -a "$OUT/ncu_pairs.txt" | grep " us " | cut -c1-420
     done
     ;;
   gemm_table_grid)
