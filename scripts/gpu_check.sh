@@ -974,7 +974,8 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     ;;
   gemm_ncu_pairs)
     # Issue 6, plan for session 33: at 512x1024x4096 every kernel reads its operands from L2 at about the same rate
-    # (130 k sectors a microsecond under Nsight, cuBLASLt's pair included), so the time follows the sectors requested;
+    # (130 k sectors a microsecond under Nsight, cuBLASLt's pair included): the time follows the sectors requested (or
+    # not causally: session 19's tile orders moved sectors 30% and time 2% at 1024x1024x8192);
     # cuBLASLt's 2x1 pair requests 27% fewer than our plain 64 x 64 and our lean pairs (256 B promotion) 8% more. The
     # lean pairs at 128 B promotion (118 sharing B, 119 along N sharing A; session 29, never profiled) beside 37, 64,
     # 76 and cuBLASLt's algorithm 0, on two one-wave shapes.
