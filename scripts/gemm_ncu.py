@@ -169,7 +169,9 @@ def summary(row: dict, top: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", default="16384x12288x1024")
-    ap.add_argument("--configs", nargs="+", default=["18", "23", "21", "24"], help="ID or ID:SPLITS")
+    ap.add_argument("--configs", nargs="+", default=["18", "23", "21", "24"],
+                    help="ID or ID:SPLITS (KernelConfig.id, the table's 'config'; not a wgmma config's index), "
+                         "lt:ALGO, or torch")
     ap.add_argument("--top", type=int, default=8)
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--metrics", default="",
@@ -207,7 +209,7 @@ def main() -> None:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         rows = rows_of(r.stdout)
         label = ("torch" if config == TORCH else f"cuBLASLt algo {splits}" if config == LT
-                 else KERNEL_CONFIGS[config].label + (f"_splitk{splits}" if splits > 1 else ""))
+                 else f"{KERNEL_CONFIGS[config].label}{f'_splitk{splits}' if splits > 1 else ''} [id {config}]")
         if r.returncode != 0 or not rows:
             tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
             print(f"{label}: ncu exit {r.returncode}, {len(rows)} kernel rows: {' | '.join(tail)}")

@@ -1745,6 +1745,7 @@ def test_gemm_ncu_passes_clock_control_and_call_count_to_ncu(tmp_path, monkeypat
         assert line.endswith(f"--shape 4096x4096x512 --calls 10 --child {child}")
     out = capsys.readouterr().out
     assert "cuBLASLt algo 2: ncu exit 0, 0 kernel rows" in out
+    assert f"{KERNEL_CONFIGS[22].label} [id 22]: ncu exit 0" in out  # the id beside the label (not a wgmma index)
     monkeypatch.setattr(sys, "argv", ["gemm_ncu.py", "--configs", "lt:two", "--ncu", str(fake)])
     with pytest.raises(SystemExit, match="lt:two"):
         mod.main()
