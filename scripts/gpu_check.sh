@@ -984,6 +984,12 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       timeout 150 python3 scripts/gemm_ncu.py --shape "$shape" --configs 37 64 76 118 119 lt:0 --top 6 2>&1 \
         | tee -a "$OUT/ncu_pairs.txt" | grep " us " | cut -c1-420
     done
+    # The one-CTA kernels at the other L2 promotions (session 24: 128 B cut the 64-row one-CTA twin's sectors 9.4 -> 7.8 M
+    # at 12288x64x8192; the library default is 256 B).
+    for p in 128B none; do
+      CUDAOPT_GEMM_L2_PROMOTION=$p timeout 100 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 115 --top 6 \
+        2>&1 | sed "s/^/[$p] /" | tee -a "$OUT/ncu_pairs.txt" | grep " us " | cut -c1-420
+    done
     ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
