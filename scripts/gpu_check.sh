@@ -52,6 +52,7 @@
 #   bash scripts/gpu_check.sh gemm_n160_adopt  # issue 6: a second screen of 102-105 on their candidate shapes, adoption
 #   bash scripts/gpu_check.sh gemm_n160_promo  # issue 6: Nsight of 102 and 42 under 128 B and no L2 promotion
 #   bash scripts/gpu_check.sh gemm_modes_table  # issue 6: call timing over the grid, server mode on 300 sampled shapes
+#   bash scripts/gpu_check.sh gemm_offgrid  # issue 6: the dispatcher on 200 shapes off the grid (both checks)
 #   bash scripts/gpu_check.sh gemm_ncu_pairs  # issue 6: Nsight of the 64 x 64 lean pairs at 128 B promotion beside cuBLASLt's
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
@@ -971,6 +972,18 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       grep -E "^shapes timed|\| (ours|dispatch) vs (torch|lt_auto_nn|lt_auto_max)( \(paired\))? \| all" "$D/summary.md"
     done
     (cd "$OUT" && tar czf modes.tgz --remove-files modes)
+    ;;
+  gemm_offgrid)
+    # Issue 6: the dispatcher off the grid (200 shapes, every dimension a multiple of 8, stratified; seed
+    # GEMM_OFFGRID_SEED), both checks, GPU timing: the shipped table's nearest-neighbour choices and the alignment rule.
+    # Last measured in session 14 (+1.4% / +1.0% against torch.matmul with that session's table).
+    python3 -m cudaopt.gemm.build | tail -1
+    D="$OUT/offgrid"
+    timeout "${GEMM_OFFGRID_LIMIT:-200}" python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='offgrid:200:${GEMM_OFFGRID_SEED:-0}', out_dir='$D', budget_s=${GEMM_OFFGRID_BUDGET_S:-150})" \
+      > "$OUT/offgrid.log" 2>&1
+    echo "offgrid exit $?: $(tail -1 "$OUT/offgrid.log")"
+    grep -E "^shapes timed|\| (ours|dispatch) vs (torch|lt_auto_nn|lt_auto_max)( \(paired\))? \| " "$D/summary.md" | head -24
+    (cd "$OUT" && tar czf offgrid.tgz --remove-files offgrid)
     ;;
   gemm_ncu_pairs)
     # Issue 6, plan for session 33: at 512x1024x4096 every kernel reads its operands from L2 at about the same rate
