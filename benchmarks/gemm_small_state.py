@@ -11,6 +11,9 @@ measurement instead of by comparing grids afterwards:
   shapes run);
 - with Triton present, one thread's dependent loads through a random cycle in a 1 MiB buffer (L2) and in a 1 GiB
   buffer (HBM), nanoseconds per load: whether memory latency differs between the states;
+- our kernel at 64^3 and 256^3 (the shipped table's choice of ours), back to back with programmatic dependent launch
+  and without: microseconds per launch each. Session 32's two grids on two cards read PDL's gain below 1e8 FLOP as
+  +21.6% and +26.1% with the rest of this probe the same; this says per card what PDL buys before a grid;
 - the machine: host name, the GPU's UUID and serial, PCI bus id, driver, persistence mode.
 
     PYTHONPATH=src python benchmarks/gemm_small_state.py [--out FILE.json]
@@ -106,6 +109,22 @@ def chase_ns(nbytes: int, steps: int = 4000) -> float | None:
     return statistics.median(times)
 
 
+def ours_pdl_us(size: int) -> tuple[float, float]:
+    """Our kernel (the shipped table's choice of ours at size^3), microseconds per launch back to back in a graph:
+    (with PDL, without)."""
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.bench import make_inputs, ours_launch
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import load_table
+
+    entry = load_table()[(size, size, size)]
+    choice = Choice("ours", entry.config, entry.splits)
+    x = make_inputs(size, size, size, 1, _lib.workspace_bytes(size, size, choice.splits), False)
+    with_pdl = ours_launch(x, size, size, size, choice, pdl=True)
+    without = ours_launch(x, size, size, size, choice, pdl=False)
+    return per_launch_us(lambda: with_pdl(0)), per_launch_us(lambda: without(0))
+
+
 def probe() -> dict:
     import torch
 
@@ -118,6 +137,12 @@ def probe() -> dict:
     res["add1_us"] = per_launch_us(lambda: one.add_(1.0))
     for s, (a, b, c) in mats.items():
         res[f"matmul{s}_us"] = per_launch_us(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c))
+    for size in (64, 256):
+        try:
+            res[f"ours{size}_pdl_us"], res[f"ours{size}_nopdl_us"] = ours_pdl_us(size)
+        except Exception as e:  # noqa: BLE001  (no kernel library, no table entry: report why, keep the rest)
+            res[f"ours{size}_pdl_us"] = res[f"ours{size}_nopdl_us"] = None
+            res.setdefault("errors", []).append(f"ours {size}^3: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
     for name, nbytes in (("l2_chase_ns", 1 << 20), ("hbm_chase_ns", 1 << 30)):
         try:
             res[name] = chase_ns(nbytes)
@@ -132,6 +157,8 @@ def summary(res: dict) -> str:
     fmt = lambda v, unit: "n/a" if v is None else f"{v:.2f} {unit}"  # noqa: E731
     return (f"small-call probe: empty {fmt(res['empty_us'], 'us')}, add {fmt(res['add1_us'], 'us')}, "
             f"matmul 64^3 {fmt(res['matmul64_us'], 'us')}, 256^3 {fmt(res['matmul256_us'], 'us')} a launch in a graph; "
+            f"ours 64^3 {fmt(res.get('ours64_pdl_us'), 'us')} with PDL, {fmt(res.get('ours64_nopdl_us'), 'us')} without; "
+            f"256^3 {fmt(res.get('ours256_pdl_us'), 'us')} / {fmt(res.get('ours256_nopdl_us'), 'us')}; "
             f"L2 load {fmt(res.get('l2_chase_ns'), 'ns')}, HBM load {fmt(res.get('hbm_chase_ns'), 'ns')}; "
             f"machine {m.get('host')} {m.get('uuid', '?')} serial {m.get('serial', '?')} bus {m.get('pci.bus_id', '?')} "
             f"driver {m.get('driver_version', '?')} persistence {m.get('persistence_mode', '?')}")

@@ -2244,6 +2244,9 @@ def test_small_state_probe_without_gpu(monkeypatch, capsys):
     line = mod.summary(res)
     assert line.startswith("small-call probe: empty 1.23 us, add 1.50 us, matmul 64^3 2.10 us, 256^3 2.60 us")
     assert "L2 load n/a, HBM load 612.40 ns" in line and "machine h1 GPU-1 serial 123 bus 00000000:19:00.0" in line
+    assert "ours 64^3 n/a with PDL, n/a without; 256^3 n/a / n/a" in line  # a probe file from before session 32
+    res.update(ours64_pdl_us=1.81, ours64_nopdl_us=2.43, ours256_pdl_us=2.2, ours256_nopdl_us=2.9)
+    assert "ours 64^3 1.81 us with PDL, 2.43 us without; 256^3 2.20 us / 2.90 us" in mod.summary(res)
     assert mod.machine()["host"]  # nvidia-smi absent here: the host name alone, no exception
     import torch
 
