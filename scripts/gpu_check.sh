@@ -1011,6 +1011,8 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # 28's third grid printed the second's in 0 s).
     rm -rf /tmp/table_grid /tmp/table_grid_work
     mkdir -p /tmp/table_grid "$OUT/grid" && cp src/cudaopt/gemm/tuned_h200.json /tmp/table_grid/tuned.json
+    # (built before the probe: it times our kernel too, and a first-use build inside its 90 s would cost the probe)
+    python3 -m cudaopt.gemm.build | tail -1
     # Session 29: of three grids of one table, two ran every backend 12-14% slower on the shapes under 1e8 FLOP (graph
     # replays: not the host) and the large ones 3-5% faster. The card's clocks, power and temperature twice a second
     # through the grid (clocks.csv) say whether a clock state is what differs.
