@@ -345,6 +345,33 @@ def test_run_bench_budget_reports_skipped_and_writes_outputs(tmp_path, no_gpu):
     assert "shapes timed: 0;" in md and "skipped for time: 5" in md and "not run yet" in md and res.remaining == 5
 
 
+def test_bench_report_carries_the_runs_own_aa_noise(tmp_path, no_gpu):
+    """summary.md's A/A table (session 32): on the shapes the table hands to torch.matmul, "dispatch" is torch.matmul
+    itself, so torch / dispatch there is the run's per-shape noise; shapes dispatched elsewhere stay out of it."""
+    from cudaopt.gemm.stats import aa_spread
+
+    aa = {0: 1.02, 1: 0.98, 2: 1.0}  # shapes 0-2 dispatch to torch; 3-4 to ours (their ratio 2.0 must not count)
+
+    def fake(index, shape, env):
+        label = bench.TORCH_DISPATCH if index in aa else "wgmma64x64x64_pp_s8_e1"
+        t_torch = 2.0
+        return ({"ours": 1.0, "dispatch": t_torch / aa.get(index, 2.0), "torch": t_torch},
+                {"correct": True, "dispatch": label}, {})
+
+    no_gpu.setattr(bench, "_bench_shape", fake)
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
+    assert bench.aa_ratios(res) == pytest.approx({SHAPES5[i]: r for i, r in aa.items()})
+    (group, n, geo, sd, dev), *_ = aa_spread(bench.aa_ratios(res))
+    assert (group, n) == ("all", 3) and geo == pytest.approx((1.02 * 0.98) ** (1 / 3))
+    assert sd == pytest.approx(0.016330, rel=1e-3) and dev == pytest.approx(0.02)
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "### A/A: torch.matmul timed as dispatch and as torch" in md and "| all | 3 | 0.9999 | 1.63% | 2.0% |" in md
+    res.checks = {s: {"correct": True} for s in SHAPES5}  # no dispatch labels (a run without checks): no A/A table
+    bench.write_outputs(res, tmp_path, "t")
+    assert "A/A" not in (tmp_path / "summary.md").read_text()
+
+
 def test_run_bench_failed_shape_is_recorded_and_the_run_goes_on(tmp_path, no_gpu):
     calls = []
     no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, fail={1}))

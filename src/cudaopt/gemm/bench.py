@@ -41,7 +41,7 @@ from cudaopt.gemm.configs import NUM_SMS_H200, Choice, cluster_offered, split_ch
 from cudaopt.gemm.dispatch import choose, load_table
 from cudaopt.gemm.lt_fallback import LT_FALLBACK_WORKSPACE
 from cudaopt.gemm.shapes import Shape
-from cudaopt.gemm.stats import SpeedupSummary, max_of, paired_ratios, ratios, summarize_by_class
+from cudaopt.gemm.stats import SpeedupSummary, aa_spread, max_of, paired_ratios, ratios, summarize_by_class
 from cudaopt.gemm.timing import time_call, time_gpu
 
 LT_WORKSPACE = LT_FALLBACK_WORKSPACE  # the fallback's too: the heuristic's list depends on it
@@ -307,6 +307,18 @@ def result_from_records(records: dict[Shape, dict]) -> BenchResult:
     return res
 
 
+TORCH_DISPATCH = "fallback:torch"  # the dispatch label (check record) of a shape the table hands to torch.matmul
+
+
+def aa_ratios(res: BenchResult) -> dict[Shape, float]:
+    """t_torch / t_dispatch on the shapes whose dispatch is torch.matmul itself (known from the check records):
+    one kernel timed as two interleaved candidates, an A/A of the run (empty without checks)."""
+    torch_shapes = {s for s, c in res.checks.items() if (c or {}).get("dispatch") == TORCH_DISPATCH}
+    if not torch_shapes or "torch" not in res.times or "dispatch" not in res.times:
+        return {}
+    return {s: r for s, r in ratios(res.times["torch"], res.times["dispatch"]).items() if s in torch_shapes}
+
+
 def summarize_result(res: BenchResult) -> None:
     """Add the "*_max" baselines (faster of NN/TN) and the per-class summaries to res."""
     times = res.times
@@ -531,6 +543,11 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     if res.remaining:
         md += [f"not run yet (this shard or others; rerun with resume to continue): {res.remaining} shapes", ""]
     md.append(summary_markdown(res.summaries, "t_ref / t_ours per baseline (ours, then dispatch)"))
+    spread = aa_spread(aa_ratios(res))
+    if spread:  # the run's own noise floor for one shape's ratio (session 32)
+        md += ["", "### A/A: torch.matmul timed as dispatch and as torch (shapes the table hands to torch)", "",
+               "| group | n | geomean ratio | sd | largest deviation |", "|---|---|---|---|---|"]
+        md += [f"| {g} | {n} | {geo:.4f} | {100 * sd:.2f}% | {100 * dev:.1f}% |" for g, n, geo, sd, dev in spread]
     (out_dir / "summary.md").write_text("\n".join(md))
     plot = {b: ratios(res.times[b], res.times["ours"]) for b in ("torch", "cublas_max", "lt_auto_max")
             if b in res.times and "ours" in res.times}

@@ -108,3 +108,19 @@ def max_of(*per_layout: dict[Shape, float]) -> dict[Shape, float]:
             if t and math.isfinite(t) and (s not in out or t < out[s]):
                 out[s] = t
     return out
+
+
+def aa_spread(shape_ratios: dict[Shape, float]) -> list[tuple[str, int, float, float, float]]:
+    """A/A spread of one kernel timed as two candidates (ratio 1 in truth): per group ("all", then each work
+    class with at least 2 shapes) (group, n, geomean ratio, standard deviation of the ratio, largest |ratio - 1|).
+    The benchmark's own per-shape noise floor: a single shape's ratio against a baseline means little inside it
+    (session 32's grids: sd 0.4-0.8% below 1e10 FLOP, about 2% at 1e10-1e11 under the power cap)."""
+    rows = []
+    groups = [("all", list(shape_ratios.values()))]
+    groups += [(name, [r for s, r in shape_ratios.items() if work_class(s) == name]) for name in WORK_CLASS_NAMES]
+    for name, vals in groups:
+        if len(vals) >= 2:
+            geo = math.exp(statistics.fmean(math.log(v) for v in vals))
+            rows.append((name, len(vals), geo, statistics.pstdev(vals), max(abs(v - 1) for v in vals)))
+    return rows
+
