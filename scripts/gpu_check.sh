@@ -1026,7 +1026,7 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/grid/small_state_before.json" 2>&1 | sed 's/^/before: /'
     OUT="$OUT/grid" GEMM_WORK=/tmp/table_grid_work GEMM_RESUME=/tmp/table_grid GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_TABLE_GRID_LIMIT:-420}" \
-      bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -22
+      bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A40 "SHORT TABLE (ours" | head -24
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/grid/small_state_after.json" 2>&1 | sed 's/^/after: /'
     kill "$clocks_pid" 2>/dev/null
     python3 scripts/clock_summary.py "$OUT/grid/clocks.csv" --shapes /tmp/table_grid_work/offline_gpu/shapes.jsonl || true

@@ -225,6 +225,8 @@ cat "$WORK"/*/summary.md > "$OUT/summaries.md" 2>/dev/null
 echo "== SHORT TABLE (ours vs baselines, all shapes)"
 grep -E "^## |\| (ours|ours_nopdl|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute|ours_nopdl)( \(paired\))? \| all" "$OUT/summaries.md"
 grep -E "^shapes timed" "$OUT/summaries.md"
+# The run's own per-shape noise (bench-gemm's A/A: torch.matmul timed as dispatch and as torch), all and the noisiest class.
+grep -A12 "^### A/A" "$OUT/summaries.md" | grep -E "^\| (all|1e10-1e11) \|" | sed 's/^/A\/A noise /'
 grep -E "wgmma smoke:|wgmma split-K smoke:|passed|failed" "$LOG" | tail -4
 echo "== SHORT TABLE (best wgmma (config, splits) per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"
 grep -E "^## wgmma|^split-K: |\| wgmma_(best|gen2|nosplit) vs " "$OUT/summaries.md" || echo "no wgmma benchmark (smoke test failed or budget 0)"
