@@ -114,11 +114,9 @@ def ours_pdl_us(size: int) -> tuple[float, float]:
     (with PDL, without)."""
     from cudaopt.gemm import _lib
     from cudaopt.gemm.bench import make_inputs, ours_launch
-    from cudaopt.gemm.configs import Choice
     from cudaopt.gemm.dispatch import load_table
 
-    entry = load_table()[(size, size, size)]
-    choice = Choice("ours", entry.config, entry.splits)
+    choice = load_table()[(size, size, size)].as_ours()
     x = make_inputs(size, size, size, 1, _lib.workspace_bytes(size, size, choice.splits), False)
     with_pdl = ours_launch(x, size, size, size, choice, pdl=True)
     without = ours_launch(x, size, size, size, choice, pdl=False)

@@ -307,7 +307,7 @@ def result_from_records(records: dict[Shape, dict]) -> BenchResult:
     return res
 
 
-TORCH_DISPATCH = "fallback:torch"  # the dispatch label (check record) of a shape the table hands to torch.matmul
+TORCH_DISPATCH = Choice("torch").label()  # the dispatch label (check record) of a shape handed to torch.matmul
 
 
 def aa_ratios(res: BenchResult) -> dict[Shape, float]:

@@ -51,14 +51,15 @@ def summarize(baseline: str, group: str, values: list[float]) -> SpeedupSummary:
     )
 
 
+def class_groups(shape_ratios: dict[Shape, float]) -> list[tuple[str, list[float]]]:
+    """("all", every ratio), then (work class, its ratios) for each work class, in class order (empty ones too)."""
+    return [("all", list(shape_ratios.values()))] + [
+        (name, [r for s, r in shape_ratios.items() if work_class(s) == name]) for name in WORK_CLASS_NAMES]
+
+
 def summarize_by_class(baseline: str, shape_ratios: dict[Shape, float]) -> list[SpeedupSummary]:
     """One summary over all shapes, then one per non-empty work class, in class order."""
-    rows = [summarize(baseline, "all", list(shape_ratios.values()))]
-    for name in WORK_CLASS_NAMES:
-        vals = [r for s, r in shape_ratios.items() if work_class(s) == name]
-        if vals:
-            rows.append(summarize(baseline, name, vals))
-    return rows
+    return [summarize(baseline, name, vals) for name, vals in class_groups(shape_ratios) if vals or name == "all"]
 
 
 # Paired comparisons: (name, reference candidates (the fastest of them per round), ours candidate).
@@ -116,9 +117,7 @@ def aa_spread(shape_ratios: dict[Shape, float]) -> list[tuple[str, int, float, f
     The benchmark's own per-shape noise floor: a single shape's ratio against a baseline means little inside it
     (session 32's grids: sd 0.4-0.8% below 1e10 FLOP, about 2% at 1e10-1e11 under the power cap)."""
     rows = []
-    groups = [("all", list(shape_ratios.values()))]
-    groups += [(name, [r for s, r in shape_ratios.items() if work_class(s) == name]) for name in WORK_CLASS_NAMES]
-    for name, vals in groups:
+    for name, vals in class_groups(shape_ratios):
         if len(vals) >= 2:
             geo = math.exp(statistics.fmean(math.log(v) for v in vals))
             rows.append((name, len(vals), geo, statistics.pstdev(vals), max(abs(v - 1) for v in vals)))
