@@ -60,6 +60,9 @@ def test_registry_has_the_wgmma_kind_after_the_mma_family():
         assert c.max_splits == (WGMMA_MAX_SPLITS if c.cluster_splitk else 1 if c.schedule == 0 or c.cluster_m > 1
                                 or not c.splitk else 8 if c.csplit else WGMMA_MAX_SPLITS)
         assert not c.cluster_splitk or (c.cluster_m == 2 and c.lean and not c.swap and c.bk == 64)
+        # the k-split ping-pong (session 33): one CTA, plain only, TMA only; its extra shared memory holds one fp32 tile
+        assert not c.ksplit or (c.schedule == 2 and c.cluster_m == 1 and c.max_splits == 1 and not c.cpasync
+                                and c.smem_bytes == replace(c, ksplit=False).smem_bytes + 16 + 4 * c.bm * c.bn)
         assert c.label.startswith("wgmma") and Choice("ours", c.id, 1).label() == c.label
 
 
@@ -73,26 +76,28 @@ def test_python_mirror_matches_the_wgmma_source():
     from cudaopt.gemm._lib import L2_PROMOTIONS
 
     promo_name = {v: k for k, v in L2_PROMOTIONS.items()}
-    kinds_re = "CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2S|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLPS|CLUSTERLPK|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
+    kinds_re = "CFG2K|CFG2CS|CFG2E|CFG2PS|CFG2P|CFG2T|CFG2S|CFG2B2|CFG2B|CFG2|CFG|CLUSTERE|CLUSTERMU|CLUSTERM|CLUSTERLPS|CLUSTERLPK|CLUSTERLP|CLUSTERL|CLUSTERU2|CLUSTERU|CLUSTER"
     rows = [(int(a), int(b), int(c), int(d), int(e or 0), int(f) if f and kind.startswith("CLUSTER") else 1,
-             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2T", "CFG2S", "CFG2B", "CFG2B2")
+             int(f) if f and kind in ("CFG2E", "CFG2CS", "CFG2P", "CFG2PS", "CFG2T", "CFG2S", "CFG2B", "CFG2B2", "CFG2K")
              else int(g or 0),
              kind == "CFG2CS", kind == "CFG2PS",
              kind.startswith("CLUSTERU") or kind in ("CLUSTERMU", "CLUSTERL", "CLUSTERLP", "CLUSTERLPS", "CLUSTERLPK"),
              kind in ("CFG2B", "CFG2B2", "CLUSTERU2"),
              128 if kind in ("CFG2B2", "CLUSTERU2") else 64, int(h or 0), kind in ("CLUSTERL", "CLUSTERLP", "CLUSTERLPS",
                                                                                   "CLUSTERLPK"),
-             promo_name[int(i)] if i else "", kind in ("CFG2S", "CLUSTERLPS"), kind == "CLUSTERLPK")
+             promo_name[int(i)] if i else "", kind in ("CFG2S", "CLUSTERLPS") or (kind == "CFG2K" and g == "1"),
+             kind == "CLUSTERLPK", kind == "CFG2K")
             for kind, a, b, c, d, e, f, g, h, i in
             re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\((\d+), (\d+), (\d+), (\d+)"
                        r"(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?(?:, (\d+))?\)", src)]
     assert rows == [(c.bm, c.bn, c.consumers, c.stages, c.schedule, c.cluster_m, c.epi_chunks, c.csplit, c.shared_epi,
-                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo, c.swap, c.cluster_splitk) for c in WGMMA_CONFIGS]
+                     c.uncond, c.b3d, c.bk, c.b_mc, c.lean, c.l2_promo, c.swap, c.cluster_splitk, c.ksplit)
+                    for c in WGMMA_CONFIGS]
     # CFG2P / CFG2PS / CFG2T entries (no split-K kernel) are the configs the mirror marks splitk=False; CFG2T
     # (session 26, the 160-wide tiles) alone of the one-CTA generation-2 entries has no cp.async producer
     kinds = re.findall(rf"CUDAOPT_WGMMA_({kinds_re})\(\d+, \d+", src)
-    assert [k in ("CFG2P", "CFG2PS", "CFG2T", "CFG2S") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
-    assert [k not in ("CFG", "CFG2T", "CFG2S") and not k.startswith("CLUSTER") for k in kinds] == [
+    assert [k in ("CFG2P", "CFG2PS", "CFG2T", "CFG2S", "CFG2K") for k in kinds] == [not c.splitk for c in WGMMA_CONFIGS]
+    assert [k not in ("CFG", "CFG2T", "CFG2S", "CFG2K") and not k.startswith("CLUSTER") for k in kinds] == [
         c.cpasync for c in WGMMA_CONFIGS]
 
 
@@ -312,7 +317,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
                           capture_output=True, text=True, timeout=110, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster|_swap)?_kernel\S*)\n\s*(.*)", out)
+    wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster|_swap|_ks)?_kernel\S*)\n\s*(.*)", out)
     # a cluster split-K twin shares its twin's kernels; a B3D twin shares its twin's and adds two of its own
     # (a config that differs from an earlier one only by its own L2 promotion, promo_twin, launches that config's
     # kernel with other tensor maps, session 24)
@@ -330,8 +335,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     deep_pairs = re.findall(r"Function properties for (\S*hgemm_wgmma2_cluster_deep_kernel\S*)\n\s*(.*)", out)
     assert len(deep_pairs) == len(B3D_PAIR), out[-3000:]
     # EPI, then CPA (a cluster kernel's flag after EPI is UNCOND, session 16)
-    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" not in name) == len(
-        gen2_plain) + len(deep)
+    # (a k-split kernel's flag after EPI is SWAP, session 33)
+    assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs
+               if "cluster" not in name and "_ks_" not in name) == len(gen2_plain) + len(deep)
+    assert sum("_ks_" in name for name, _ in wgmma_funcs) == len(KSPLIT)
     assert sum(bool(re.search(r"ELi\d+ELb1E", name)) for name, _ in wgmma_funcs if "cluster" in name) == sum(
         c.uncond for c in CLUSTER_KERNELS)
     assert sum("cluster" in name for name, _ in wgmma_funcs) == len(CLUSTER_KERNELS)
@@ -415,7 +422,8 @@ def _sass_functions(sass: str) -> dict[str, str]:
 CSPLIT = [c for c in WGMMA_CONFIGS if c.csplit]
 B3D = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m == 1]  # session 17: 3-D-map twins, tested apart
 B3D_PAIR = [c for c in WGMMA_CONFIGS if c.b3d and c.cluster_m > 1]  # session 17: the pair with 128-deep slots
-_OWN = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d]
+_OWN = [c for c in WGMMA_CONFIGS if not c.csplit and not c.b3d and not c.ksplit]
+KSPLIT = [c for c in WGMMA_CONFIGS if c.ksplit]  # session 33: the k-split twins, tested apart
 GEN2 = [c for c in _OWN if c.schedule != 0 and c.cluster_m == 1 and c.epi_chunks == 0]
 N64 = [c for c in _OWN if c.schedule != 0 and c.bn == 64 and c.bm != 192 and c.cluster_m == 1 and not c.swap]  # session 13
 COOP128 = [c for c in _OWN if c.schedule == 1 and (c.bm, c.bn) == (128, 128)]  # session 13, no whole-slab twin
@@ -600,6 +608,22 @@ def test_160_wide_tiles_stage_b_and_c_in_32_column_chunks():
     # two buffers for five chunks: the running count (kEpiRunning) keeps every reuse two groups back
     assert _staging_reuse_distances(5, 2, 5, running=True) == {2}
     assert min(_staging_reuse_distances(5, 2, 5, running=False)) == 1
+
+
+def test_ksplit_twins_share_their_twins_tiles_and_add_one_fp32_tile_of_shared_memory():
+    """Session 33's k-split ping-pongs (CFG2K): 37, 115 and 113 with both consumers on each tile, alternating
+    k-blocks; the same tile, slots and staging as the twin, plus consumer 1's fp32 partial (and 16 bytes to align it),
+    plain TMA kernels only. Each consumer handles every tile of its block (no ping-pong halving)."""
+    assert [(c.id, c.label, c.smem_bytes, c.max_splits, c.accumulators) for c in KSPLIT] == [
+        (123, "wgmma64x64x64_pp_s8_e1_ks", 165008, 1, 32), (124, "wgmma64x64x64_pp_s8_e1_sw_ks", 165008, 1, 32),
+        (125, "wgmma32x64x64_pp_s12_e1_sw_ks", 165072, 1, 16)]
+    for c, twin_id in zip(KSPLIT, (37, 115, 113)):
+        twin = KERNEL_CONFIGS[twin_id]
+        assert replace(c, id=twin.id, index=twin.index, ksplit=False, splitk=twin.splitk) == twin
+        assert c.smem_bytes == twin.smem_bytes + 16 + 4 * c.bm * c.bn <= 227 * 1024
+        assert not c.cpasync and c.cluster_m == 1 and c.schedule == 2
+        # 132 SMs, 264 tiles: two a block, one a consumer for the twin's ping-pong, two for the k-split's consumers
+        assert c.tiles_per_consumer(c.bm * 24, 64 * 11) == 2 and twin.tiles_per_consumer(c.bm * 24, 64 * 11) == 1
 
 
 def test_swapped_operand_tiles_are_cublas_128x160_in_our_frame():

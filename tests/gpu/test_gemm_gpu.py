@@ -659,7 +659,7 @@ def test_narrow_swapped_tiles_match_torch(shape):
 
     m, n, k = shape
     a, b, ref, torch_err = _operands(m, n, k, 5 * m + 7 * n + 3 * k)
-    narrow = [c for c in WGMMA_CONFIGS if c.swap and c.bm in (16, 32, 64) and c.cluster_m == 1]
+    narrow = [c for c in WGMMA_CONFIGS if c.swap and c.bm in (16, 32, 64) and c.cluster_m == 1 and not c.ksplit]
     assert [c.id for c in narrow] == [113, 114, 115, 122]
     pairs = [c for c in WGMMA_CONFIGS if c.id >= 116 and c.cluster_m == 2 and c.bn == 64 and c.bm <= 64]
     assert [c.id for c in pairs] == [116, 117, 118, 119]
@@ -671,6 +671,43 @@ def test_narrow_swapped_tiles_match_torch(shape):
     assert all(e <= 1.25 * torch_err + 1e-4 for e in errs), (errs, torch_err)
     assert torch.equal(outs[0], outs[1])
     for c in narrow:
+        _assert_check_gemm_ok(c, m, n, k)
+
+
+# Session 33's k-split ping-pongs (123-125): K of one k-block (consumer 1 idle: its partial must not be added), two and
+# three k-blocks (consumer 1 one fewer than consumer 0 at odd counts), K tails, one wave of 64 x 64 tiles at long K, and
+# many tiles a block (the shared partial buffer handed back and forth, the ring's phases wrapping across tiles).
+KSPLIT_SHAPES = [(8, 8, 8), (72, 200, 40), (130, 264, 128), (65, 136, 136), (512, 1024, 4096), (1000, 520, 1032),
+                 (4096, 4096, 520), (97, 4104, 2056)]
+
+
+@pytest.mark.parametrize("shape", KSPLIT_SHAPES)
+def test_ksplit_twins_match_torch_and_are_deterministic(shape):
+    """123-125 against an fp32 reference (within 1.25x torch.matmul's own error), through every check of check_gemm,
+    bitwise equal from call to call, and bitwise equal to their twins (37, 115, 113) where K fits one k-block (the
+    k-split then adds nothing: consumer 1 has no k-block)."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, WGMMA_CONFIGS, wgmma_k_blocks
+
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, 13 * m + 5 * n + 7 * k)
+    ks = [c for c in WGMMA_CONFIGS if c.ksplit]
+    assert [c.id for c in ks] == [123, 124, 125]
+    failures = []
+    for c, twin in zip(ks, (37, 115, 113)):
+        assert KERNEL_CONFIGS[twin].bm == c.bm and KERNEL_CONFIGS[twin].swap == c.swap
+        out = hgemm(a, b, choice=Choice("ours", c.id, 1))
+        again = hgemm(a, b, choice=Choice("ours", c.id, 1))
+        want = hgemm(a, b, choice=Choice("ours", twin, 1))
+        torch.cuda.synchronize()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        if err > 1.25 * torch_err + 1e-4 or not torch.equal(out, again) or (
+                wgmma_k_blocks(k) == 1 and not torch.equal(out, want)):
+            failures.append((c.label, err, torch_err, torch.equal(out, again), torch.equal(out, want)))
+    assert not failures, failures
+    for c in ks:
         _assert_check_gemm_ok(c, m, n, k)
 
 

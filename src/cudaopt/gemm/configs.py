@@ -68,6 +68,9 @@ class KernelConfig:
     # wgmma lean pair (session 28, CUDAOPT_WGMMA_CLUSTERLPK): a split-K kernel of its own (items = units x splits,
     # fp32 partials to the reduce kernel, its one-CTA twin's k ranges)
     cluster_splitk: bool = False
+    # wgmma ping-pong (session 33, CUDAOPT_WGMMA_CFG2K): both consumers on each tile, alternating k-blocks (two wgmma
+    # chains a tile side by side), consumer 1's fp32 partial added by consumer 0 through shared memory; plain only
+    ksplit: bool = False
 
     @property
     def rows_per_consumer(self) -> int:
@@ -87,7 +90,7 @@ class KernelConfig:
         generation-2 config without clusters whose chunks are 64 columns wide (that producer writes the 128B
         swizzle)."""
         return (self.kind == "wgmma" and self.schedule != SCHED_GEN1 and self.cluster_m == 1 and self.chunk_cols == 64
-                and not self.swap)
+                and not self.swap and not self.ksplit)
 
     @property
     def accumulators(self) -> int:
@@ -117,7 +120,8 @@ class KernelConfig:
     def smem_bytes(self) -> int:
         if self.kind == "wgmma":  # 1024 alignment slack + slots + C staging + two mbarriers per slot
             return (1024 + self.stages * (self.bm * self.bk + self.bk * self.bn) * 2 + self.epilogue_bytes
-                    + 16 * self.stages + (8 if self.shared_epi else 0))  # (+ the staging hand-over barrier)
+                    + 16 * self.stages + (8 if self.shared_epi else 0)  # (+ the staging hand-over barrier)
+                    + (16 + self.bm * self.bn * 4 if self.ksplit else 0))  # (+ the k-split's fp32 partial, aligned)
         pad = 8  # halves of padding per shared-memory row, as in the kernel
         return self.stages * (self.bm * (self.bk + pad) + self.bk * (self.bn + pad)) * 2
 
@@ -165,7 +169,7 @@ class KernelConfig:
         ping-pong hands them to its two consumers alternately, cooperative shares each one; a
         cluster's CTAs each take one tile of each of the cluster's units)."""
         per_block = -(-self.units(m, n) // (self.grid(m, n, num_sms) // max(self.cluster_m, 1)))
-        return -(-per_block // 2) if self.schedule == SCHED_PINGPONG else per_block
+        return -(-per_block // 2) if self.schedule == SCHED_PINGPONG and not self.ksplit else per_block
 
     @property
     def _cluster_tag(self) -> str:
@@ -173,7 +177,7 @@ class KernelConfig:
                 + ("sh" if self.shared_epi else "") + ("_cs" if self.csplit else "") + ("_u" if self.uncond else "")
                 + ("_b3" if self.b3d else "") + ("", "_mcu", "_mca", "_mcl", "_mcn", "_pn", "_pna")[self.b_mc]
                 + ("_lean" if self.lean else "") + (f"_p{self.l2_promo.removesuffix('B')}" if self.l2_promo else "")
-                + ("_sw" if self.swap else "") + ("_sk" if self.cluster_splitk else ""))
+                + ("_sw" if self.swap else "") + ("_sk" if self.cluster_splitk else "") + ("_ks" if self.ksplit else ""))
 
     @property
     def label(self) -> str:
@@ -470,6 +474,14 @@ _WGMMA_TABLE = [
     # (37) there: at these sizes a call is latency, and half the rows a tile spreads it over twice the SMs. 122: 16 x 64
     # swapped (one m64n16 chain a 64-column chunk of B), 16 slots of 10 KB.
     (16, 64, 2, 16, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True),
+    # Session 33: Nsight at 512x1024x4096 (one wave of 64 x 64 tiles, K = 4096): cuBLASLt's 64x64 kernel keeps about 9
+    # warps resident a CTA and its tensor pipe 57% busy (14.0 us), ours 5 warps (one consumer issues: the ping-pong's
+    # other has no second tile) at 42% (18.4 us); fewer L2 requests did not make ours faster (118: 9% fewer than 37,
+    # 6% slower). 123-125: the k-split twins (a nineteenth field) of 37 (64 x 64), 115 (64 x 64 swapped) and 113 (32 x 64
+    # swapped): both consumers on each tile, alternating k-blocks. Plain only (no split-K kernel), TMA only.
+    (64, 64, 2, 8, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", False, False, True),
+    (64, 64, 2, 8, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True, False, True),
+    (32, 64, 2, 12, SCHED_PINGPONG, 1, 1, False, False, False, False, False, 1, 0, False, "", True, False, True),
 ]
 WGMMA_BK = 64
 WGMMA_MAX_SPLITS = 64  # kWgmmaMaxSplits in hgemm_wgmma.cu (16 until session 11)
@@ -562,12 +574,13 @@ def _build_configs() -> tuple[KernelConfig, ...]:
     for j, (bm, bn, consumers, stages, sched, *rest) in enumerate(_WGMMA_TABLE):
         # warps_m: warps sharing one tile's rows in 16-row strips (ping-pong: one warpgroup per tile).
         warps_m = 4 if sched == SCHED_PINGPONG else 4 * consumers
-        cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean, l2_promo, swap, cluster_splitk = [
-            *rest, *(1, 0, False, True, False, False, False, 1, 0, False, "", False, False)[len(rest):]]  # 6th-18th
+        (cluster_m, epi_chunks, csplit, splitk, shared_epi, uncond, b3d, kb, b_mc, lean, l2_promo, swap, cluster_splitk,
+         ksplit) = [*rest, *(1, 0, False, True, False, False, False, 1, 0, False, "", False, False, False)[len(rest):]]
         out.append(KernelConfig(len(out), bm, bn, WGMMA_BK * kb, warps_m, 1, stages, kind="wgmma", index=j,
                                 consumers=consumers, schedule=sched, cluster_m=cluster_m, epi_chunks=epi_chunks,
                                 csplit=csplit, splitk=splitk, shared_epi=shared_epi, uncond=uncond, b3d=b3d,
-                                b_mc=b_mc, lean=lean, l2_promo=l2_promo, swap=swap, cluster_splitk=cluster_splitk))
+                                b_mc=b_mc, lean=lean, l2_promo=l2_promo, swap=swap, cluster_splitk=cluster_splitk,
+                                ksplit=ksplit))
     return tuple(out)
 
 
@@ -630,7 +643,8 @@ def enabled_kinds() -> frozenset[str]:
 # the 64 x 64 pairs at 128 B promotion) and 120-121 (pairs with split-K): written after session 28's GPU time, ran and
 # passed in 29. 122 (16 x 64 swapped): written after session 29's GPU time, ran and passed in 30 (adopted on one shape;
 # docs/gemm.md says the set was emptied then, the code kept it until session 32, so session 32's retune left 122 out).
-UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset()
+# 123-125 (session 33, the k-split twins of 37, 115 and 113): written before session 33's third device call.
+UNMEASURED_WGMMA_IDS: frozenset[int] = frozenset({123, 124, 125})
 # Configs a GPU run passed but measured slower than the config they were written to improve on, on every
 # shape they were timed: compiled and GPU-tested still, but left out of tuning (and of the GPU script's
 # smoke test) so that a retune does not spend its minutes on them; $CUDAOPT_GEMM_WGMMA_IDS can name them.

@@ -746,6 +746,8 @@ constexpr int kSchedPingPong = 2;
 constexpr int kBarOrder = 1;     // named barriers 1, 2: ping-pong turn of consumer 0, 1
 constexpr int kBarEpilogue = 3;  // named barriers 3, 4 (, 5): epilogue of consumer 0, 1 (, 2)
 constexpr int kBarCsplit = 6;    // named barrier 6: every consumer past its mainloop (cluster split-K)
+constexpr int kBarKsFull = 7;    // named barriers 7, 8 (KS): consumer 1's partial is in shared memory; consumer 0
+constexpr int kBarKsFree = 8;    //   has read it (the buffer may take the next one)
 
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -1069,7 +1071,7 @@ __device__ __forceinline__ void swapped_epilogue(float (&acc)[T::kMI][T::kAcc], 
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1, bool SWAP = false>
+          bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1, bool SWAP = false, bool KS = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -1079,6 +1081,10 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   static_assert(KB == 1 || (B3D && !SPLITK && !CSPLIT && !CPA), "128-deep slots: plain B3D kernels only");
   static_assert(!SWAP || (!SPLITK && !CPA && !B3D), "swapped operands: plain TMA kernels only");
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
+  static_assert(!KS || (T::kPingPong && !SPLITK && !CSPLIT && !CPA && !SHEPI && !B3D && KB == 1 && T::kAcc % 4 == 0),
+                "k-split consumers: the plain ping-pong's TMA kernel only");
+  // KS: both consumers on every item, alternating k-blocks (not ping-pong's alternating items).
+  constexpr bool kPP = T::kPingPong && !KS;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
@@ -1149,13 +1155,17 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;
     // Ring position of this consumer's next k-block (see above). Without split-K every item has
     // k_tiles k-blocks: ping-pong item j fills positions j*k_tiles .. j*k_tiles + k_tiles - 1.
-    uint32_t pos = T::kPingPong ? consumer * k_tiles : 0;
+    uint32_t pos = kPP ? consumer * k_tiles : 0;
+    // KS: consumer c takes k-blocks c, c + 2, ... of every item; the item's first k-block sits at ring position ks_base.
+    [[maybe_unused]] uint32_t ks_base = 0;
+    constexpr int kKtFirstScale = KS ? 1 : 0, kKtStep = KS ? 2 : 1;
+    const int kt_first = kKtFirstScale * consumer;
     if constexpr (SPLITK) {
       pos = (T::kPingPong && consumer == 1) ? work_item(blockIdx.x, num_tiles, splits, k_tiles).kb_count
                                              : 0;
     }
-    int first = T::kPingPong ? blockIdx.x + consumer * gridDim.x : blockIdx.x;
-    int step = T::kPingPong ? 2 * gridDim.x : gridDim.x;
+    int first = kPP ? blockIdx.x + consumer * gridDim.x : blockIdx.x;
+    int step = kPP ? 2 * gridDim.x : gridDim.x;
     if constexpr (CSPLIT) {  // the block's one item: both cooperative consumers, or ping-pong consumer 0
       first = (T::kPingPong && consumer == 1) ? num_items : csplit_item(num_tiles, splits);
       step = num_items;
@@ -1172,9 +1182,10 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       tile_coords(tile, tiles_m, tiles_n, tm, tn);
       const int m0 = tm * BM, n0 = tn * BN;
       // (the block's first item goes without; a cluster split-K block's one item likewise)
-      if (T::kPingPong && item != (CSPLIT ? first : (int)blockIdx.x)) named_bar_sync(kBarOrder + consumer, 256);
+      if (kPP && item != (CSPLIT ? first : (int)blockIdx.x)) named_bar_sync(kBarOrder + consumer, 256);
       uint32_t prev_slot = 0;
-      for (int kt = 0; kt < kb_count; ++kt) {
+      if constexpr (KS) pos = ks_base + consumer;
+      for (int kt = kt_first; kt < kb_count; kt += kKtStep) {
         const uint32_t slot = pos % STAGES;
         mbar_wait(&full[slot], (pos / STAGES) & 1);
         if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
@@ -1186,7 +1197,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 #pragma unroll
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
           if constexpr (SWAP) {
-            swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0);
+            swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0);
           } else {
           const uint64_t desc_b =
               make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
@@ -1194,7 +1205,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           for (int mi = 0; mi < T::kMI; ++mi) {
             const uint64_t desc_a =
                 make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
-            wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
+            wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, ((kt - kt_first) | kk) != 0);
           }
           }
         }
@@ -1204,19 +1215,55 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         wgmma_wait<1>();  // the previous k-block is done: its slot can be refilled
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-        if (kt > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
+        if (kt > kt_first && lane == 0) mbar_arrive(&empty[prev_slot]);
         prev_slot = slot;
-        ++pos;
+        pos += kKtStep;
       }
       // Ping-pong: every MMA of this item is issued; the other consumer may start its mainloop.
       // Arrive only when it has a next item, so no barrier is left half-arrived at exit.
-      if (T::kPingPong && item + (int)gridDim.x < num_items)
+      if (kPP && item + (int)gridDim.x < num_items)
         named_bar_arrive(kBarOrder + (consumer ^ 1), 256);
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-      if (kb_count > 0 && lane == 0) mbar_arrive(&empty[prev_slot]);
-      if (T::kPingPong) {  // skip the other consumer's item
+      if (kb_count > kt_first && lane == 0) mbar_arrive(&empty[prev_slot]);
+      if constexpr (KS) {
+        // Consumer 1 hands its partial to consumer 0, which adds it and stores the tile. Thread t of both holds the
+        // same fragment positions, so the sum is elementwise; float4 slot q * 128 + t keeps a warp's stores on
+        // consecutive 16-byte units. With one k-block consumer 1 had none (its accumulators are not this item's).
+        ks_base += k_tiles;
+        const bool has_partial = k_tiles > 1;
+        // consumer 1's fp32 partial: ks_red_bytes past the barriers, 16-byte aligned (CUDAOPT_WGMMA_CFG2K)
+        float4* ks_red = reinterpret_cast<float4*>((reinterpret_cast<uintptr_t>(epi_free + 1) + 15) & ~uintptr_t(15));
+        if (consumer == 1) {
+          if (item != (int)blockIdx.x) named_bar_sync(kBarKsFree, 256);  // consumer 0 has read the last one
+          if (has_partial) {
+#pragma unroll
+            for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+              for (int i = 0; i < T::kAcc; i += 4)
+                ks_red[(mi * (T::kAcc / 4) + i / 4) * 128 + wg_thread] =
+                    make_float4(acc[mi][i], acc[mi][i + 1], acc[mi][i + 2], acc[mi][i + 3]);
+          }
+          named_bar_arrive(kBarKsFull, 256);
+          continue;
+        }
+        named_bar_sync(kBarKsFull, 256);
+        if (has_partial) {
+#pragma unroll
+          for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+            for (int i = 0; i < T::kAcc; i += 4) {
+              const float4 v = ks_red[(mi * (T::kAcc / 4) + i / 4) * 128 + wg_thread];
+              acc[mi][i] += v.x;
+              acc[mi][i + 1] += v.y;
+              acc[mi][i + 2] += v.z;
+              acc[mi][i + 3] += v.w;
+            }
+        }
+        if (item + (int)gridDim.x < num_items) named_bar_arrive(kBarKsFree, 256);
+      }
+      if (kPP) {  // skip the other consumer's item
         if constexpr (SPLITK) {
           if (item + (int)gridDim.x < num_items)
             pos += work_item(item + gridDim.x, num_tiles, splits, k_tiles).kb_count;
@@ -1780,6 +1827,16 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, true>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
+// The k-split ping-pong (KS, session 33): both consumers on each tile, alternating k-blocks, consumer 1's partial
+// added by consumer 0 through shared memory; plain, TMA only, in our frame or (SWAP) the swapped one.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI, bool SWAP>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_ks_kernel(const __grid_constant__ CUtensorMap map_a,
+                           const __grid_constant__ CUtensorMap map_b,
+                           const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, SWAP, true>(
+      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
+}
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_b3d_kernel(const __grid_constant__ CUtensorMap map_a,
@@ -2048,6 +2105,17 @@ struct WgmmaEntry {
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kThreads, SCHED,               \
         WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, true>::kRowsPerConsumer, nullptr,     \
         hgemm_wgmma2_swap_kernel<BM, BN, CONS, ST, SCHED, EPI>, nullptr, 1                       \
+  }
+
+// The k-split ping-pong (KS, session 33), plain only, TMA only: the shared memory of its tile plus consumer 1's fp32
+// partial (BM x BN floats) and 16 bytes to align it past the barriers (wgmma2_body's ks_red). SWAP: 0 or 1.
+constexpr int ks_red_bytes(int bm, int bn) { return 16 + bm * bn * 4; }
+#define CUDAOPT_WGMMA_CFG2K(BM, BN, CONS, ST, SCHED, EPI, SWAP)                                                    \
+  WgmmaEntry {                                                                                                    \
+    BM, BN, kBK, CONS, ST, WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, SWAP>::kSmemBytes + ks_red_bytes(BM, BN), \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, SWAP>::kThreads, SCHED,                                \
+        WgmmaTile2<BM, BN, CONS, ST, SCHED, EPI, false, 1, SWAP>::kRowsPerConsumer, nullptr,                      \
+        hgemm_wgmma2_ks_kernel<BM, BN, CONS, ST, SCHED, EPI, SWAP>, nullptr, 1                                    \
   }
 
 // A generation-2 config whose TMA producer loads B's chunks in one 3-D box where N % 64 == 0 (B3D,
@@ -2344,6 +2412,14 @@ const WgmmaEntry kWgmmaConfigs[] = {
     // (64x64x64 to 4096x64x512), where a call is latency: half the rows a tile, twice the CTAs, a shorter chain each.
     // 108: the next step down, 16 x 64 (one m64n16 chain, a 2 KB A box: two 8-row swizzle atoms), 16 slots of 10 KB.
     CUDAOPT_WGMMA_CFG2S(16, 64, 2, 16, 2, 1),                 // 108
+    // Session 33: Nsight at 512x1024x4096 (one wave of 64 x 64 tiles, K = 4096): cuBLASLt's 64x64 kernel keeps about 9
+    // warps resident a CTA and its tensor pipe 57% busy (14.0 us); ours keep 5 (one consumer issues, the ping-pong's
+    // other has no second tile) at 42% (18.4 us), and fewer L2 requests did not make ours faster (118: 9% fewer than
+    // 37, 6% slower). 109-111: the k-split twins of 37 (64 x 64), 115 (64 x 64 swapped) and 113 (32 x 64 swapped):
+    // both consumers on each tile, alternating k-blocks, so two wgmma chains a tile run side by side.
+    CUDAOPT_WGMMA_CFG2K(64, 64, 2, 8, 2, 1, 0),               // 109
+    CUDAOPT_WGMMA_CFG2K(64, 64, 2, 8, 2, 1, 1),               // 110
+    CUDAOPT_WGMMA_CFG2K(32, 64, 2, 12, 2, 1, 1),              // 111
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
