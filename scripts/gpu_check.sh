@@ -55,6 +55,7 @@
 #   bash scripts/gpu_check.sh gemm_offgrid  # issue 6: the dispatcher on 200 shapes off the grid (both checks)
 #   bash scripts/gpu_check.sh gemm_ncu_pairs  # issue 6: Nsight of the 64 x 64 lean pairs at 128 B promotion beside cuBLASLt's
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
+#   bash scripts/gpu_check.sh gemm_ncu_mc  # issue 6, plan for session 34: do our 64 x 64 pairs' multicasts cut L2 requests at all
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -1003,6 +1004,24 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       CUDAOPT_GEMM_L2_PROMOTION=$p timeout 100 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 115 --top 6 \
         2>&1 | sed "s/^/[$p] /" | tee -a "$OUT/ncu_pairs.txt" | grep " us " | cut -c1-420
     done
+    ;;
+  gemm_ncu_mc)
+    # Issue 6, plan for session 34 (written in session 33, not yet run): at 512x1024x4096 cuBLASLt's 2x1 pair requests 28%
+    # fewer L2 reads than our plain 64 x 64 (454 k against 631 k) and our pair along N as many (626 k). The pairs side by
+    # side with their diagnostics: 57 (the pair without multicast: each CTA loads all of B), 64 (half of B's rows
+    # multicast by each CTA), 58 (whole B boxes multicast in turn), 76 / 119 (along N, 256 / 128 B promotion), 118
+    # (along M, 128 B) and cuBLASLt's algorithm 0; read requests, instructions, bytes into the SMs. Then where the pair
+    # along N and torch's cuBLAS kernel spend their stalls, per instruction (raw CSVs saved, gzip).
+    python3 -m cudaopt.gemm.build | tail -1
+    M=lts__t_requests_srcunit_tex_op_read.sum,smsp__inst_executed.sum,l1tex__m_xbar2l1tex_read_bytes.sum
+    timeout 240 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 57 64 58 76 118 119 lt:0 --top 6 \
+      --metrics "$M" > "$OUT/ncu_mc.txt" 2>&1
+    grep -E " us |lts__t_requests" "$OUT/ncu_mc.txt" | cut -c1-400
+    mkdir -p "$OUT/ncu_src"
+    timeout 200 python3 scripts/gemm_ncu_source.py --shape 512x1024x4096 --configs 119 torch --top 12 \
+      --save "$OUT/ncu_src" > "$OUT/ncu_source.txt" 2>&1
+    tail -40 "$OUT/ncu_source.txt"
+    (cd "$OUT" && tar czf ncu_src.tgz --remove-files ncu_src)
     ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
