@@ -1017,6 +1017,11 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     timeout 240 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 57 64 58 76 118 119 lt:0 --top 6 \
       --metrics "$M" > "$OUT/ncu_mc.txt" 2>&1
     grep -E " us |lts__t_requests" "$OUT/ncu_mc.txt" | cut -c1-400
+    # (session 34) the small long-K shapes the table splits (1024x1024x12288: ours 43.5 us, cuBLASLt 38.7): the
+    # table's 27 at 2 splits, its pair twin 120, the unsplit 64 x 128 (22) and its pair 121, cuBLASLt's pick (algo 1)
+    timeout 200 python3 scripts/gemm_ncu.py --shape 1024x1024x12288 --configs 27:2 120:2 22 121:2 lt:1 --top 6 \
+      --metrics "$M" > "$OUT/ncu_longk.txt" 2>&1
+    grep -E " us |lts__t_requests" "$OUT/ncu_longk.txt" | cut -c1-400
     mkdir -p "$OUT/ncu_src"
     timeout 200 python3 scripts/gemm_ncu_source.py --shape 512x1024x4096 --configs 119 torch --top 12 \
       --save "$OUT/ncu_src" > "$OUT/ncu_source.txt" 2>&1
