@@ -1028,6 +1028,31 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     tail -40 "$OUT/ncu_source.txt"
     (cd "$OUT" && tar czf ncu_src.tgz --remove-files ncu_src)
     ;;
+  gemm_ncu_promo)
+    # Issue 6, session 34: at 1024x1024x12288 cuBLASLt runs our 22's tiling (its 128x64 = our 64 x 128, unsplit, 128
+    # CTAs) in 1x2 clusters at 45.0 us and 93% tensor pipe with 25% fewer L2 read sectors from the SMs than 22 (55.3 us,
+    # 73%), while our pairs (121, 64, 119) request as many sectors as their one-CTA twins. Does the L2 promotion of the
+    # operand maps decide whether our multicast saves L2 reads? 22 / 72 (its lean pair along M, library promotion) and
+    # 37 / 64 (the 64 x 64 pair) under each promotion.
+    python3 -m cudaopt.gemm.build | tail -1
+    M=lts__t_requests_srcunit_tex_op_read.sum,smsp__inst_executed.sum,l1tex__m_xbar2l1tex_read_bytes.sum
+    for promo in 256B none 64B 128B; do
+      CUDAOPT_GEMM_L2_PROMOTION=$promo timeout 120 python3 scripts/gemm_ncu.py --shape 1024x1024x12288 --configs 22 72 \
+        --top 4 --metrics "$M" > "$OUT/ncu_promo_$promo.txt" 2>&1
+      CUDAOPT_GEMM_L2_PROMOTION=$promo timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 64 \
+        --top 4 --metrics "$M" >> "$OUT/ncu_promo_$promo.txt" 2>&1
+    done
+    for promo in 256B none 64B 128B; do
+      echo "== promotion $promo"
+      python3 - "$OUT/ncu_promo_$promo.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+for block in re.findall(r"^(\S+ \[id \d+\]) @ (\S+): time us ([\d.]+).*?L2 read sectors from SMs ([\d,]+).*?tensor % ([\d.]+)", text, re.M):
+    name, shape, t, sec, tens = block
+    print(f"{shape:16s} {name:45s} {t:>7s} us  sectors from SMs {sec:>12s}  tensor {tens}%")
+PY
+    done
+    ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
     # adoption first (session 24's adopted table had no time left for it). GEMM_TABLE_GRID_LIMIT / _BENCH_S.
