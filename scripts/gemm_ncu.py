@@ -53,6 +53,7 @@ STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
 # The tensor pipe's utilisation: the metric's name differs between ncu versions and pipe families
 # (hmma, gmma, ...), so the busiest column of this form is shown.
 TENSOR = ("sm__pipe_tensor", "pct_of_peak_sustained_active")
+PCT_ELAPSED = ".pct_of_peak_sustained_elapsed"  # --breakdown: every unit's throughput as a percent of its peak
 # Our GEMM and split-K reduce kernels by function name (not torch's fills or copies).
 OUR_KERNELS = "regex:(hgemm_|splitk_reduce)"  # unanchored: the kernels sit in an anonymous namespace
 TORCH_KERNELS = "regex:(nvjet|gemm|cutlass|sm90_xmma)"  # cuBLAS's GEMM kernel under torch.matmul
@@ -180,6 +181,9 @@ def main() -> None:
     ap.add_argument("--clock-control", choices=("base", "none"), default="base",
                     help="ncu's clock control: base (locked, ncu's default) or none (the card's own clocks)")
     ap.add_argument("--calls", type=int, default=CALLS, help="back-to-back calls in the child; the last is profiled")
+    ap.add_argument("--breakdown", type=int, default=0, metavar="N",
+                    help="also print the N busiest units: the largest raw *.pct_of_peak_sustained_elapsed columns "
+                         "(the SpeedOfLight section's throughput breakdowns)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)  # "id" or "id:splits"
     args = ap.parse_args()
     if args.calls < 1:
@@ -223,6 +227,9 @@ def main() -> None:
             print(f"   stalls (warps per issue): {s['stalls']}")
             if extra:
                 print("   " + ", ".join(f"{m} {row.get(m, '')}" for m in extra))
+            if args.breakdown:
+                busiest = sorted(matching(row, ("", PCT_ELAPSED)), reverse=True)[:args.breakdown]
+                print("   busiest: " + ", ".join(f"{name} {v:.1f}" for v, name in busiest))
 
 
 if __name__ == "__main__":

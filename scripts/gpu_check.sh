@@ -1053,6 +1053,17 @@ for block in re.findall(r"^(\S+ \[id \d+\]) @ (\S+): time us ([\d.]+).*?L2 read 
 PY
     done
     ;;
+  gemm_ncu_units)
+    # Issue 6, session 34: which unit cuBLASLt's kernel keeps busier than ours (its "mem %" 83 against our 61 at
+    # 1024x1024x12288, where it runs our 22's tiling in pairs at 93% tensor pipe against 22's 73% and 72's 80%): the
+    # busiest units of each (SpeedOfLight's throughput breakdowns), at the long-K shape and the one-wave 64 x 64 shape.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 150 python3 scripts/gemm_ncu.py --shape 1024x1024x12288 --configs 22 72 lt:1 --top 6 --breakdown 14 \
+      > "$OUT/ncu_units.txt" 2>&1
+    timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 64 lt:0 --top 6 --breakdown 14 \
+      >> "$OUT/ncu_units.txt" 2>&1
+    grep -E " us |busiest" "$OUT/ncu_units.txt" | sed -E 's/, SM % .*tensor %/ tensor %/' | cut -c1-900
+    ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
     # adoption first (session 24's adopted table had no time left for it). GEMM_TABLE_GRID_LIMIT / _BENCH_S.
