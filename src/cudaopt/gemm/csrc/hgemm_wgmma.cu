@@ -253,6 +253,32 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_b
   return d;
 }
 
+// Session 34's Nsight source counts: at 512x1024x4096 our 64 x 64 pair issues ~20 integer instructions a wgmma (LOP3,
+// IMAD, SHF, R2UR: make_desc's masks and shifts per wgmma, in per-thread registers moved to uniform ones), cuBLAS's
+// kernel ~4 uniform ones. Two compile-time experiments (scripts/gpu_check.sh gemm_build_ab, bitwise against the
+// shipped build): CUDAOPT_EXPERIMENT_DESC_ADVANCE builds one descriptor a slot and operand and adds each wgmma's
+// offset / 16 to its start-address field (bits 0-13 hold a shared address below 256 KB >> 4, so the add cannot carry
+// into the fields above); CUDAOPT_EXPERIMENT_UNIFORM_WG takes the warpgroup index through a warp broadcast, which
+// the compiler knows is warp-uniform, so what derives from it (the consumer's ring position, slot addresses) may live
+// in uniform registers.
+__device__ __forceinline__ int warpgroup_index() {
+#ifdef CUDAOPT_EXPERIMENT_UNIFORM_WG
+  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
+#else
+  return threadIdx.x / 128;
+#endif
+}
+// DESC_ADVANCE: the descriptors of the shared memory at base + off for one operand of one slot (off a multiple of 16).
+template <uint32_t LBO, uint32_t SBO, uint32_t SWZ = 1>
+struct SmemDesc {
+  uint64_t d0;
+  __device__ __forceinline__ explicit SmemDesc(uint32_t base) : d0(make_desc(base, LBO, SBO, SWZ)) {}
+  __device__ __forceinline__ uint64_t at(uint32_t off) const {
+    const uint32_t lo = static_cast<uint32_t>(d0) + (off >> 4);
+    return (d0 & 0xFFFFFFFF00000000ull) | lo;
+  }
+};
+
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
@@ -633,7 +659,7 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + STAGES * T::kSlotBytes);
   uint64_t* empty = full + STAGES;
 
-  const int warpgroup = threadIdx.x / 128;
+  const int warpgroup = warpgroup_index();
   const int wg_thread = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -983,10 +1009,18 @@ struct WgmmaTile2 {
 template <class T, int BM>
 __device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], uint32_t a_base, uint32_t b_base, int kk,
                                                int accumulate) {
+#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+  const uint64_t desc_at = SmemDesc<16, 8 * 128>(a_base).at(kk * 32);
+#else
   const uint64_t desc_at = make_desc(a_base + kk * 32, 16, 8 * 128);
+#endif
 #pragma unroll
   for (int mi = 0; mi < T::kMI; ++mi) {
+#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+    const uint64_t desc_bt = SmemDesc<T::kChunkBBytes, 8 * 128>(b_base).at(mi * T::kChunkBBytes + kk * 16 * 128);
+#else
     const uint64_t desc_bt = make_desc(b_base + mi * T::kChunkBBytes + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
+#endif
     wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
   }
 }
@@ -1097,7 +1131,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   // block's epilogues run in item order (ping-pong consumers alternate), the t-th waits for phase t - 1.
   uint64_t* epi_free = empty + STAGES;
 
-  const int warpgroup = threadIdx.x / 128;
+  const int warpgroup = warpgroup_index();
   const int wg_thread = threadIdx.x % 128;
   // The cp.async producer (every producer thread arrives): compiled into the CPA instantiations only.
   // Session 15 measured the kernels that carried it as a runtime option 4% slower on the grid's
@@ -1199,12 +1233,22 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           if constexpr (SWAP) {
             swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0);
           } else {
+#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+          const uint64_t desc_b =
+              SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes);
+#else
           const uint64_t desc_b =
               make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
+#endif
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) {
+#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+            const uint64_t desc_a =
+                SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32);
+#else
             const uint64_t desc_a =
                 make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
+#endif
             wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, ((kt - kt_first) | kk) != 0);
           }
           }
@@ -1543,7 +1587,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
   // B modes 3-4 (diagnostics): each CTA's slots released by its own consumers alone; 4: no cluster barriers.
   constexpr bool kRemoteRelease = CM > 1 && (MC < 3 || along_n(MC));
   constexpr bool kClusterBarriers = CM > 1 && MC != 4;
-  const int warpgroup = threadIdx.x / 128;
+  const int warpgroup = warpgroup_index();
   const int wg_thread = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -1656,12 +1700,22 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
             if constexpr (SWAP) {
               swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0);
             } else {
+#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+            const uint64_t desc_b =
+                SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes);
+#else
             const uint64_t desc_b =
                 make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
+#endif
 #pragma unroll
             for (int mi = 0; mi < T::kMI; ++mi) {
+#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+              const uint64_t desc_a =
+                  SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32);
+#else
               const uint64_t desc_a =
                   make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
+#endif
               wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
             }
             }
