@@ -253,22 +253,26 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_b
   return d;
 }
 
-// Session 34's Nsight source counts: at 512x1024x4096 our 64 x 64 pair issues ~20 integer instructions a wgmma (LOP3,
-// IMAD, SHF, R2UR: make_desc's masks and shifts per wgmma, in per-thread registers moved to uniform ones), cuBLAS's
-// kernel ~4 uniform ones. Two compile-time experiments (scripts/gpu_check.sh gemm_build_ab, bitwise against the
-// shipped build): CUDAOPT_EXPERIMENT_DESC_ADVANCE builds one descriptor a slot and operand and adds each wgmma's
-// offset / 16 to its start-address field (bits 0-13 hold a shared address below 256 KB >> 4, so the add cannot carry
-// into the fields above); CUDAOPT_EXPERIMENT_UNIFORM_WG takes the warpgroup index through a warp broadcast, which
-// the compiler knows is warp-uniform, so what derives from it (the consumer's ring position, slot addresses) may live
-// in uniform registers.
+// Uniform descriptors (session 34). Nsight's source counts at 512x1024x4096 had our 64 x 64 pair issue ~20 integer
+// instructions a wgmma (LOP3, IMAD, SHF, R2UR: make_desc's masks and shifts per wgmma, in per-thread registers moved
+// to uniform ones) where cuBLAS's kernel issues ~4 uniform ones. Now each slot's operand gets one descriptor and each
+// wgmma adds its offset / 16 to the start-address field (bits 0-13 hold a shared address below 256 KB >> 4, so the add
+// cannot carry into the fields above: the descriptors are bit for bit make_desc's), and the warpgroup index comes
+// through a warp broadcast, which the compiler knows is warp-uniform, so the ring position, slot addresses and
+// descriptors live in uniform registers (the 64 x 64 ping-pong's k-block: 60 instructions, no R2UR, from 93).
+// Paired on the whole grid, bitwise equal (docs/gpu-runs.md, session 34): 1.9% faster in geomean, faster on 811 of
+// 1,000 shapes. CUDAOPT_EXPERIMENT_PER_THREAD_DESC builds the old form (sessions 1-33), for A/B runs.
+#ifndef CUDAOPT_EXPERIMENT_PER_THREAD_DESC
+#define CUDAOPT_UNIFORM_DESC
+#endif
 __device__ __forceinline__ int warpgroup_index() {
-#ifdef CUDAOPT_EXPERIMENT_UNIFORM_WG
+#ifdef CUDAOPT_UNIFORM_DESC
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
 #else
   return threadIdx.x / 128;
 #endif
 }
-// DESC_ADVANCE: the descriptors of the shared memory at base + off for one operand of one slot (off a multiple of 16).
+// The descriptors of the shared memory at base + off for one operand of one slot (off a multiple of 16).
 template <uint32_t LBO, uint32_t SBO, uint32_t SWZ = 1>
 struct SmemDesc {
   uint64_t d0;
@@ -1009,14 +1013,14 @@ struct WgmmaTile2 {
 template <class T, int BM>
 __device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], uint32_t a_base, uint32_t b_base, int kk,
                                                int accumulate) {
-#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+#ifdef CUDAOPT_UNIFORM_DESC
   const uint64_t desc_at = SmemDesc<16, 8 * 128>(a_base).at(kk * 32);
 #else
   const uint64_t desc_at = make_desc(a_base + kk * 32, 16, 8 * 128);
 #endif
 #pragma unroll
   for (int mi = 0; mi < T::kMI; ++mi) {
-#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+#ifdef CUDAOPT_UNIFORM_DESC
     const uint64_t desc_bt = SmemDesc<T::kChunkBBytes, 8 * 128>(b_base).at(mi * T::kChunkBBytes + kk * 16 * 128);
 #else
     const uint64_t desc_bt = make_desc(b_base + mi * T::kChunkBBytes + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
@@ -1233,7 +1237,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           if constexpr (SWAP) {
             swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0);
           } else {
-#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+#ifdef CUDAOPT_UNIFORM_DESC
           const uint64_t desc_b =
               SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes);
 #else
@@ -1242,7 +1246,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 #endif
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) {
-#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+#ifdef CUDAOPT_UNIFORM_DESC
             const uint64_t desc_a =
                 SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32);
 #else
@@ -1700,7 +1704,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
             if constexpr (SWAP) {
               swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0);
             } else {
-#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+#ifdef CUDAOPT_UNIFORM_DESC
             const uint64_t desc_b =
                 SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes);
 #else
@@ -1709,7 +1713,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 #endif
 #pragma unroll
             for (int mi = 0; mi < T::kMI; ++mi) {
-#ifdef CUDAOPT_EXPERIMENT_DESC_ADVANCE
+#ifdef CUDAOPT_UNIFORM_DESC
               const uint64_t desc_a =
                   SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32);
 #else
