@@ -2299,8 +2299,9 @@ def test_experiment_builds_compile_and_load(tmp_path):
     """The diagnostic defines of sessions 30-31 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
     the PDL wait; CUDAOPT_EXPERIMENT_EXIT_AFTER_READ: the last wait on C's TMA stores only for the staging read;
     CUDAOPT_EXPERIMENT_RELEASE_FIRST: the split-K GEMM and reduce kernels' PDL release before the wait;
-    CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM: the plain GEMMs' old order, wait then release; benchmarks/gemm_build_ab.py
-    times them against the shipped build) still compile, together, and the library
+    CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM: the plain GEMMs' old order, wait then release; session 34's
+    CUDAOPT_EXPERIMENT_PER_THREAD_DESC: the wgmma descriptors built per thread and per wgmma, as before session 34;
+    benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together, and the library
     carries the same config table (host code, no GPU needed)."""
     import ctypes
 
@@ -2310,7 +2311,8 @@ def test_experiment_builds_compile_and_load(tmp_path):
         pytest.skip("nvcc not on PATH")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True,
                          defines=("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
-                                  "CUDAOPT_EXPERIMENT_RELEASE_FIRST", "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM"))
+                                  "CUDAOPT_EXPERIMENT_RELEASE_FIRST", "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM",
+                                  "CUDAOPT_EXPERIMENT_PER_THREAD_DESC"))
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:
@@ -2357,3 +2359,37 @@ def test_build_ab_helpers_and_clear_exits(tmp_path, monkeypatch, capsys):
     assert mod.main(["--variant", "X", "--shapes", "64x64x64"]) == 2 and "no CUDA device" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # --variant is required
         mod.main(["--shapes", "grid"])
+
+
+def _make_desc(addr: int, lbo: int, sbo: int, swizzle: int = 1) -> int:
+    """hgemm_wgmma.cu's make_desc: start address, leading and stride byte offsets (>> 4, 14 bits each), swizzle."""
+    return (((addr & 0x3FFFF) >> 4) | (((lbo & 0x3FFFF) >> 4) << 16) | (((sbo & 0x3FFFF) >> 4) << 32)
+            | (swizzle << 62))
+
+
+def _desc_at(base: int, off: int, lbo: int, sbo: int, swizzle: int = 1) -> int:
+    """SmemDesc<LBO, SBO, SWZ>(base).at(off) (session 34): the base's descriptor, off / 16 added to its low 32 bits."""
+    d0 = _make_desc(base, lbo, sbo, swizzle)
+    return (d0 & 0xFFFFFFFF00000000) | (((d0 & 0xFFFFFFFF) + (off >> 4)) & 0xFFFFFFFF)
+
+
+def test_uniform_descriptors_equal_make_desc_wherever_the_kernels_point():
+    """The shipped kernels' descriptors (session 34: one per slot and operand, each wgmma's offset added to the start
+    address field) are make_desc's bit for bit for every slot base a config's shared memory can hold and every offset
+    its wgmmas add: any 16-byte-aligned address below 227 KB, offsets up to a slot. The premise is the 18-bit shared
+    window: past 256 KB the add would carry into the leading-byte-offset field, which the check below shows."""
+    limit = 227 * 1024
+    for c in WGMMA_CONFIGS:
+        assert c.smem_bytes <= limit, c.label
+    lbo_sbo = {(16, 1024, 1), (8192, 1024, 1), (4096, 512, 2), (16384, 1024, 1)}
+    offsets = sorted({kk * 32 + mi * 64 * 128 + chunk * 8192 for kk in range(8) for mi in range(4)
+                      for chunk in range(4)})
+    for lbo, sbo, swz in lbo_sbo:
+        for base in range(0, limit, 16 * 37):  # a stride co-prime to the slot sizes visits every residue class
+            base -= base % 16
+            for off in offsets:
+                if base + off >= limit:
+                    continue
+                assert _desc_at(base, off, lbo, sbo, swz) == _make_desc(base + off, lbo, sbo, swz), (base, off, lbo)
+    # Beyond the 18-bit window the identity breaks (make_desc masks, the add carries): what the premise rules out.
+    assert _desc_at(0x3FFF0, 0x20, 16, 1024) != _make_desc(0x3FFF0 + 0x20, 16, 1024)
