@@ -1196,6 +1196,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     uint32_t pos = kPP ? consumer * k_tiles : 0;
     // KS: consumer c takes k-blocks c, c + 2, ... of every item; the item's first k-block sits at ring position ks_base.
     [[maybe_unused]] uint32_t ks_base = 0;
+    // (kt_first is KS ? consumer : 0; written that way it changes the cooperative cluster split-K kernels' SASS, session 34)
     constexpr int kKtFirstScale = KS ? 1 : 0, kKtStep = KS ? 2 : 1;
     const int kt_first = kKtFirstScale * consumer;
     if constexpr (SPLITK) {
@@ -1283,6 +1284,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         const bool has_partial = k_tiles > 1;
         // consumer 1's fp32 partial: ks_red_bytes past the barriers, 16-byte aligned (CUDAOPT_WGMMA_CFG2K)
         float4* ks_red = reinterpret_cast<float4*>((reinterpret_cast<uintptr_t>(epi_free + 1) + 15) & ~uintptr_t(15));
+        const auto ks_slot = [&](int mi, int i) { return (mi * (T::kAcc / 4) + i / 4) * 128 + wg_thread; };
         if (consumer == 1) {
           if (item != (int)blockIdx.x) named_bar_sync(kBarKsFree, 256);  // consumer 0 has read the last one
           if (has_partial) {
@@ -1290,8 +1292,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
             for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
               for (int i = 0; i < T::kAcc; i += 4)
-                ks_red[(mi * (T::kAcc / 4) + i / 4) * 128 + wg_thread] =
-                    make_float4(acc[mi][i], acc[mi][i + 1], acc[mi][i + 2], acc[mi][i + 3]);
+                ks_red[ks_slot(mi, i)] = make_float4(acc[mi][i], acc[mi][i + 1], acc[mi][i + 2], acc[mi][i + 3]);
           }
           named_bar_arrive(kBarKsFull, 256);
           continue;
@@ -1302,7 +1303,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
             for (int i = 0; i < T::kAcc; i += 4) {
-              const float4 v = ks_red[(mi * (T::kAcc / 4) + i / 4) * 128 + wg_thread];
+              const float4 v = ks_red[ks_slot(mi, i)];
               acc[mi][i] += v.x;
               acc[mi][i + 1] += v.y;
               acc[mi][i + 2] += v.z;
