@@ -56,6 +56,7 @@
 #   bash scripts/gpu_check.sh gemm_ncu_pairs  # issue 6: Nsight of the 64 x 64 lean pairs at 128 B promotion beside cuBLASLt's
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh gemm_ncu_mc  # issue 6, plan for session 34: do our 64 x 64 pairs' multicasts cut L2 requests at all
+#   bash scripts/gpu_check.sh gemm_ours_back  # issue 6, plan for session 35: the table's fallbacks against the new kernels
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -1063,6 +1064,26 @@ PY
     timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 64 lt:0 --top 6 --breakdown 14 \
       >> "$OUT/ncu_units.txt" 2>&1
     grep -E " us |busiest" "$OUT/ncu_units.txt" | sed -E 's/, SM % .*tensor %/ tensor %/' | cut -c1-900
+    ;;
+  gemm_ours_back)
+    # Issue 6, plan for session 35: session 34's uniform descriptors made our kernels 1.9% faster (paired), and the
+    # table's 429 fallbacks (177 torch, 252 cuBLASLt) were chosen against the old ones. Our kernel of record against
+    # each shape's fallback again (tune-gemm-fallbacks --ours-back), the cuBLASLt pass on the shapes taken back, into
+    # $OUT/tuned_back.json (resumable: GEMM_BACK_FROM=an earlier tuned_back.json continues it). Review, copy it over
+    # src/cudaopt/gemm/tuned_h200.json, then gemm_table_grid.
+    python3 -m cudaopt.gemm.build | tail -1
+    [ -n "${GEMM_BACK_FROM:-}" ] && cp "$GEMM_BACK_FROM" "$OUT/tuned_back.json"
+    timeout "${GEMM_BACK_LIMIT:-540}" python3 -m cudaopt.cli tune-gemm-fallbacks --table src/cudaopt/gemm/tuned_h200.json \
+      --out "$OUT/tuned_back.json" --ours-back --budget-s "${GEMM_BACK_BUDGET_S:-480}" > "$OUT/ours_back.log" 2>&1
+    echo "tune-gemm-fallbacks --ours-back exit $?"
+    grep -E "ours-back pass|fallback pass|FAILED|budget" "$OUT/ours_back.log" | tail -6
+    python3 - "$OUT/tuned_back.json" <<'PY'
+import collections, json, sys
+e = json.load(open(sys.argv[1]))["entries"]
+print("backends:", dict(collections.Counter(x.get("backend", "ours") for x in e)),
+      "| taken back:", sum(1 for x in e if (x.get("ours_back") or {}).get("taken_back")),
+      "of", sum(1 for x in e if (x.get("ours_back") or {}).get("checked")), "checked")
+PY
     ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or

@@ -502,7 +502,8 @@ def test_bad_shard_is_a_usage_error():
         bench_gemm(shapes="64x64x64", shard="3/2")
     with pytest.raises(ValueError, match="shard"):
         tune_gemm(shapes="64x64x64", shard="x")
-    for args in (["bench-gemm", "--shard", "3/2"], ["tune-gemm", "--shard", "1/0"], ["bench-gemm", "--mode", "batch"]):
+    for args in (["bench-gemm", "--shard", "3/2"], ["tune-gemm", "--shard", "1/0"], ["bench-gemm", "--mode", "batch"],
+                 ["tune-gemm-fallbacks", "--ours-back", "--table", "/nonexistent/tuned.json"]):
         p = subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True, timeout=120,
                            check=False)
         assert p.returncode == 2 and "error:" in p.stderr and "Traceback" not in p.stderr, p.stderr
@@ -870,6 +871,66 @@ def test_lt_fallback_pass_resumes_and_survives_a_failing_shape(tmp_path, no_gpu)
     assert calls == [shapes[2]]  # only shapes the table holds
     with pytest.raises(FileNotFoundError, match="--table|no table"):
         tune.run_lt_fallbacks(tmp_path / "none.json", out, log=lambda s: None)
+
+
+def test_ours_back_needs_both_verdicts_and_a_correct_kernel():
+    """Session 34: a fallback chosen against older kernels goes back to ours only where the screening and the paired
+    confirmation both find ours faster and ours passes the checks; the cuBLASLt record goes with it."""
+    lt = _lt_entry("cublaslt", lt_algo=3, lt_fallback={"checked": True, "replaced": "ours", "best_algo": 3})
+    ok = lambda: True  # noqa: E731
+    back = tune.decide_ours_back(lt, {"ours": 9.0, "fallback": 10.0}, lambda: (9.1, 10.0, 1.08), ok)
+    assert back["backend"] == "ours" and back["config"] == 27 and "lt_algo" not in back and "lt_fallback" not in back
+    assert back["ours_back"] == {"checked": True, "fallback": "cublaslt", "lt_algo": 3, "screen_ours_us": 9.0,
+                                 "screen_fallback_us": 10.0, "ours_us": 9.1, "fallback_us": 10.0,
+                                 "paired_fallback_over_ours": 1.08, "taken_back": True}
+    assert dispatch.parse_table({"entries": [back]})[(256, 256, 256)] == Choice("ours", 27, 1)
+    # the paired confirmation says the fallback is faster: stays, checked
+    stays = tune.decide_ours_back(lt, {"ours": 9.0, "fallback": 10.0}, lambda: (9.1, 10.0, 0.99), ok)
+    assert stays["backend"] == "cublaslt" and stays["lt_algo"] == 3 and stays["ours_back"]["checked"]
+    assert "taken_back" not in stays["ours_back"]
+    # no pairs: the medians decide; ours failing its checks stays out
+    torch_fb = _lt_entry("torch")
+    assert tune.decide_ours_back(torch_fb, {"ours": 9.0, "fallback": 10.0}, lambda: (9.5, 10.0, None), ok)["backend"] == "ours"
+    assert tune.decide_ours_back(torch_fb, {"ours": 9.0, "fallback": 10.0}, lambda: (9.1, 10.0, 1.1),
+                                 lambda: False)["backend"] == "torch"
+
+    def never():
+        raise AssertionError("confirmed although the screening found the fallback faster")
+    for screen in ({"ours": 10.0, "fallback": 9.0}, {"ours": float("nan"), "fallback": 9.0}, {"fallback": 9.0}):
+        e = tune.decide_ours_back(torch_fb, screen, never, ok)
+        assert e["backend"] == "torch" and e["ours_back"]["checked"] and e["ours_back"]["fallback"] == "torch"
+
+
+def test_ours_back_pass_visits_only_the_fallbacks_and_resumes(tmp_path, no_gpu):
+    table = tmp_path / "t.json"
+    rows = [((64, 64, 64), "ours"), ((128, 128, 128), "torch"), ((256, 256, 256), "cublaslt"), ((512, 8, 8), "torch")]
+    table.write_text(json.dumps({"device": "H", "fallback_below": 1.0, "entries": [
+        {"m": m, "n": n, "k": kk, "backend": b, "config": 6, "splits": 1, **({"lt_algo": 1} if b == "cublaslt" else {})}
+        for (m, n, kk), b in rows]}))
+    calls = []
+
+    def fake(entry, rng=None):
+        s = (entry["m"], entry["n"], entry["k"])
+        calls.append(s)
+        if s == (512, 8, 8):
+            raise RuntimeError("CUDA error: an illegal memory access")
+        taken = s == (256, 256, 256)
+        return tune.decide_ours_back(entry, {"ours": 1.0 if taken else 2.0, "fallback": 1.5},
+                                     lambda: (1.0, 1.5, 1.4), lambda: True)
+    no_gpu.setattr(tune, "ours_back_shape", fake)
+    out = tmp_path / "out.json"
+    lines = []
+    data = tune.run_ours_back(table, out, log=lines.append)
+    assert calls == [(128, 128, 128), (256, 256, 256), (512, 8, 8)]  # ours' own shape is not visited
+    assert json.loads(out.read_text()) == data and data["device"] == "H"
+    assert [e["backend"] for e in data["entries"]] == ["ours", "torch", "ours", "torch"]
+    assert "ours_back" not in data["entries"][3]  # failed: unchanged, tried again next run
+    assert any("FAILED" in ln for ln in lines) and "1 shapes back to ours" in lines[-1]
+    calls.clear()
+    tune.run_ours_back(table, out, log=lambda s: None)
+    assert calls == [(512, 8, 8)]  # the checked ones skipped; the taken-back one is ours' now
+    with pytest.raises(FileNotFoundError, match="no table"):
+        tune.run_ours_back(tmp_path / "none.json", out, log=lambda s: None)
 
 
 def test_lt_fallback_without_cublaslt_says_so_once_and_declines(monkeypatch):

@@ -290,10 +290,13 @@ def tune_gemm_fallbacks_cmd(
     shapes: Optional[str] = typer.Option(None, help="Only these of the table's shapes: grid | sample:N | FILE | MxNxK,..."),
     budget_s: Optional[float] = typer.Option(None, "--budget-s", help="Start no new shape after this many seconds; a rerun continues."),
     recheck: bool = typer.Option(False, "--recheck", help="Check shapes the output already records as checked again."),
+    ours_back: bool = typer.Option(False, "--ours-back", help="First time our kernel of record against the fallback "
+                                   "of every shape handed to torch.matmul or cuBLASLt, and take back the ones ours "
+                                   "now win (after a kernel change); the cuBLASLt pass then checks those again."),
 ) -> None:
     """Hand the shapes where one of cuBLASLt's algorithms beats the table's choice to that algorithm."""
     from cudaopt.gemm.cli import check_args
-    from cudaopt.gemm.tune import run_lt_fallbacks
+    from cudaopt.gemm.tune import run_lt_fallbacks, run_ours_back
 
     try:
         shape_list = check_args(shapes, budget_s=budget_s) if shapes else None
@@ -302,6 +305,14 @@ def tune_gemm_fallbacks_cmd(
     if not table.is_file():
         _usage_error(f"no table at {table}: pass the tuned table to start from with --table")
     _need_cuda()
+    if ours_back:
+        import time
+
+        t0 = time.perf_counter()
+        run_ours_back(table, out, shapes=shape_list, budget_s=budget_s, recheck=recheck)
+        table = out  # the cuBLASLt pass continues from what the ours-back pass wrote
+        if budget_s is not None:
+            budget_s = max(0.0, budget_s - (time.perf_counter() - t0))
     run_lt_fallbacks(table, out, shapes=shape_list, budget_s=budget_s, recheck=recheck)
     console.print(f"table: {out}")
 

@@ -922,3 +922,35 @@ def test_lt_fallback_pass_on_two_shapes_writes_a_dispatchable_table(tmp_path):
         assert (choice.backend == "cublaslt") == ("replaced" in e["lt_fallback"])
         r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c), *shapes[0 if e["k"] == 4096 else 1])
         assert r.ok, (e, r)
+
+
+def test_ours_back_pass_then_lt_pass_writes_a_dispatchable_table(tmp_path):
+    """Session 34's ours-back pass on a torch and a cuBLASLt fallback: each is checked (ours timed against its
+    fallback), the table still parses, and every resulting choice passes both checks; then the cuBLASLt pass runs on
+    its output as `tune-gemm-fallbacks --ours-back` does."""
+    import json
+
+    import torch
+
+    from cudaopt.gemm import dispatch, hgemm
+    from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.lt_fallback import plan_for
+    from cudaopt.gemm.tune import run_lt_fallbacks, run_ours_back
+
+    assert plan_for(torch.cuda.current_device(), 1024, 1024, 1024).count >= 1
+    table = tmp_path / "t.json"
+    table.write_text(json.dumps({"device": "x", "entries": [
+        {"m": 256, "n": 256, "k": 4096, "backend": "torch", "config": 6, "splits": 1},
+        {"m": 1024, "n": 1024, "k": 1024, "backend": "cublaslt", "lt_algo": 0, "config": 6, "splits": 1,
+         "lt_fallback": {"checked": True, "replaced": "ours", "best_algo": 0}}]}))
+    out = tmp_path / "out.json"
+    data = run_ours_back(table, out, log=lambda s: None)
+    assert all(e["ours_back"]["checked"] for e in data["entries"])
+    for e in data["entries"]:
+        assert (e["backend"] == "ours") == bool(e["ours_back"].get("taken_back")), e
+    data = run_lt_fallbacks(out, out, log=lambda s: None)
+    parsed = dispatch.parse_table(data)
+    for e in data["entries"]:
+        s = (e["m"], e["n"], e["k"])
+        r = check_gemm(lambda a, b, out, c=parsed[s]: hgemm(a, b, out=out, choice=c), *s)
+        assert r.ok, (e, r)

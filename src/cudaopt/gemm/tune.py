@@ -333,7 +333,13 @@ def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
     import torch
 
     from cudaopt.gemm import _lib, hgemm
-    from cudaopt.gemm.bench import lt_launch, make_inputs, num_sets, ours_launch, torch_launch
+    from cudaopt.gemm.bench import (
+        lt_launch,
+        make_inputs,
+        num_sets,
+        ours_launch,
+        torch_launch,
+    )
     from cudaopt.gemm.correctness import check_gemm
     from cudaopt.gemm.lt_fallback import plan_for
     from cudaopt.gemm.stats import paired_ratio
@@ -368,13 +374,15 @@ def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
     return decide_lt(entry, screen, confirm, correct, info=plan.algo_info, runoff=runoff)
 
 
-def run_lt_fallbacks(table: Path, out: Path, shapes: list[Shape] | None = None, budget_s: float | None = None,
-                     seed: int = 0, recheck: bool = False, log=print) -> dict:
-    """The fallback pass over the table at `table` (all its shapes, or those of `shapes` it holds), written
-    to `out` after every shape (atomically; out may be table). Shapes `out` already records as checked
-    are skipped unless recheck, so a killed or budget-limited pass continues where it stopped."""
+def _table_pass(table: Path, out: Path, shapes: list[Shape] | None, budget_s: float | None, recheck: bool, log,
+                *, seed: int, name: str, record: str, select, per_shape, describe) -> tuple[dict[Shape, dict], dict, int]:
+    """One pass over a tuned table's shapes, written to `out` after every shape (atomically; out may be table):
+    the shapes `select(entry)` picks, skipping those whose `record` says checked unless recheck, so a killed or
+    budget-limited pass continues where it stopped. per_shape(entry, rng) -> the new entry; a shape that raises
+    keeps its entry (tried again next run), and an unusable CUDA context stops the pass. describe(new entry) -> the
+    end of its progress line. A shape's replay order is fixed per seed and shape. Returns (entries, meta, shapes
+    done)."""
     from cudaopt.gemm.bench import _error_text, _release, cuda_usable
-    from cudaopt.gemm.lt_fallback import clear_plans
 
     table, out = Path(table), Path(out)
     if not table.exists():
@@ -382,33 +390,151 @@ def run_lt_fallbacks(table: Path, out: Path, shapes: list[Shape] | None = None, 
     meta = {k: v for k, v in json.loads(table.read_text()).items() if k != "entries"}
     entries = table_entries(table)
     entries.update({s: e for s, e in table_entries(out).items() if s in entries})  # {} where out is new
-    wanted = sorted(entries) if shapes is None else [s for s in shapes if s in entries]
-    todo = [s for s in wanted if recheck or not (entries[s].get("lt_fallback") or {}).get("checked")]
+    wanted = [s for s in (sorted(entries) if shapes is None else [s for s in shapes if s in entries])
+              if select(entries[s])]
+    todo = [s for s in wanted if recheck or not (entries[s].get(record) or {}).get("checked")]
     if len(todo) < len(wanted):
         log(f"{out}: {len(wanted) - len(todo)} of {len(wanted)} shapes already checked (recheck to redo them)")
-    t0, moved = time.perf_counter(), 0
+    t0, done = time.perf_counter(), 0
     write_json_atomic(out, table_data(entries, meta))
     for pos, s in enumerate(todo):
         if budget_s is not None and time.perf_counter() - t0 > budget_s:
-            log(f"fallback budget reached after {pos} shapes ({len(todo) - pos} not checked)")
+            log(f"{name} budget reached after {pos} shapes ({len(todo) - pos} not checked)")
             break
         try:
-            e = lt_fallback_shape(entries[s], rng=random.Random(seed * 1_000_003 + hash(s) % 1_000_003))
+            e = per_shape(entries[s], rng=random.Random(seed * 1_000_003 + hash(s) % 1_000_003))
         except Exception as err:  # noqa: BLE001 - one shape's failure keeps the table's choice there
             _release()
-            log(f"[lt {pos + 1}/{len(todo)}] {s[0]}x{s[1]}x{s[2]}: FAILED (entry unchanged): {_error_text(err)}")
+            log(f"[{name} {pos + 1}/{len(todo)}] {s[0]}x{s[1]}x{s[2]}: FAILED (entry unchanged): {_error_text(err)}")
             if not cuda_usable():
                 log("stopping: CUDA context unusable")
                 break
             continue
         entries[s] = e
+        done += 1
         write_json_atomic(out, table_data(entries, meta))
+        log(f"[{name} {pos + 1}/{len(todo)}] {s[0]}x{s[1]}x{s[2]}: {describe(e)}")
+    return entries, meta, done
+
+
+def run_lt_fallbacks(table: Path, out: Path, shapes: list[Shape] | None = None, budget_s: float | None = None,
+                     seed: int = 0, recheck: bool = False, log=print) -> dict:
+    """The fallback pass over the table at `table` (all its shapes, or those of `shapes` it holds), written
+    to `out` after every shape (atomically; out may be table). Shapes `out` already records as checked
+    are skipped unless recheck, so a killed or budget-limited pass continues where it stopped."""
+    from cudaopt.gemm.lt_fallback import clear_plans
+
+    def describe(e: dict) -> str:
         rec = e["lt_fallback"]
-        if e["backend"] == "cublaslt":
-            moved += 1
-        log(f"[lt {pos + 1}/{len(todo)}] {s[0]}x{s[1]}x{s[2]}: table {rec.get('screen_table_us')}us, best cuBLASLt "
-            f"algo {rec.get('best_algo')} {rec.get('screen_lt_us')}us -> {e['backend']}")
+        return (f"table {rec.get('screen_table_us')}us, best cuBLASLt algo {rec.get('best_algo')} "
+                f"{rec.get('screen_lt_us')}us -> {e['backend']}")
+
+    moved = []
+
+    def per_shape(e: dict, rng) -> dict:
+        new = lt_fallback_shape(e, rng=rng)
+        if new["backend"] == "cublaslt":
+            moved.append(e)
+        return new
+
+    entries, meta, _ = _table_pass(table, out, shapes, budget_s, recheck, log, seed=seed, name="lt", record="lt_fallback",
+                                   select=lambda e: True, per_shape=per_shape, describe=describe)
     clear_plans()
     n_lt = sum(1 for e in entries.values() if e.get("backend") == "cublaslt")
-    log(f"fallback pass: {moved} shapes moved to cuBLASLt this run; the table hands {n_lt} of {len(entries)} to it")
+    log(f"fallback pass: {len(moved)} shapes moved to cuBLASLt this run; the table hands {n_lt} of {len(entries)} to it")
+    return table_data(entries, meta)
+
+
+# ---- ours back (session 34): a fallback chosen against older kernels, timed against ours again ------------------
+def decide_ours_back(entry: dict, screen: dict[str, float], confirm, correct) -> dict:
+    """The entry after the ours-back check. The table hands the shape to a fallback (torch.matmul, or cuBLASLt's
+    algorithm lt_algo) although it records our kernel (config, splits): a kernel change can make ours the faster.
+    screen: {"ours": us, "fallback": us}; confirm() -> (ours_us, fallback_us, paired t_fallback / t_ours or None);
+    correct() -> bool (ours passes the checks). Ours takes the shape back only where the screening and the
+    confirmation's paired ratio (its medians' where it has none) both find it faster, and it is correct; the
+    fallback's record goes with it (the cuBLASLt pass checks the shape again). Either way the entry records the
+    check in "ours_back"."""
+    was = entry.get("backend", "ours")
+    rec: dict = {"checked": True, "fallback": was}
+    if was == "cublaslt":
+        rec["lt_algo"] = entry.get("lt_algo")
+    ours_us, fb_us = screen.get("ours", math.nan), screen.get("fallback", math.nan)
+    rec.update(screen_ours_us=round(ours_us, 3), screen_fallback_us=round(fb_us, 3))
+    if not fb_us / ours_us > 1.0:  # NaN (either failed to run) or the fallback faster: stays
+        return {**entry, "ours_back": rec}
+    t_ours, t_fb, paired = confirm()
+    verdict = paired if paired is not None else t_fb / t_ours
+    rec.update(ours_us=round(t_ours, 3), fallback_us=round(t_fb, 3),
+               paired_fallback_over_ours=None if paired is None else round(paired, 4))
+    if not verdict > 1.0 or not correct():
+        return {**entry, "ours_back": rec}
+    rec["taken_back"] = True
+    back = {k: v for k, v in entry.items() if k not in ("lt_algo", "lt_fallback")}
+    return {**back, "backend": "ours", "ours_back": rec}
+
+
+def ours_back_shape(entry: dict, rng: random.Random | None = None) -> dict:
+    """Time our kernel of the entry (config, splits) against the fallback the table hands the shape to, and decide
+    (`decide_ours_back`)."""
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+    from cudaopt.gemm.bench import (
+        lt_launch,
+        make_inputs,
+        num_sets,
+        ours_launch,
+        torch_launch,
+    )
+    from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.lt_fallback import plan_for
+    from cudaopt.gemm.stats import paired_ratio
+    from cudaopt.gemm.timing import time_gpu
+
+    rng = rng or random.Random(0)
+    m, n, k = entry["m"], entry["n"], entry["k"]
+    ours_choice = Choice("ours", int(entry.get("config", 0)), int(entry.get("splits", 1)))
+    lt = entry.get("backend") == "cublaslt"
+    sets = num_sets(m, n, k)
+    x = make_inputs(m, n, k, sets, _lib.workspace_bytes(m, n, ours_choice.splits), with_blas=lt, transposed_b=False)
+    if lt:
+        plan = plan_for(torch.cuda.current_device(), m, n, k)
+        algo = int(entry.get("lt_algo", -1))
+        if plan is None or not 0 <= algo < plan.count:
+            raise _lib.GemmError(f"cuBLASLt cannot run algorithm {algo} for {m}x{n}x{k} here")
+        fallback = lt_launch(x, plan, algo)
+    else:
+        fallback = torch_launch(x)
+    cands = {"ours": ours_launch(x, m, n, k, ours_choice), "fallback": fallback}
+    screen = time_gpu(cands, sets, rounds=LT_SCREEN_ROUNDS, rng=rng)
+
+    def confirm():
+        per_round: dict[str, list[float]] = {}
+        t = time_gpu(cands, sets, rounds=CONFIRM_ROUNDS, rng=rng, per_round=per_round)
+        return t["ours"], t["fallback"], paired_ratio(per_round, ("fallback",), "ours")
+
+    def correct() -> bool:
+        return check_gemm(lambda a, b, out: hgemm(a, b, out=out, choice=ours_choice), m, n, k).ok
+
+    return decide_ours_back(entry, screen, confirm, correct)
+
+
+def run_ours_back(table: Path, out: Path, shapes: list[Shape] | None = None, budget_s: float | None = None,
+                  seed: int = 0, recheck: bool = False, log=print) -> dict:
+    """The ours-back pass: every shape the table hands to torch.matmul or cuBLASLt, our kernel of record timed against
+    that fallback again (`ours_back_shape`); written to `out` after every shape, resumable like the cuBLASLt pass."""
+    from cudaopt.gemm.lt_fallback import clear_plans
+
+    def describe(e: dict) -> str:
+        rec = e["ours_back"]
+        return (f"ours {rec.get('screen_ours_us')}us, {rec.get('fallback')} {rec.get('screen_fallback_us')}us -> "
+                f"{e['backend']}")
+
+    entries, meta, _ = _table_pass(table, out, shapes, budget_s, recheck, log, seed=seed, name="back", record="ours_back",
+                                   select=lambda e: e.get("backend", "ours") != "ours" and "config" in e,
+                                   per_shape=lambda e, rng: ours_back_shape(e, rng=rng), describe=describe)
+    clear_plans()
+    back = sum(1 for e in entries.values() if (e.get("ours_back") or {}).get("taken_back"))
+    log(f"ours-back pass: {back} shapes back to ours on record; the table hands "
+        f"{sum(1 for e in entries.values() if e.get('backend', 'ours') != 'ours')} of {len(entries)} to a fallback")
     return table_data(entries, meta)
