@@ -2301,6 +2301,7 @@ def test_experiment_builds_compile_and_load(tmp_path):
     CUDAOPT_EXPERIMENT_RELEASE_FIRST: the split-K GEMM and reduce kernels' PDL release before the wait;
     CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM: the plain GEMMs' old order, wait then release; session 34's
     CUDAOPT_EXPERIMENT_PER_THREAD_DESC: the wgmma descriptors built per thread and per wgmma, as before session 34;
+    CUDAOPT_EXPERIMENT_U32_SLOTS: the consumers' ring addresses converted once;
     benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together, and the library
     carries the same config table (host code, no GPU needed)."""
     import ctypes
@@ -2312,7 +2313,7 @@ def test_experiment_builds_compile_and_load(tmp_path):
     result = build.build(out_dir=tmp_path, with_blas=False, force=True,
                          defines=("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
                                   "CUDAOPT_EXPERIMENT_RELEASE_FIRST", "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM",
-                                  "CUDAOPT_EXPERIMENT_PER_THREAD_DESC"))
+                                  "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS"))
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:

@@ -77,12 +77,12 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
                "r"(bytes)
                : "memory");
 }
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+__device__ __forceinline__ void mbar_arrive_at(uint32_t addr) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(addr) : "memory");
 }
-// Spins until the phase with the given parity has completed.
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  const uint32_t addr = smem_u32(bar);
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) { mbar_arrive_at(smem_u32(bar)); }
+// Spins until the phase with the given parity of the barrier at shared address addr has completed.
+__device__ __forceinline__ void mbar_wait_at(uint32_t addr, uint32_t parity) {
   uint32_t done = 0;
   do {
     asm volatile(
@@ -94,6 +94,7 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
         : "memory");
   } while (!done);
 }
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) { mbar_wait_at(smem_u32(bar), parity); }
 
 // ---- TMA ----------------------------------------------------------------------------------------
 // 2-D tile load: box at (inner coordinate c0, outer coordinate c1) into shared memory at dst,
@@ -272,6 +273,23 @@ __device__ __forceinline__ int warpgroup_index() {
   return threadIdx.x / 128;
 #endif
 }
+// CUDAOPT_EXPERIMENT_U32_SLOTS (session 34, not yet measured): the consumers' ring addresses converted to shared
+// addresses once, before the item loop. The shipped build converts each generic pointer where it is used, and the
+// compiler rematerialises the shared window's base (S2UR SR_CgaCtaId and the 1 KB alignment) in every k-block, in
+// front of the full barrier's wait: the 64 x 64 ping-pong's k-block is 60 instructions, 47 with the experiment.
+// (Through an opaque move: with plain values the compiler still rematerialises them from S2UR in the loop.)
+__device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
+  uint32_t r;
+  asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
+  return r;
+}
+struct RingAt {
+  uint32_t full, empty, a, b;  // the full and empty barriers' and the A and B slots' shared addresses
+  __device__ __forceinline__ RingAt(const uint64_t* full_bars, const uint64_t* empty_bars, const unsigned char* slots_a,
+                                    const unsigned char* slots_b)
+      : full(opaque_u32(smem_u32(full_bars))), empty(opaque_u32(smem_u32(empty_bars))),
+        a(opaque_u32(smem_u32(slots_a))), b(opaque_u32(smem_u32(slots_b))) {}
+};
 // The descriptors of the shared memory at base + off for one operand of one slot (off a multiple of 16).
 template <uint32_t LBO, uint32_t SBO, uint32_t SWZ = 1>
 struct SmemDesc {
@@ -1209,6 +1227,9 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       first = (T::kPingPong && consumer == 1) ? num_items : csplit_item(num_tiles, splits);
       step = num_items;
     }
+#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
+    const RingAt ring(full, empty, slots_a, slots_b);
+#endif
     for (int item = first; item < num_items; item += step) {
       int tile = item, split = 0, kb_count = k_tiles;
       if constexpr (SPLITK) {
@@ -1226,10 +1247,17 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       if constexpr (KS) pos = ks_base + consumer;
       for (int kt = kt_first; kt < kb_count; kt += kKtStep) {
         const uint32_t slot = pos % STAGES;
+#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
+        mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
+        if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
+        const uint32_t a_base = ring.a + slot * T::kSlotABytes + a_row_off * 128;
+        const uint32_t b_base = ring.b + slot * T::kSlotBBytes;
+#else
         mbar_wait(&full[slot], (pos / STAGES) & 1);
         if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
         const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
         const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
+#endif
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
         wgmma_fence();
@@ -1264,7 +1292,11 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         wgmma_wait<1>();  // the previous k-block is done: its slot can be refilled
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
+#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
+        if (kt > kt_first && lane == 0) mbar_arrive_at(ring.empty + prev_slot * 8);
+#else
         if (kt > kt_first && lane == 0) mbar_arrive(&empty[prev_slot]);
+#endif
         prev_slot = slot;
         pos += kKtStep;
       }
@@ -1672,6 +1704,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     };
     const int first = T::kPingPong ? seq0 + consumer * seq_step : seq0;
     const int step = T::kPingPong ? 2 * seq_step : seq_step;
+#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
+    const RingAt ring(full, empty, slots_a, slots_b);
+#endif
     for (int item = first; item < num_items; item += step) {
       int tile = item, split = 0, kb_count = k_tiles;  // (tile: the cluster's unit)
       if constexpr (SPLITK) {
@@ -1693,9 +1728,15 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       uint32_t prev_slot = 0;
       for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
+#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
+        mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
+        const uint32_t a_base = ring.a + slot * T::kSlotABytes + a_row_off * 128;
+        const uint32_t b_base = ring.b + slot * T::kSlotBBytes;
+#else
         mbar_wait(&full[slot], (pos / STAGES) & 1);
         const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
         const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
+#endif
         if (UNCOND || live) {
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
