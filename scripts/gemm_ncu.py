@@ -167,6 +167,11 @@ def summary(row: dict, top: int) -> dict:
     return out
 
 
+def busiest(row: dict, n: int) -> str:
+    """--breakdown: the n largest percent-of-peak (elapsed) columns of a kernel row, largest first."""
+    return ", ".join(f"{name} {v:.1f}" for v, name in sorted(matching(row, ("", PCT_ELAPSED)), reverse=True)[:n])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", default="16384x12288x1024")
@@ -228,8 +233,7 @@ def main() -> None:
             if extra:
                 print("   " + ", ".join(f"{m} {row.get(m, '')}" for m in extra))
             if args.breakdown:
-                busiest = sorted(matching(row, ("", PCT_ELAPSED)), reverse=True)[:args.breakdown]
-                print("   busiest: " + ", ".join(f"{name} {v:.1f}" for v, name in busiest))
+                print("   busiest: " + busiest(row, args.breakdown))
 
 
 if __name__ == "__main__":

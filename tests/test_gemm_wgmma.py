@@ -1716,6 +1716,11 @@ def test_gemm_ncu_reads_the_raw_csv_and_ranks_stalls():
     assert s["time us"] == "1053.8" and s["cluster"] == "2"
     assert s["stalls"] == "long_scoreboard 2.25"  # the largest only, the unreadable one skipped
     assert s["tensor %"] == "71.2" and s["L2 hit %"] == "88.5"  # the busiest tensor pipe column
+    # --breakdown (session 34): the busiest units by percent of peak, elapsed; unreadable values skipped
+    units = {"l1tex__data_pipe_lsu_wavefronts.max.pct_of_peak_sustained_elapsed": "85.04",
+             "sm__throughput.avg.pct_of_peak_sustained_elapsed": "84.2", "lts__throughput.avg.pct_of_peak_sustained_elapsed": "n/a",
+             "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active": "93.3"}
+    assert mod.busiest(units, 2) == "l1tex__data_pipe_lsu_wavefronts.max 85.0, sm__throughput.avg 84.2"
     assert mod.parse_config("22") == (22, 1) and mod.parse_config("25:4") == (25, 4)
     assert mod.parse_config("torch") == (-1, 1)  # torch.matmul's cuBLAS kernel
     assert mod.parse_config("lt:3") == (mod.LT, 3)  # cuBLASLt's algorithm 3 (session 25)
