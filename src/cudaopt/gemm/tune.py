@@ -333,13 +333,7 @@ def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
     import torch
 
     from cudaopt.gemm import _lib, hgemm
-    from cudaopt.gemm.bench import (
-        lt_launch,
-        make_inputs,
-        num_sets,
-        ours_launch,
-        torch_launch,
-    )
+    from cudaopt.gemm.bench import lt_launch, make_inputs, num_sets, ours_launch, torch_launch
     from cudaopt.gemm.correctness import check_gemm
     from cudaopt.gemm.lt_fallback import plan_for
     from cudaopt.gemm.stats import paired_ratio
@@ -375,13 +369,12 @@ def lt_fallback_shape(entry: dict, rng: random.Random | None = None) -> dict:
 
 
 def _table_pass(table: Path, out: Path, shapes: list[Shape] | None, budget_s: float | None, recheck: bool, log,
-                *, seed: int, name: str, record: str, select, per_shape, describe) -> tuple[dict[Shape, dict], dict, int]:
+                *, seed: int, name: str, record: str, select, per_shape, describe) -> tuple[dict[Shape, dict], dict]:
     """One pass over a tuned table's shapes, written to `out` after every shape (atomically; out may be table):
     the shapes `select(entry)` picks, skipping those whose `record` says checked unless recheck, so a killed or
     budget-limited pass continues where it stopped. per_shape(entry, rng) -> the new entry; a shape that raises
     keeps its entry (tried again next run), and an unusable CUDA context stops the pass. describe(new entry) -> the
-    end of its progress line. A shape's replay order is fixed per seed and shape. Returns (entries, meta, shapes
-    done)."""
+    end of its progress line. A shape's replay order is fixed per seed and shape. Returns (entries, meta)."""
     from cudaopt.gemm.bench import _error_text, _release, cuda_usable
 
     table, out = Path(table), Path(out)
@@ -395,7 +388,7 @@ def _table_pass(table: Path, out: Path, shapes: list[Shape] | None, budget_s: fl
     todo = [s for s in wanted if recheck or not (entries[s].get(record) or {}).get("checked")]
     if len(todo) < len(wanted):
         log(f"{out}: {len(wanted) - len(todo)} of {len(wanted)} shapes already checked (recheck to redo them)")
-    t0, done = time.perf_counter(), 0
+    t0 = time.perf_counter()
     write_json_atomic(out, table_data(entries, meta))
     for pos, s in enumerate(todo):
         if budget_s is not None and time.perf_counter() - t0 > budget_s:
@@ -411,10 +404,9 @@ def _table_pass(table: Path, out: Path, shapes: list[Shape] | None, budget_s: fl
                 break
             continue
         entries[s] = e
-        done += 1
         write_json_atomic(out, table_data(entries, meta))
         log(f"[{name} {pos + 1}/{len(todo)}] {s[0]}x{s[1]}x{s[2]}: {describe(e)}")
-    return entries, meta, done
+    return entries, meta
 
 
 def run_lt_fallbacks(table: Path, out: Path, shapes: list[Shape] | None = None, budget_s: float | None = None,
@@ -437,7 +429,7 @@ def run_lt_fallbacks(table: Path, out: Path, shapes: list[Shape] | None = None, 
             moved.append(e)
         return new
 
-    entries, meta, _ = _table_pass(table, out, shapes, budget_s, recheck, log, seed=seed, name="lt", record="lt_fallback",
+    entries, meta = _table_pass(table, out, shapes, budget_s, recheck, log, seed=seed, name="lt", record="lt_fallback",
                                    select=lambda e: True, per_shape=per_shape, describe=describe)
     clear_plans()
     n_lt = sum(1 for e in entries.values() if e.get("backend") == "cublaslt")
@@ -479,13 +471,7 @@ def ours_back_shape(entry: dict, rng: random.Random | None = None) -> dict:
     import torch
 
     from cudaopt.gemm import _lib, hgemm
-    from cudaopt.gemm.bench import (
-        lt_launch,
-        make_inputs,
-        num_sets,
-        ours_launch,
-        torch_launch,
-    )
+    from cudaopt.gemm.bench import lt_launch, make_inputs, num_sets, ours_launch, torch_launch
     from cudaopt.gemm.correctness import check_gemm
     from cudaopt.gemm.lt_fallback import plan_for
     from cudaopt.gemm.stats import paired_ratio
@@ -530,7 +516,7 @@ def run_ours_back(table: Path, out: Path, shapes: list[Shape] | None = None, bud
         return (f"ours {rec.get('screen_ours_us')}us, {rec.get('fallback')} {rec.get('screen_fallback_us')}us -> "
                 f"{e['backend']}")
 
-    entries, meta, _ = _table_pass(table, out, shapes, budget_s, recheck, log, seed=seed, name="back", record="ours_back",
+    entries, meta = _table_pass(table, out, shapes, budget_s, recheck, log, seed=seed, name="back", record="ours_back",
                                    select=lambda e: e.get("backend", "ours") != "ours" and "config" in e,
                                    per_shape=lambda e, rng: ours_back_shape(e, rng=rng), describe=describe)
     clear_plans()
