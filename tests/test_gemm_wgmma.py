@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -402,6 +403,14 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     for name, body in funcs.items():  # nothing cluster-specific leaked into the other kernels
         if "cluster" not in name and "csplit" not in name:  # (cluster split-K: clusters of its own)
             assert "MULTICAST" not in body and "UCGABAR" not in body, name
+    # Session 34's uniform descriptors: the main HGMMA loop of the plain, swapped, k-split, cluster split-K and B3D
+    # kernels builds its descriptors in uniform registers (no R2UR; 16 a k-block was the per-thread form). The split-K
+    # kernels keep per-thread ring state until CUDAOPT_EXPERIMENT_SK_UNIFORM is adopted (scripts/gemm_sass.py).
+    gs = _load_repo_script("scripts/gemm_sass.py")
+    uniform = [gs.summary(k) | {"name": k.name} for k in gs.parse(sass)
+               if re.search(r"hgemm_wgmma2?_(?:kernel|swap_kernel|ks_kernel|csplit_kernel|b3d_kernel)<", k.name)]
+    assert len(uniform) > 50 and all(s["loop"] is not None for s in uniform)
+    assert [(s["name"], s["r2ur"]) for s in uniform if s["r2ur"]] == []
 
 
 def _sass_functions(sass: str) -> dict[str, str]:
@@ -1691,6 +1700,7 @@ def _load_repo_script(rel: str):
     path = Path(__file__).resolve().parents[1] / rel
     spec = importlib.util.spec_from_file_location(f"repo_{path.stem}", path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # (a dataclass resolves its module's annotations through sys.modules)
     spec.loader.exec_module(mod)
     return mod
 
@@ -2306,7 +2316,8 @@ def test_experiment_builds_compile_and_load(tmp_path):
     CUDAOPT_EXPERIMENT_RELEASE_FIRST: the split-K GEMM and reduce kernels' PDL release before the wait;
     CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM: the plain GEMMs' old order, wait then release; session 34's
     CUDAOPT_EXPERIMENT_PER_THREAD_DESC: the wgmma descriptors built per thread and per wgmma, as before session 34;
-    CUDAOPT_EXPERIMENT_U32_SLOTS: the consumers' ring addresses converted once;
+    CUDAOPT_EXPERIMENT_U32_SLOTS: the consumers' ring addresses converted once; session 35's
+    CUDAOPT_EXPERIMENT_SK_UNIFORM: the split-K fixup's barrier result broadcast, so the ring state stays uniform;
     benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together, and the library
     carries the same config table (host code, no GPU needed)."""
     import ctypes
@@ -2318,7 +2329,8 @@ def test_experiment_builds_compile_and_load(tmp_path):
     result = build.build(out_dir=tmp_path, with_blas=False, force=True,
                          defines=("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
                                   "CUDAOPT_EXPERIMENT_RELEASE_FIRST", "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM",
-                                  "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS"))
+                                  "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
+                                  "CUDAOPT_EXPERIMENT_SK_UNIFORM"))
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:
@@ -2399,3 +2411,30 @@ def test_uniform_descriptors_equal_make_desc_wherever_the_kernels_point():
                 assert _desc_at(base, off, lbo, sbo, swz) == _make_desc(base + off, lbo, sbo, swz), (base, off, lbo)
     # Beyond the 18-bit window the identity breaks (make_desc masks, the add carries): what the premise rules out.
     assert _desc_at(0x3FFF0, 0x20, 16, 1024) != _make_desc(0x3FFF0 + 0x20, 16, 1024)
+
+
+def test_gemm_sass_finds_the_hgmma_loop_and_counts_its_overhead():
+    """scripts/gemm_sass.py (session 35) on a cuobjdump-format excerpt: the backward branch whose body issues HGMMAs is
+    the main loop; its non-HGMMA instructions (NOPs aside), R2UR and S2UR are counted against the tensor cycles of its
+    HGMMAs (64 x N x 16: N / 2); a loop without HGMMA is not one."""
+    gs = _load_repo_script("scripts/gemm_sass.py")
+    sass = """
+        Function : _Z3fooPv
+        /*0000*/                   MOV R1, c[0x0][0x28] ;              /* 0x00000a0000017a02 */
+        /*0010*/                   S2UR UR4, SR_CgaCtaId ;             /* 0x0000000000047 */
+        /*0020*/                   R2UR UR5, R2 ;                       /* 0x00000000020572ca */
+        /*0030*/                   HGMMA.64x64x16.F32 R24, gdesc[UR4].tnspB, R24 ;  /* 0x00 */
+        /*0040*/                   NOP ;                                /* 0x00 */
+        /*0050*/                   HGMMA.64x128x16.F32 R24, gdesc[UR4].tnspB, R24, gsb0 ;  /* 0x00 */
+        /*0060*/              @!P0 BRA 0x10 ;                           /* 0x00 */
+        /*0070*/                   IADD3 R3, R3, 0x1, RZ ;              /* 0x00 */
+        /*0080*/                   BRA 0x70 ;                           /* 0x00 */
+        /*0090*/                   EXIT ;                               /* 0x00 */
+"""
+    (kernel,) = gs.parse(sass)
+    assert len(kernel.instrs) == 10
+    (loop,) = kernel.loops()  # (the branch back to 0x70 holds no HGMMA)
+    assert [i.addr for i in loop.body] == [0x10, 0x20, 0x30, 0x40, 0x50, 0x60]
+    s = gs.summary(kernel)
+    assert (s["hgmma"], s["tensor"], s["other"], s["s2ur"], s["r2ur"]) == (2, 96.0, 3, 1, 1)
+    assert gs.summary(gs.parse(sass.replace("HGMMA.64x", "IMAD.64x"))[0])["loop"] is None

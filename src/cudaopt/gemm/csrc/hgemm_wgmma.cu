@@ -817,6 +817,13 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
 }
 // Named barrier that also ORs a predicate over its threads (bar.red.or.pred): every thread learns
 // whether any thread passed true.
+// CUDAOPT_EXPERIMENT_SK_UNIFORM (session 35, not yet measured): the result comes back through a warp broadcast. An
+// inline asm's output is divergent to the compiler, so the in-kernel fixup's branch on it made the split-K kernels'
+// item loop divergent, and ptxas kept the consumers' ring state in per-thread registers: session 34's uniform
+// descriptors never reached the 40 split-K kernels (their k-block still has 16 R2UR; 71 instructions in the 64 x 64
+// ping-pong's, 55 with this, 44 with U32_SLOTS as well; scripts/gemm_sass.py). The barrier gives every thread the
+// same value, so the broadcast changes no result; the other 154 kernels' code is unchanged instruction for
+// instruction.
 __device__ __forceinline__ bool named_bar_or(int id, int threads, bool pred) {
   uint32_t r;
   asm volatile(
@@ -825,7 +832,11 @@ __device__ __forceinline__ bool named_bar_or(int id, int threads, bool pred) {
       : "=r"(r)
       : "r"((uint32_t)pred), "r"(id), "r"(threads)
       : "memory");
+#ifdef CUDAOPT_EXPERIMENT_SK_UNIFORM
+  return __shfl_sync(0xffffffffu, r, 0) != 0;
+#else
   return r != 0;
+#endif
 }
 // Makes this thread's generic-proxy shared-memory writes visible to the async proxy (TMA store).
 __device__ __forceinline__ void fence_proxy_async_smem() {
