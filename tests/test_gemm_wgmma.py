@@ -2310,7 +2310,13 @@ def test_build_passes_defines_and_refuses_malformed_ones(tmp_path, monkeypatch):
 
 
 @pytest.mark.timeout(900)
-def test_experiment_builds_compile_and_load(tmp_path):
+@pytest.mark.parametrize("defines", [
+    ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ", "CUDAOPT_EXPERIMENT_RELEASE_FIRST",
+     "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM", "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
+     "CUDAOPT_EXPERIMENT_SK_UNIFORM"),
+    ("CUDAOPT_EXPERIMENT_U32_SLOTS", "CUDAOPT_EXPERIMENT_SK_UNIFORM", "CUDAOPT_EXPERIMENT_SLOT_DESC"),
+], ids=["sessions30-35", "slot-desc"])
+def test_experiment_builds_compile_and_load(tmp_path, defines):
     """The diagnostic defines of sessions 30-31 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
     the PDL wait; CUDAOPT_EXPERIMENT_EXIT_AFTER_READ: the last wait on C's TMA stores only for the staging read;
     CUDAOPT_EXPERIMENT_RELEASE_FIRST: the split-K GEMM and reduce kernels' PDL release before the wait;
@@ -2318,24 +2324,35 @@ def test_experiment_builds_compile_and_load(tmp_path):
     CUDAOPT_EXPERIMENT_PER_THREAD_DESC: the wgmma descriptors built per thread and per wgmma, as before session 34;
     CUDAOPT_EXPERIMENT_U32_SLOTS: the consumers' ring addresses converted once; session 35's
     CUDAOPT_EXPERIMENT_SK_UNIFORM: the split-K fixup's barrier result broadcast, so the ring state stays uniform;
-    benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together, and the library
-    carries the same config table (host code, no GPU needed)."""
+    CUDAOPT_EXPERIMENT_SLOT_DESC, which needs U32_SLOTS and the uniform descriptors: the slot offset added to
+    descriptors made once; benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together,
+    and the library carries the same config table (host code, no GPU needed)."""
     import ctypes
 
     from cudaopt.gemm import build
 
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
-    result = build.build(out_dir=tmp_path, with_blas=False, force=True,
-                         defines=("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
-                                  "CUDAOPT_EXPERIMENT_RELEASE_FIRST", "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM",
-                                  "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
-                                  "CUDAOPT_EXPERIMENT_SK_UNIFORM"))
+    result = build.build(out_dir=tmp_path, with_blas=False, force=True, defines=defines)
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:
         pytest.skip(f"library built but not loadable here (no CUDA runtime): {err}")
     assert lib.cudaopt_wgmma_num_configs() == len(WGMMA_CONFIGS)
+
+
+def test_slot_desc_refuses_the_per_thread_descriptors(tmp_path):
+    """CUDAOPT_EXPERIMENT_SLOT_DESC without U32_SLOTS, or with the per-thread descriptors, stops the build with its
+    #error line rather than building wrong descriptors (preprocessor only: no code generated)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not on PATH")
+    for defines, want in [(["CUDAOPT_EXPERIMENT_SLOT_DESC"], "define both"),
+                          (["CUDAOPT_EXPERIMENT_SLOT_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
+                            "CUDAOPT_EXPERIMENT_PER_THREAD_DESC"], "drop CUDAOPT_EXPERIMENT_PER_THREAD_DESC")]:
+        proc = subprocess.run([nvcc, "-E", "-std=c++17", *[f"-D{d}" for d in defines], str(CSRC / "hgemm_wgmma.cu"),
+                               "-o", str(tmp_path / "out.ii")], capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0 and want in proc.stderr, proc.stderr[-500:]
 
 
 def test_build_ab_helpers_and_clear_exits(tmp_path, monkeypatch, capsys):
@@ -2385,10 +2402,11 @@ def _make_desc(addr: int, lbo: int, sbo: int, swizzle: int = 1) -> int:
             | (swizzle << 62))
 
 
-def _desc_at(base: int, off: int, lbo: int, sbo: int, swizzle: int = 1) -> int:
-    """SmemDesc<LBO, SBO, SWZ>(base).at(off) (session 34): the base's descriptor, off / 16 added to its low 32 bits."""
+def _desc_at(base: int, off: int, lbo: int, sbo: int, swizzle: int = 1, units: int = 0) -> int:
+    """SmemDesc<LBO, SBO, SWZ>(base).at(off, units) (session 34; units, session 35's SLOT_DESC): the base's descriptor,
+    off / 16 and units added to its low 32 bits."""
     d0 = _make_desc(base, lbo, sbo, swizzle)
-    return (d0 & 0xFFFFFFFF00000000) | (((d0 & 0xFFFFFFFF) + (off >> 4)) & 0xFFFFFFFF)
+    return (d0 & 0xFFFFFFFF00000000) | (((d0 & 0xFFFFFFFF) + (off >> 4) + units) & 0xFFFFFFFF)
 
 
 def test_uniform_descriptors_equal_make_desc_wherever_the_kernels_point():
@@ -2409,6 +2427,14 @@ def test_uniform_descriptors_equal_make_desc_wherever_the_kernels_point():
                 if base + off >= limit:
                     continue
                 assert _desc_at(base, off, lbo, sbo, swz) == _make_desc(base + off, lbo, sbo, swz), (base, off, lbo)
+    # SLOT_DESC (session 35): the ring base's descriptor, the slot's offset in 16-byte units, the wgmma's in bytes.
+    for lbo, sbo, swz in lbo_sbo:
+        for ring in range(0, 4096, 16 * 7):
+            for slot_off in range(0, limit, 1024 * 5):
+                for off in offsets[:: 7]:
+                    if ring + slot_off + off < limit:
+                        assert _desc_at(ring, off, lbo, sbo, swz, units=slot_off // 16) == _make_desc(
+                            ring + slot_off + off, lbo, sbo, swz), (ring, slot_off, off)
     # Beyond the 18-bit window the identity breaks (make_desc masks, the add carries): what the premise rules out.
     assert _desc_at(0x3FFF0, 0x20, 16, 1024) != _make_desc(0x3FFF0 + 0x20, 16, 1024)
 

@@ -278,6 +278,17 @@ __device__ __forceinline__ int warpgroup_index() {
 // compiler rematerialises the shared window's base (S2UR SR_CgaCtaId and the 1 KB alignment) in every k-block, in
 // front of the full barrier's wait: the 64 x 64 ping-pong's k-block is 60 instructions, 47 with the experiment.
 // (Through an opaque move: with plain values the compiler still rematerialises them from S2UR in the loop.)
+// CUDAOPT_EXPERIMENT_SLOT_DESC (session 35, needs U32_SLOTS; not yet measured): each operand's descriptor made once
+// from the ring's base, the slot's offset (in 16-byte units) added to its start-address field like a k-step's
+// (SmemDesc::at; the ring lies below 227 KB, so the add cannot carry: the same descriptors) instead of masked and
+// shifted from the slot's address in every k-block: 4 instructions fewer a k-block in 164 of the 194 kernels (the
+// 64 x 64 ping-pong's 43 -> 39 with U32_SLOTS and SK_UNIFORM; scripts/gemm_sass.py).
+#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC) && !defined(CUDAOPT_EXPERIMENT_U32_SLOTS)
+#error "CUDAOPT_EXPERIMENT_SLOT_DESC builds on CUDAOPT_EXPERIMENT_U32_SLOTS: define both"
+#endif
+#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC) && defined(CUDAOPT_EXPERIMENT_PER_THREAD_DESC)
+#error "CUDAOPT_EXPERIMENT_SLOT_DESC needs the uniform descriptors: drop CUDAOPT_EXPERIMENT_PER_THREAD_DESC"
+#endif
 __device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
   uint32_t r;
   asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
@@ -295,8 +306,10 @@ template <uint32_t LBO, uint32_t SBO, uint32_t SWZ = 1>
 struct SmemDesc {
   uint64_t d0;
   __device__ __forceinline__ explicit SmemDesc(uint32_t base) : d0(make_desc(base, LBO, SBO, SWZ)) {}
-  __device__ __forceinline__ uint64_t at(uint32_t off) const {
-    const uint32_t lo = static_cast<uint32_t>(d0) + (off >> 4);
+  // units: a further offset already in 16-byte units (SLOT_DESC's slot offset: the compiler cannot fold a run-time
+  // offset's shift into the compile-time one's, and would shift and add per wgmma)
+  __device__ __forceinline__ uint64_t at(uint32_t off, uint32_t units = 0) const {
+    const uint32_t lo = static_cast<uint32_t>(d0) + (off >> 4) + units;
     return (d0 & 0xFFFFFFFF00000000ull) | lo;
   }
 };
@@ -1057,6 +1070,20 @@ __device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], ui
     wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
   }
 }
+#ifdef CUDAOPT_EXPERIMENT_SLOT_DESC
+// SLOT_DESC's form: a_base and b_base the ring's, a_off and b_off the slot's offsets in 16-byte units (a separate
+// function: default arguments on the one above perturb the shipped swapped kernels' scheduling)
+template <class T, int BM>
+__device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], uint32_t a_base, uint32_t b_base, int kk,
+                                               int accumulate, uint32_t a_off, uint32_t b_off) {
+  const uint64_t desc_at = SmemDesc<16, 8 * 128>(a_base).at(kk * 32, a_off);
+#pragma unroll
+  for (int mi = 0; mi < T::kMI; ++mi) {
+    const uint64_t desc_bt = SmemDesc<T::kChunkBBytes, 8 * 128>(b_base).at(mi * T::kChunkBBytes + kk * 16 * 128, b_off);
+    wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
+  }
+}
+#endif
 // Chain c holds D^T for C's 64-column chunk c: thread (warp, lane) has D rows (C columns) 16 warp + lane / 4 (+ 8) and
 // D columns (C rows) 8 j + 2 (lane % 4) + 0..1, the mma fragment layout of 8x8 blocks, which stmatrix .trans stores as
 // 8 C rows of 8 columns (16 bytes, one swizzle unit) each. A chunk is BM rows x 128 B in TMA's 128B swizzle (unit u
@@ -1258,16 +1285,23 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       if constexpr (KS) pos = ks_base + consumer;
       for (int kt = kt_first; kt < kb_count; kt += kKtStep) {
         const uint32_t slot = pos % STAGES;
-#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
+#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC)
+        mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
+        if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
+        const uint32_t a_base = ring.a, b_base = ring.b;  // (the descriptors' slot offsets, in 16-byte units)
+        const uint32_t a_off = slot * (T::kSlotABytes / 16) + a_row_off * 8, b_off = slot * (T::kSlotBBytes / 16);
+#elif defined(CUDAOPT_EXPERIMENT_U32_SLOTS)
         mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
         if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
         const uint32_t a_base = ring.a + slot * T::kSlotABytes + a_row_off * 128;
         const uint32_t b_base = ring.b + slot * T::kSlotBBytes;
+        constexpr uint32_t a_off = 0, b_off = 0;
 #else
         mbar_wait(&full[slot], (pos / STAGES) & 1);
         if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
         const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
         const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
+        constexpr uint32_t a_off = 0, b_off = 0;
 #endif
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
@@ -1275,11 +1309,15 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 #pragma unroll
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
           if constexpr (SWAP) {
+#ifdef CUDAOPT_EXPERIMENT_SLOT_DESC
+            swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0, a_off, b_off);
+#else
             swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0);
+#endif
           } else {
 #ifdef CUDAOPT_UNIFORM_DESC
           const uint64_t desc_b =
-              SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes);
+              SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes, b_off);
 #else
           const uint64_t desc_b =
               make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
@@ -1288,7 +1326,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           for (int mi = 0; mi < T::kMI; ++mi) {
 #ifdef CUDAOPT_UNIFORM_DESC
             const uint64_t desc_a =
-                SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32);
+                SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, a_off);
 #else
             const uint64_t desc_a =
                 make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
@@ -1739,14 +1777,20 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       uint32_t prev_slot = 0;
       for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
-#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
+#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC)
+        mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
+        const uint32_t a_base = ring.a, b_base = ring.b;  // (the descriptors' slot offsets, in 16-byte units)
+        const uint32_t a_off = slot * (T::kSlotABytes / 16) + a_row_off * 8, b_off = slot * (T::kSlotBBytes / 16);
+#elif defined(CUDAOPT_EXPERIMENT_U32_SLOTS)
         mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
         const uint32_t a_base = ring.a + slot * T::kSlotABytes + a_row_off * 128;
         const uint32_t b_base = ring.b + slot * T::kSlotBBytes;
+        constexpr uint32_t a_off = 0, b_off = 0;
 #else
         mbar_wait(&full[slot], (pos / STAGES) & 1);
         const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
         const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
+        constexpr uint32_t a_off = 0, b_off = 0;
 #endif
         if (UNCOND || live) {
 #pragma unroll
@@ -1755,11 +1799,15 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 #pragma unroll
           for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
             if constexpr (SWAP) {
+#ifdef CUDAOPT_EXPERIMENT_SLOT_DESC
+              swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0, a_off, b_off);
+#else
               swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0);
+#endif
             } else {
 #ifdef CUDAOPT_UNIFORM_DESC
             const uint64_t desc_b =
-                SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes);
+                SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes, b_off);
 #else
             const uint64_t desc_b =
                 make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
@@ -1768,7 +1816,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
             for (int mi = 0; mi < T::kMI; ++mi) {
 #ifdef CUDAOPT_UNIFORM_DESC
               const uint64_t desc_a =
-                  SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32);
+                  SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, a_off);
 #else
               const uint64_t desc_a =
                   make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
