@@ -2334,6 +2334,18 @@ def test_experiment_builds_compile_and_load(tmp_path, defines):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True, defines=defines)
+    tool = _cuobjdump()
+    if tool is not None and "CUDAOPT_EXPERIMENT_SLOT_DESC" in defines:
+        # What the three session-35 defines are for (scripts/gemm_sass.py): every generation-2 kernel's main HGMMA loop,
+        # split-K and pairs included, in uniform registers with the shared window's base hoisted (no R2UR, no S2UR in
+        # the loop; generation 1's four kernels keep their S2UR).
+        gs = _load_repo_script("scripts/gemm_sass.py")
+        sass = subprocess.run([tool, "--dump-sass", str(result.kernel_lib)], capture_output=True, text=True,
+                              timeout=120, check=False).stdout
+        loops = [gs.summary(k) | {"name": k.name} for k in gs.parse(sass) if "hgemm_wgmma2" in k.name]
+        loops = [s for s in loops if s["loop"] is not None]
+        assert len(loops) > 150
+        assert [(s["name"], s["r2ur"], s["s2ur"]) for s in loops if s["r2ur"] or s["s2ur"]] == []
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:
