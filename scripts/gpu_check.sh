@@ -912,13 +912,15 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # most GEMM_AB_MAX_FLOP (default 1e13: the whole grid), after the small-call probe (which state the card is in).
     # Default variants (session 35, written after the last GPU time, instruction counts by scripts/gemm_sass.py): the
     # consumers' ring addresses converted once (U32_SLOTS), the split-K kernels' ring state uniform (SK_UNIFORM: their
-    # 16 R2UR a k-block), and both with the descriptors made from the ring base (SLOT_DESC). Bitwise equal by
-    # construction; adopt each only if the grid reads faster and no class slower.
+    # 16 R2UR a k-block), both with the descriptors made from the ring base (SLOT_DESC), and all that with the
+    # descriptors' high word kept in its registers (DESC_HI). Bitwise equal by construction; adopt each only if the
+    # grid reads faster and no class slower.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
     variants=""
     P=CUDAOPT_EXPERIMENT_
-    for v in ${GEMM_AB_VARIANTS:-${P}U32_SLOTS ${P}SK_UNIFORM ${P}U32_SLOTS,${P}SK_UNIFORM,${P}SLOT_DESC}; do
+    for v in ${GEMM_AB_VARIANTS:-${P}U32_SLOTS ${P}SK_UNIFORM ${P}U32_SLOTS,${P}SK_UNIFORM,${P}SLOT_DESC \
+               ${P}U32_SLOTS,${P}SK_UNIFORM,${P}SLOT_DESC,${P}DESC_HI}; do
       variants="$variants --variant $v"
     done
     timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $variants --shapes grid \

@@ -2314,7 +2314,8 @@ def test_build_passes_defines_and_refuses_malformed_ones(tmp_path, monkeypatch):
     ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ", "CUDAOPT_EXPERIMENT_RELEASE_FIRST",
      "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM", "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
      "CUDAOPT_EXPERIMENT_SK_UNIFORM"),
-    ("CUDAOPT_EXPERIMENT_U32_SLOTS", "CUDAOPT_EXPERIMENT_SK_UNIFORM", "CUDAOPT_EXPERIMENT_SLOT_DESC"),
+    ("CUDAOPT_EXPERIMENT_U32_SLOTS", "CUDAOPT_EXPERIMENT_SK_UNIFORM", "CUDAOPT_EXPERIMENT_SLOT_DESC",
+     "CUDAOPT_EXPERIMENT_DESC_HI"),
 ], ids=["sessions30-35", "slot-desc"])
 def test_experiment_builds_compile_and_load(tmp_path, defines):
     """The diagnostic defines of sessions 30-31 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
@@ -2325,7 +2326,8 @@ def test_experiment_builds_compile_and_load(tmp_path, defines):
     CUDAOPT_EXPERIMENT_U32_SLOTS: the consumers' ring addresses converted once; session 35's
     CUDAOPT_EXPERIMENT_SK_UNIFORM: the split-K fixup's barrier result broadcast, so the ring state stays uniform;
     CUDAOPT_EXPERIMENT_SLOT_DESC, which needs U32_SLOTS and the uniform descriptors: the slot offset added to
-    descriptors made once; benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together,
+    descriptors made once; CUDAOPT_EXPERIMENT_DESC_HI, on SLOT_DESC: the descriptors' high word a run-time value;
+    benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together,
     and the library carries the same config table (host code, no GPU needed)."""
     import ctypes
 
@@ -2336,9 +2338,10 @@ def test_experiment_builds_compile_and_load(tmp_path, defines):
     result = build.build(out_dir=tmp_path, with_blas=False, force=True, defines=defines)
     tool = _cuobjdump()
     if tool is not None and "CUDAOPT_EXPERIMENT_SLOT_DESC" in defines:
-        # What the three session-35 defines are for (scripts/gemm_sass.py): every generation-2 kernel's main HGMMA loop,
+        # What the session-35 defines are for (scripts/gemm_sass.py): every generation-2 kernel's main HGMMA loop,
         # split-K and pairs included, in uniform registers with the shared window's base hoisted (no R2UR, no S2UR in
-        # the loop; generation 1's four kernels keep their S2UR).
+        # the loop; generation 1's four kernels keep their S2UR), and no descriptor high word (stride | swizzle,
+        # 0x40000040 and the like) moved in again before each HGMMA.
         gs = _load_repo_script("scripts/gemm_sass.py")
         sass = subprocess.run([tool, "--dump-sass", str(result.kernel_lib)], capture_output=True, text=True,
                               timeout=120, check=False).stdout
@@ -2346,6 +2349,8 @@ def test_experiment_builds_compile_and_load(tmp_path, defines):
         loops = [s for s in loops if s["loop"] is not None]
         assert len(loops) > 150
         assert [(s["name"], s["r2ur"], s["s2ur"]) for s in loops if s["r2ur"] or s["s2ur"]] == []
+        high = re.compile(r"UMOV UR\d+, 0x[48]00000[48]0$")
+        assert [s["name"] for s in loops if any(high.match(i.text) for i in s["loop"].body)] == []
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
     except OSError as err:
@@ -2354,12 +2359,14 @@ def test_experiment_builds_compile_and_load(tmp_path, defines):
 
 
 def test_slot_desc_refuses_the_per_thread_descriptors(tmp_path):
-    """CUDAOPT_EXPERIMENT_SLOT_DESC without U32_SLOTS, or with the per-thread descriptors, stops the build with its
-    #error line rather than building wrong descriptors (preprocessor only: no code generated)."""
+    """CUDAOPT_EXPERIMENT_SLOT_DESC without U32_SLOTS, or with the per-thread descriptors, and DESC_HI without
+    SLOT_DESC stop the build with their #error lines rather than building wrong or slower descriptors (preprocessor
+    only: no code generated)."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc not on PATH")
     for defines, want in [(["CUDAOPT_EXPERIMENT_SLOT_DESC"], "define both"),
+                          (["CUDAOPT_EXPERIMENT_DESC_HI", "CUDAOPT_EXPERIMENT_U32_SLOTS"], "builds on CUDAOPT_EXPERIMENT_SLOT_DESC"),
                           (["CUDAOPT_EXPERIMENT_SLOT_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
                             "CUDAOPT_EXPERIMENT_PER_THREAD_DESC"], "drop CUDAOPT_EXPERIMENT_PER_THREAD_DESC")]:
         proc = subprocess.run([nvcc, "-E", "-std=c++17", *[f"-D{d}" for d in defines], str(CSRC / "hgemm_wgmma.cu"),
