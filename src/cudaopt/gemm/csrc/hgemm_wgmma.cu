@@ -266,6 +266,24 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_b
 #ifndef CUDAOPT_EXPERIMENT_PER_THREAD_DESC
 #define CUDAOPT_UNIFORM_DESC
 #endif
+// Adopted in session 35 (docs/gpu-runs.md, "Session 35"): the four defines below (their notes follow), paired on the
+// whole grid against session 34's build, bitwise equal on 1000/1000 shapes: 1.0031x geomean, faster on 630, no work
+// class slower (1.0002-1.0047). CUDAOPT_SESSION34_RING builds session 34's form (none of the four), for A/B runs;
+// CUDAOPT_EXPERIMENT_PER_THREAD_DESC implies it (SLOT_DESC needs the uniform descriptors).
+#if !defined(CUDAOPT_SESSION34_RING) && !defined(CUDAOPT_EXPERIMENT_PER_THREAD_DESC)
+#ifndef CUDAOPT_EXPERIMENT_U32_SLOTS
+#define CUDAOPT_EXPERIMENT_U32_SLOTS
+#endif
+#ifndef CUDAOPT_EXPERIMENT_SK_UNIFORM
+#define CUDAOPT_EXPERIMENT_SK_UNIFORM
+#endif
+#ifndef CUDAOPT_EXPERIMENT_SLOT_DESC
+#define CUDAOPT_EXPERIMENT_SLOT_DESC
+#endif
+#ifndef CUDAOPT_EXPERIMENT_DESC_HI
+#define CUDAOPT_EXPERIMENT_DESC_HI
+#endif
+#endif
 __device__ __forceinline__ int warpgroup_index() {
 #ifdef CUDAOPT_UNIFORM_DESC
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
@@ -273,12 +291,12 @@ __device__ __forceinline__ int warpgroup_index() {
   return threadIdx.x / 128;
 #endif
 }
-// CUDAOPT_EXPERIMENT_U32_SLOTS (session 34, not yet measured): the consumers' ring addresses converted to shared
+// CUDAOPT_EXPERIMENT_U32_SLOTS (session 34; default since session 35, above): the consumers' ring addresses converted to shared
 // addresses once, before the item loop. The shipped build converts each generic pointer where it is used, and the
 // compiler rematerialises the shared window's base (S2UR SR_CgaCtaId and the 1 KB alignment) in every k-block, in
 // front of the full barrier's wait: the 64 x 64 ping-pong's k-block is 60 instructions, 47 with the experiment.
 // (Through an opaque move: with plain values the compiler still rematerialises them from S2UR in the loop.)
-// CUDAOPT_EXPERIMENT_SLOT_DESC (session 35, needs U32_SLOTS; not yet measured): each operand's descriptor made once
+// CUDAOPT_EXPERIMENT_SLOT_DESC (session 35, needs U32_SLOTS; default, above): each operand's descriptor made once
 // from the ring's base, the slot's offset (in 16-byte units) added to its start-address field like a k-step's
 // (SmemDesc::at; the ring lies below 227 KB, so the add cannot carry: the same descriptors) instead of masked and
 // shifted from the slot's address in every k-block: 4 instructions fewer a k-block in 164 of the 194 kernels (the
@@ -289,7 +307,7 @@ __device__ __forceinline__ int warpgroup_index() {
 #if defined(CUDAOPT_EXPERIMENT_SLOT_DESC) && defined(CUDAOPT_EXPERIMENT_PER_THREAD_DESC)
 #error "CUDAOPT_EXPERIMENT_SLOT_DESC needs the uniform descriptors: drop CUDAOPT_EXPERIMENT_PER_THREAD_DESC"
 #endif
-// CUDAOPT_EXPERIMENT_DESC_HI (session 35, needs SLOT_DESC; not yet measured): the descriptors' high word (stride and
+// CUDAOPT_EXPERIMENT_DESC_HI (session 35, needs SLOT_DESC; default, above): the descriptors' high word (stride and
 // swizzle, a constant) ORed with base >> 30, which is 0 for every shared address (the window is below 256 KB) but which
 // the compiler cannot know. As a constant it was rematerialised with two UMOVs in front of every HGMMA; as a run-time
 // value made from the ring base it stays in the descriptor registers: 6 instructions fewer a k-block in 164 kernels
@@ -843,7 +861,7 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
 }
 // Named barrier that also ORs a predicate over its threads (bar.red.or.pred): every thread learns
 // whether any thread passed true.
-// CUDAOPT_EXPERIMENT_SK_UNIFORM (session 35, not yet measured): the result comes back through a warp broadcast. An
+// CUDAOPT_EXPERIMENT_SK_UNIFORM (session 35; default, above; alone 0.9999x on the grid): the result comes back through a warp broadcast. An
 // inline asm's output is divergent to the compiler, so the in-kernel fixup's branch on it made the split-K kernels'
 // item loop divergent, and ptxas kept the consumers' ring state in per-thread registers: session 34's uniform
 // descriptors never reached the 40 split-K kernels (their k-block still has 16 R2UR; 71 instructions in the 64 x 64
