@@ -200,6 +200,11 @@ def test_shipped_table_covers_the_grid_with_launchable_measured_choices():
             ad = e["adopted"]  # (session 23's entries carry its times rounded to 1 ns only: a wider tie there)
             ratios = [ad.get("ratio_vs_torch") or ad["torch_us"] / ad["config_us"]]
             t = 5e-6 if "ratio_vs_torch" in ad else 5e-4
+        back = e.get("ours_back") or {}
+        if back.get("taken_back"):  # the ours-back pass (session 35): its screen and paired check against the fallback
+            ratios = [back["paired_fallback_over_ours"] or back["fallback_us"] / back["ours_us"],
+                      back["screen_fallback_us"] / back["screen_ours_us"]]
+            t = 5e-4  # (its times are stored rounded to 1 ns)
         if choice.backend == "torch":  # a labelled fallback
             assert not ratios or min(ratios) < data["fallback_below"] + t
             continue
