@@ -9,6 +9,11 @@ k-block spends many instructions per tensor cycle are the ones an instruction-le
     python scripts/gemm_sass.py                       # the default build, one line a kernel
     python scripts/gemm_sass.py -D CUDAOPT_EXPERIMENT_U32_SLOTS --against-default
     python scripts/gemm_sass.py --kernel 'hgemm_wgmma2_kernel<128, 192, 2, 4, 2, 1, false' --loop
+    python scripts/gemm_sass.py --pdl -D CUDAOPT_EXPERIMENT_LATE_WAIT --against-default
+
+--pdl (session 36) reports what a latency-bound call executes between its PDL wait (griddepcontrol.wait, SASS
+ACQBULK) and its first TMA load: the shortest control-flow path, in instructions, and the long-latency ones on it
+(integer division's I2F / MUFU / F2I, special-register and constant reads).
 
 It compiles csrc/hgemm_wgmma.cu to a cubin with nvcc (about 40 s a build, cached under
 $CUDAOPT_CACHE/sass by the defines and the source's hash) and disassembles it with cuobjdump, taken from
@@ -122,6 +127,82 @@ class Kernel:
         return found
 
 
+BRANCH_RE = re.compile(r"\bBRA(?:\.\S+)?\s+(?:!?U?P\d,\s*)?(0x[0-9a-f]+)")
+TMA_LOAD_OPS = ("UTMALDG", "UBLKCP", "LDGSTS")  # the first operand fetch: TMA tile, bulk copy, cp.async
+SLOW_OPS = ("MUFU", "I2F", "F2I", "S2R", "S2UR", "LDC", "ULDC", "USETMAXREG", "UTMACCTL", "SYNCS")
+
+
+# Instructions that touch global memory (or another grid's data through it): what a PDL wait must precede.
+GLOBAL_OPS = ("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "REDG", "UTMALDG", "UTMASTG", "UTMAREDG", "UBLKCP",
+              "UBLKRED", "LDGSTS", "UBLKPF", "UTMAPF")
+
+
+def successors(k: Kernel, i: int, index: dict[int, int]) -> list[int]:
+    """Control-flow successors of instruction i: a branch's target, and the next instruction unless i is an
+    unpredicated branch or EXIT."""
+    ins = k.instrs[i]
+    succ = []
+    m = BRANCH_RE.search(ins.text)
+    if m and int(m.group(1), 16) in index:
+        succ.append(index[int(m.group(1), 16)])
+    if not ((m or ins.op == "EXIT") and not ins.text.startswith("@")) and i + 1 < len(k.instrs):
+        succ.append(i + 1)
+    return succ
+
+
+def unguarded_global_ops(k: Kernel) -> list[Instr]:
+    """Global-memory instructions reachable from the kernel's entry on a path that passes no PDL wait (ACQBULK):
+    under programmatic launch such an access may race the previous kernel on the stream. Empty for a safe kernel."""
+    index = {ins.addr: i for i, ins in enumerate(k.instrs)}
+    seen, todo, found = {0}, [0], []
+    while todo:
+        i = todo.pop()
+        ins = k.instrs[i]
+        if ins.op == "ACQBULK":
+            continue  # past the wait: guarded
+        if ins.op.split(".")[0] in GLOBAL_OPS:
+            found.append(ins)
+        for j in successors(k, i, index):
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return sorted(found, key=lambda x: x.addr)
+
+
+def wait_to_load(k: Kernel) -> dict | None:
+    """The shortest control-flow path (in instructions) from a PDL wait (ACQBULK) to a TMA load, with the
+    long-latency instructions on it; None where the kernel has no such path. Edges: fall-through (not after an
+    unpredicated BRA or EXIT) and branch targets, so spin loops and the consumers' code are not on the path."""
+    import heapq
+
+    index = {ins.addr: i for i, ins in enumerate(k.instrs)}
+    starts = [i for i, ins in enumerate(k.instrs) if ins.op == "ACQBULK"]
+    if not starts:
+        return None
+    dist = {i: 0 for i in starts}
+    prev: dict[int, int] = {}
+    heap = [(0, i) for i in starts]
+    while heap:
+        d, i = heapq.heappop(heap)
+        if d > dist.get(i, 1 << 30):
+            continue
+        ins = k.instrs[i]
+        if ins.op.split(".")[0] in TMA_LOAD_OPS and d > 0:
+            path = [i]
+            while path[-1] in prev:
+                path.append(prev[path[-1]])
+            path = path[::-1]
+            body = [k.instrs[j] for j in path[1:-1]]
+            slow = [j.op.split(".")[0] for j in body if j.op.split(".")[0] in SLOW_OPS]
+            return {"wait": k.instrs[path[0]].addr, "load": ins.addr, "instrs": len(body), "slow": slow}
+        for j in successors(k, i, index):
+            if d + 1 < dist.get(j, 1 << 30):
+                dist[j] = d + 1
+                prev[j] = i
+                heapq.heappush(heap, (d + 1, j))
+    return None
+
+
 def parse(sass: str) -> list[Kernel]:
     kernels = []
     for block in re.split(r"\n\s*Function : ", sass)[1:]:
@@ -173,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--kernel", help="only kernels whose demangled name contains this text")
     ap.add_argument("--loop", action="store_true", help="print the main HGMMA loop of each selected kernel")
+    ap.add_argument("--pdl", action="store_true",
+                    help="report each kernel's path from its PDL wait to its first TMA load instead of its main loop")
     args = ap.parse_args(argv)
 
     cache = Path(os.environ.get("CUDAOPT_CACHE", Path.home() / ".cache" / "cudaopt")) / "sass"
@@ -186,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         if not kernels:
             print(f"gemm_sass: no kernel's name contains {args.kernel!r}", file=sys.stderr)
             return 2
+
+    if args.pdl:
+        return pdl_report(kernels, {k.name: k for k in base_kernels})
 
     rows, same = [], 0
     for k in kernels:
@@ -214,6 +300,30 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     if base:
         print(f"{same} of {len(kernels)} kernels identical to the default build's (instruction for instruction)")
+    return 0
+
+
+def pdl_report(kernels: list[Kernel], base: dict[str, Kernel]) -> int:
+    """One line a kernel: instructions and long-latency ones from the PDL wait to the first TMA load (and the
+    default build's, with --against-default), most first."""
+    rows = []
+    for k in kernels:
+        r = wait_to_load(k)
+        if r is None:
+            continue
+        b = wait_to_load(base[k.name]) if k.name in base else None
+        line = f"{r['instrs']:5d} {len(r['slow']):4d}"
+        if base:
+            line += f"  {b['instrs'] if b else '-':>5} {len(b['slow']) if b else '-':>4}"
+        rows.append((r["instrs"], f"{line}  {k.name}  [{' '.join(r['slow'])}]"))
+    head = "instr slow" + ("  base  slow" if base else "")
+    print(head + "  kernel  [long-latency instructions between the PDL wait and the first TMA load]")
+    for _, line in sorted(rows, reverse=True):
+        print(line)
+    if rows:
+        counts = sorted(n for n, _ in rows)
+        print(f"{len(rows)} kernels with a TMA load after a PDL wait; median {counts[len(counts) // 2]} instructions "
+              "on the way")
     return 0
 
 

@@ -910,17 +910,16 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # a comma-separated list of defines) against the shipped build, the table's choice of ours per shape, paired in
     # one process (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at
     # most GEMM_AB_MAX_FLOP (default 1e13: the whole grid), after the small-call probe (which state the card is in).
-    # Default variants (session 35, written after the last GPU time, instruction counts by scripts/gemm_sass.py): the
-    # consumers' ring addresses converted once (U32_SLOTS), the split-K kernels' ring state uniform (SK_UNIFORM: their
-    # 16 R2UR a k-block), both with the descriptors made from the ring base (SLOT_DESC), and all that with the
-    # descriptors' high word kept in its registers (DESC_HI). Bitwise equal by construction; adopt each only if the
-    # grid reads faster and no class slower.
+    # Default variant (session 36, written without a GPU; scripts/gemm_sass.py --pdl): the late producer wait
+    # (LATE_WAIT: the producer thread's PDL wait after its first item's coordinates, 166 -> 50 instructions on average
+    # from the wait to the first TMA load). Session 35's four (U32_SLOTS, SK_UNIFORM, SLOT_DESC, DESC_HI) are the
+    # default build since 72f2445. Bitwise equal by construction; adopt only if the grid reads faster and no class
+    # slower.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
     variants=""
     P=CUDAOPT_EXPERIMENT_
-    for v in ${GEMM_AB_VARIANTS:-${P}U32_SLOTS ${P}SK_UNIFORM ${P}U32_SLOTS,${P}SK_UNIFORM,${P}SLOT_DESC \
-               ${P}U32_SLOTS,${P}SK_UNIFORM,${P}SLOT_DESC,${P}DESC_HI}; do
+    for v in ${GEMM_AB_VARIANTS:-${P}LATE_WAIT}; do
       variants="$variants --variant $v"
     done
     timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $variants --shapes grid \

@@ -419,6 +419,44 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     assert [(s["name"], s["r2ur"], s["s2ur"]) for s in loops if s["r2ur"] or s["s2ur"]] == []
     high = re.compile(r"UMOV UR\d+, 0x[48]00000[48]0$")
     assert [s["name"] for s in loops if any(high.match(i.text) for i in s["loop"].body)] == []
+    # Programmatic launch: no kernel of the library (mma, wgmma, reduce) reaches a global or TMA access on a path
+    # that has not passed its PDL wait (griddepcontrol.wait, ACQBULK).
+    kernels = gs.parse(sass)
+    assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
+    assert sum(gs.wait_to_load(k) is not None for k in kernels) > 150
+
+
+@pytest.mark.timeout(300)
+def test_late_wait_variant_compiles_waits_before_every_access_and_shortens_the_way_to_the_first_load(tmp_path):
+    """CUDAOPT_EXPERIMENT_LATE_WAIT (session 36, not yet timed): the producer thread's PDL wait after its first item's
+    coordinates. Its build has no spills or setmaxnreg warnings, every global or TMA access of every kernel still
+    comes after a wait on every control-flow path, and no generation-2 kernel does an integer division (I2F / MUFU)
+    between its wait and its first TMA load (the default build's tile_coords: two)."""
+    nvcc = shutil.which("nvcc")
+    tool = _cuobjdump()
+    if nvcc is None or tool is None:
+        pytest.skip("nvcc and cuobjdump needed: the late-wait variant's SASS not inspected")
+    from cudaopt.gemm import build
+
+    cubin = tmp_path / "late.cubin"
+    flags = [f for f in build.COMMON_FLAGS if f not in ("-Xcompiler", "-fPIC", "-shared", "-cudart", "shared")]
+    proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *flags, "-cubin", "-Xptxas", "-v", "-DCUDAOPT_EXPERIMENT_LATE_WAIT",
+                           str(CSRC / "hgemm_wgmma.cu"), "-o", str(cubin)],
+                          capture_output=True, text=True, timeout=280, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    props = re.findall(r"Function properties for (\S*hgemm_wgmma\S*)\n\s*(.*)", out)
+    assert len(props) > 150 and all("0 bytes spill stores, 0 bytes spill loads" in p for _, p in props), out[-3000:]
+    assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
+    gs = _load_repo_script("scripts/gemm_sass.py")
+    kernels = gs.parse(subprocess.run([tool, "--dump-sass", str(cubin)], capture_output=True, text=True, timeout=60,
+                                      check=True).stdout)
+    assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
+    ways = {k.name: gs.wait_to_load(k) for k in kernels if "hgemm_wgmma2" in k.name}
+    ways = {name: w for name, w in ways.items() if w is not None}
+    assert len(ways) > 150
+    assert {name: w["slow"] for name, w in ways.items() if {"I2F", "MUFU"} & set(w["slow"])} == {}
+    assert max(w["instrs"] for w in ways.values()) < 100
 
 
 def _sass_functions(sass: str) -> dict[str, str]:
@@ -2450,6 +2488,35 @@ def test_uniform_descriptors_equal_make_desc_wherever_the_kernels_point():
                             ring + slot_off + off, lbo, sbo, swz), (ring, slot_off, off)
     # Beyond the 18-bit window the identity breaks (make_desc masks, the add carries): what the premise rules out.
     assert _desc_at(0x3FFF0, 0x20, 16, 1024) != _make_desc(0x3FFF0 + 0x20, 16, 1024)
+
+
+def test_gemm_sass_pdl_paths_on_an_excerpt():
+    """scripts/gemm_sass.py --pdl (session 36): the shortest control-flow path from a PDL wait (ACQBULK) to a TMA load
+    and the long-latency instructions on it; a global access reachable from the entry around every wait is flagged,
+    one behind a wait on every path is not."""
+    gs = _load_repo_script("scripts/gemm_sass.py")
+    sass = """
+        Function : _Z3barPv
+        /*0000*/                   S2R R0, SR_TID.X ;                   /* 0x00 */
+        /*0010*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;    /* 0x00 */
+        /*0020*/               @P0 BRA 0x80 ;                           /* 0x00 */
+        /*0030*/                   ACQBULK ;                            /* 0x00 */
+        /*0040*/                   I2F.RP R3, R2 ;                      /* 0x00 */
+        /*0050*/                   MUFU.RCP R3, R3 ;                    /* 0x00 */
+        /*0060*/                   UTMALDG.2D [UR8], [UR4] ;            /* 0x00 */
+        /*0070*/                   EXIT ;                               /* 0x00 */
+        /*0080*/                   ACQBULK ;                            /* 0x00 */
+        /*0090*/                   STG.E [R4.64], R5 ;                  /* 0x00 */
+        /*00a0*/                   EXIT ;                               /* 0x00 */
+"""
+    (kernel,) = gs.parse(sass)
+    way = gs.wait_to_load(kernel)
+    assert (way["wait"], way["load"], way["instrs"], way["slow"]) == (0x30, 0x60, 2, ["I2F", "MUFU"])
+    assert gs.unguarded_global_ops(kernel) == []
+    # the store's wait moved past it: reachable without a wait
+    (bad,) = gs.parse(sass.replace("/*0080*/                   ACQBULK", "/*0080*/                   NOP"))
+    assert [i.addr for i in gs.unguarded_global_ops(bad)] == [0x90]
+    assert gs.wait_to_load(gs.parse(sass.replace("UTMALDG.2D", "LDS.64"))[0]) is None
 
 
 def test_gemm_sass_finds_the_hgmma_loop_and_counts_its_overhead():

@@ -163,6 +163,36 @@ __device__ __forceinline__ void pdl_wait_then_release() {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   }
 }
+// Late producer wait (session 36, CUDAOPT_EXPERIMENT_LATE_WAIT; diagnostic builds only until a paired A/B): in
+// the generation-2 and cluster bodies every thread waited for the predecessor at the top, so the producer's
+// register hand-off, map prefetch and first-item arithmetic (tile_coords: two integer divisions; 120 instructions
+// from the wait to the first TMA load in the 32 x 64 swapped kernel's SASS, 229 in the 64 x 64 split-K kernel's)
+// ran after the wait, in front of the first load of a latency-bound call. With it, the top keeps only the release
+// of the release-first roles (pdl_top) and each thread waits once, before its first global or TMA access
+// (pdl_late): the TMA producer thread once its first item's coordinates are known (produce_tiles*; each later
+// item's are computed after the previous item's loads are issued), the other threads at the start of their role.
+// Each thread still executes the wait and the release once, in its role's order. scripts/gemm_sass.py --pdl
+// counts the instructions from the wait to the first load and checks that no global access precedes a wait.
+#ifdef CUDAOPT_EXPERIMENT_LATE_WAIT
+constexpr bool kLateWait = true;
+#else
+constexpr bool kLateWait = false;
+#endif
+template <PdlRole ROLE>
+__device__ __forceinline__ void pdl_top() {
+  if constexpr (!kLateWait)
+    pdl_wait_then_release<ROLE>();
+  else if constexpr (release_first<ROLE>())
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+template <PdlRole ROLE>
+__device__ __forceinline__ void pdl_late() {
+  if constexpr (kLateWait) {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if constexpr (!release_first<ROLE>()) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  }
+}
+
 // The reduce kernels of splitk_reduce.cuh (shared with hgemm_mma.cu, which defines its own).
 __device__ __forceinline__ void pdl_reduce_wait_then_release() { pdl_wait_then_release<kPdlReduce>(); }
 
@@ -516,6 +546,30 @@ __device__ __forceinline__ float4 ld_dsmem_f4(uint32_t local, uint32_t cta) {
   return v;
 }
 
+// An item's k-blocks and tile (late producer wait, kLateWait): what produce_tiles* work out at the top of an item,
+// as one function, so that the first item's can come before the PDL wait and each later one's after the previous
+// item's loads. MC >= 0: the cluster producer's (pair_tile of the cluster's rank), else the one-CTA tile_coords.
+struct ItemAt {
+  int kb_first, kb_count, tm, tn;
+};
+template <bool SPLITK, int MC = -1, int CM = kClusterMax>
+__device__ __forceinline__ ItemAt item_at(int item, int num_units, int splits, int k_tiles, int tiles_m, int tiles_n,
+                                          int rank = 0) {
+  ItemAt it{0, k_tiles, 0, 0};
+  int unit = item;
+  if constexpr (SPLITK) {
+    const WorkItem w = work_item(item, num_units, splits, k_tiles);
+    unit = w.tile;
+    it.kb_first = w.kb_first;
+    it.kb_count = w.kb_count;
+  }
+  if constexpr (MC >= 0)
+    pair_tile<MC, CM>(unit, rank, tiles_m, tiles_n, it.tm, it.tn);
+  else
+    tile_coords(unit, tiles_m, tiles_n, it.tm, it.tn);
+  return it;
+}
+
 // The producer warpgroup's one thread (both generations): the block's work items in order (items =
 // tiles without split-K), each item's k-blocks in order, one TMA load of A and BN/64 of B into each
 // ring slot once its consumers freed it. The ring position simply advances by one per k-block
@@ -525,7 +579,10 @@ __device__ __forceinline__ float4 ld_dsmem_f4(uint32_t local, uint32_t cta) {
 // layout unchanged. Nsight, 64 x 128 ping-pong at 1024x1024x8192: tensor pipe 81% against 71%.
 // KB = 2 (with B3D): 128-deep slots, A's two k-chunks in one box of a 3-D map of A (64 columns x M x
 // K/64 chunks) and B's chunks in one 128-row box: two TMA instructions per 128 of K.
-template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false, bool B3D = false, int KB = 1>
+// LATE (kLateWait, generation 2): this thread's PDL wait (pdl_late, role ROLE) follows its first item's coordinates,
+// and each later item's coordinates are worked out once the previous item's loads are issued.
+template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false, bool B3D = false, int KB = 1,
+          bool LATE = false, PdlRole ROLE = kPdlGemm>
 __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
@@ -540,16 +597,28 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
   // CSPLIT: one item per block, the cluster's splits of one tile (csplit_item)
   const int first = CSPLIT ? csplit_item(num_tiles, splits) : (int)blockIdx.x;
   const int step = CSPLIT ? num_items : (int)gridDim.x;
+  [[maybe_unused]] ItemAt next{0, 0, 0, 0};
+  if constexpr (LATE) {
+    if (first < num_items) next = item_at<SPLITK>(first, num_tiles, splits, k_tiles, tiles_m, tiles_n);
+    pdl_late<ROLE>();
+  }
   for (int item = first; item < num_items; item += step) {
     int tile = item, kb_first = 0, kb_count = k_tiles;
-    if constexpr (SPLITK) {
+    if constexpr (SPLITK && !LATE) {
       const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
       tile = w.tile;
       kb_first = w.kb_first;
       kb_count = w.kb_count;
     }
     int tm, tn;
-    tile_coords(tile, tiles_m, tiles_n, tm, tn);
+    if constexpr (LATE) {  // (worked out before the wait, or after the previous item's loads)
+      kb_first = next.kb_first;
+      kb_count = next.kb_count;
+      tm = next.tm;
+      tn = next.tn;
+    } else {
+      tile_coords(tile, tiles_m, tiles_n, tm, tn);
+    }
     const int m0 = tm * BM, n0 = tn * BN;
     for (int kt = 0; kt < kb_count; ++kt) {
       // A fresh barrier counts as having completed the phase before phase 0, so the first
@@ -576,6 +645,9 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
         slot = 0;
         phase ^= 1;
       }
+    }
+    if constexpr (LATE) {
+      if (item + step < num_items) next = item_at<SPLITK>(item + step, num_tiles, splits, k_tiles, tiles_m, tiles_n);
     }
   }
 }
@@ -608,8 +680,9 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 // B mode 2: CTA kt % 4 multicasts k-block kt's whole B box (one 8 KB request, as cuBLAS's L2 sector count suggests).
 // SPLITK (session 28, pairs): the items are units x splits in work_item's split-major order over the units; item
 // (unit, split) loads the unit's k-blocks of that split, so both CTAs of a cluster walk the same k-blocks.
+// LATE, ROLE: as produce_tiles'.
 template <class T, int BM, int BN, int STAGES, int KB = 1, int MC = 0, bool LEAN = false, int CM = kClusterMax,
-          bool SPLITK = false>
+          bool SPLITK = false, bool LATE = false, PdlRole ROLE = kPdlGemm>
 __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       unsigned char* slots_a, unsigned char* slots_b,
                                                       uint64_t* full, uint64_t* empty, int tiles_m,
@@ -636,16 +709,28 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
   int slot = 0;
   uint32_t phase = 0;
   const int num_items = SPLITK ? num_units * splits : num_units;
+  [[maybe_unused]] ItemAt next{0, 0, 0, 0};
+  if constexpr (LATE) {
+    if (cid < num_items) next = item_at<SPLITK, MC, CM>(cid, num_units, splits, k_tiles, tiles_m, tiles_n, rank);
+    pdl_late<ROLE>();
+  }
   for (int item = cid; item < num_items; item += ncl) {
     int unit = item, kb_first = 0, kb_end = k_tiles;
-    if constexpr (SPLITK) {
+    if constexpr (SPLITK && !LATE) {
       const WorkItem w = work_item(item, num_units, splits, k_tiles);
       unit = w.tile;
       kb_first = w.kb_first;
       kb_end = w.kb_first + w.kb_count;
     }
     int tm, tn;
-    pair_tile<MC, CM>(unit, rank, tiles_m, tiles_n, tm, tn);
+    if constexpr (LATE) {  // (worked out before the wait, or after the previous item's loads)
+      kb_first = next.kb_first;
+      kb_end = next.kb_first + next.kb_count;
+      tm = next.tm;
+      tn = next.tn;
+    } else {
+      pair_tile<MC, CM>(unit, rank, tiles_m, tiles_n, tm, tn);
+    }
     const bool live = kPairN ? tn < tiles_n : tm < tiles_m;
     const int m0 = tm * BM, n0 = tn * BN;
     for (int kt = kb_first; kt < kb_end; ++kt) {
@@ -697,6 +782,10 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
         slot = 0;
         phase ^= 1;
       }
+    }
+    if constexpr (LATE) {
+      if (item + ncl < num_items)
+        next = item_at<SPLITK, MC, CM>(item + ncl, num_units, splits, k_tiles, tiles_m, tiles_n, rank);
     }
   }
   if constexpr (LEAN) {
@@ -1245,7 +1334,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     }
   }
   __syncthreads();
-  pdl_wait_then_release<SPLITK ? kPdlSplitK : kPdlGemm>();  // before any global or TMA access
+  constexpr PdlRole kRole = SPLITK ? kPdlSplitK : kPdlGemm;
+  pdl_top<kRole>();  // before any global or TMA access (kLateWait: the release alone; each role waits below)
 
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
@@ -1256,13 +1346,17 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
     if constexpr (CPA && !CSPLIT) {
-      if (cp)
+      if (cp) {
+        pdl_late<kRole>();
         produce_tiles_cpasync<T, BM, BN, STAGES, SPLITK>(src, slots_a, slots_b, full, empty, tiles_m, tiles_n,
                                                          num_tiles, k_tiles, splits, M, N, K, wg_thread);
+      }
     }
-    if (!cp && wg_thread == 0)
-      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB>(map_a, map_b, slots_a, slots_b, full, empty,
-                                                                tiles_m, tiles_n, num_tiles, k_tiles, splits);
+    if (!cp && wg_thread == 0)  // (kLateWait: waits once its first item's coordinates are known)
+      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB, kLateWait, kRole>(
+          map_a, map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n, num_tiles, k_tiles, splits);
+    else if (!cp)
+      pdl_late<kRole>();
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
     const int consumer = warpgroup - 1;
@@ -1270,6 +1364,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     if constexpr (!SPLITK && !kEarlyMapPrefetch) {
       if (wg_thread == 0) tma_prefetch_map(map_c);
     }
+    pdl_late<kRole>();
     unsigned char* my_epi = epi + (SHEPI ? 0 : consumer) * T::kEpiBytesPerConsumer;
     [[maybe_unused]] int epi_seq = 0;  // kEpiRunning: column chunks this consumer has staged so far
     const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
@@ -1727,7 +1822,8 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     else
       cluster_sync_all();
   }
-  pdl_wait_then_release<SPLITK ? kPdlSplitK : kPdlGemm>();  // before any global or TMA access
+  constexpr PdlRole kRole = SPLITK ? kPdlSplitK : kPdlGemm;
+  pdl_top<kRole>();  // before any global or TMA access (kLateWait: the release alone; each role waits below)
 
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
@@ -1743,14 +1839,16 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
-    if (wg_thread == 0) {
+    if (wg_thread == 0) {  // (kLateWait: waits once its first item's coordinates are known)
       if constexpr (CM > 1)
-        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN, CM, SPLITK>(map_a, map_b, slots_a, slots_b, full,
-                                                                           empty, tiles_m, tiles_n, num_units, k_tiles,
-                                                                           rank, seq0, seq_step, splits);
+        produce_tiles_cluster<T, BM, BN, STAGES, KB, MC, LEAN, CM, SPLITK, kLateWait, kRole>(
+            map_a, map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n, num_units, k_tiles, rank, seq0, seq_step,
+            splits);
       else
-        produce_tiles<T, BM, BN, STAGES, SPLITK>(map_a, map_b, slots_a, slots_b, full, empty, tiles_m,
-                                                 tiles_n, num_tiles, k_tiles, splits);
+        produce_tiles<T, BM, BN, STAGES, SPLITK, false, false, 1, kLateWait, kRole>(
+            map_a, map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n, num_tiles, k_tiles, splits);
+    } else {
+      pdl_late<kRole>();
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegsT));
@@ -1759,6 +1857,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     if constexpr (!SPLITK && !kEarlyMapPrefetch) {
       if (wg_thread == 0) tma_prefetch_map(map_c);
     }
+    pdl_late<kRole>();
     unsigned char* my_epi = epi + consumer * T::kEpiBytesPerConsumer;
     const int a_row_off = T::kPingPong ? 0 : consumer * T::kRowsPerConsumer;
     float acc[T::kMI][T::kAcc];
