@@ -910,16 +910,16 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # a comma-separated list of defines) against the shipped build, the table's choice of ours per shape, paired in
     # one process (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at
     # most GEMM_AB_MAX_FLOP (default 1e13: the whole grid), after the small-call probe (which state the card is in).
-    # Default variant (session 36, written without a GPU; scripts/gemm_sass.py --pdl): the late producer wait
-    # (LATE_WAIT: the producer thread's PDL wait after its first item's coordinates, 166 -> 50 instructions on average
-    # from the wait to the first TMA load). Session 35's four (U32_SLOTS, SK_UNIFORM, SLOT_DESC, DESC_HI) are the
-    # default build since 72f2445. Bitwise equal by construction; adopt only if the grid reads faster and no class
-    # slower.
+    # Default variants (session 36, written without a GPU; scripts/gemm_sass.py --pdl): the late producer wait
+    # (LATE_WAIT: the producer thread's PDL wait after its first item's coordinates, 166 -> 49 instructions on average
+    # from the wait to the first TMA load), and with it the fresh ring (FRESH_RING: no empty-slot wait on the ring's
+    # first pass, 49 -> 45). Session 35's four (U32_SLOTS, SK_UNIFORM, SLOT_DESC, DESC_HI) are the default build
+    # since 72f2445. Bitwise equal by construction; adopt only if the grid reads faster and no class slower.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
     variants=""
     P=CUDAOPT_EXPERIMENT_
-    for v in ${GEMM_AB_VARIANTS:-${P}LATE_WAIT}; do
+    for v in ${GEMM_AB_VARIANTS:-${P}LATE_WAIT ${P}LATE_WAIT,${P}FRESH_RING}; do
       variants="$variants --variant $v"
     done
     timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $variants --shapes grid \
