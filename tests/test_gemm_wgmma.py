@@ -1893,7 +1893,8 @@ def test_programmatic_launch_switch_without_a_gpu(kernel_lib, monkeypatch):
 
 def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
     """PDL lets a launch start under the previous kernel's tail, so every __global__ function must call
-    griddepcontrol.wait (pdl_wait_then_release) first; read from the sources, kernel by kernel."""
+    griddepcontrol.wait (pdl_wait_then_release) first; read from the sources, kernel by kernel. (The compile tests
+    check the same on the SASS, path by path: gemm_sass.unguarded_global_ops.)"""
     import re
 
     from cudaopt.gemm.build import CSRC as CSRC_DIR
@@ -1911,7 +1912,11 @@ def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
             calls_body = re.search(r"\b(wgmma2_body|wgmma2_cluster_body)\b", body)
             if calls_body:  # the body template waits itself, in the split-K kernels as a split-K role
                 tmpl = re.search(r"void " + calls_body.group(1) + r"\(.*?\n\}", src, re.S).group(0)
-                assert "pdl_wait_then_release<SPLITK ? kPdlSplitK : kPdlGemm>();" in tmpl, (name, calls_body.group(1))
+                assert "constexpr PdlRole kRole = SPLITK ? kPdlSplitK : kPdlGemm;" in tmpl, (name, calls_body.group(1))
+                # at the top (pdl_top: all of it, or under CUDAOPT_EXPERIMENT_LATE_WAIT the release alone), then
+                # (late wait) per role: the producer thread inside produce_tiles*, the other threads at their start
+                assert "pdl_top<kRole>();" in tmpl and tmpl.count("pdl_late<kRole>();") >= 2, (name, calls_body.group(1))
+                assert tmpl.count("kLateWait, kRole>(") >= 1, (name, calls_body.group(1))
             else:
                 assert waits.search(body), (name, kname)
                 # a split-K reduce keeps wait-then-release: released first it cost long-K split-K shapes 15-17%
