@@ -2368,9 +2368,9 @@ def test_build_passes_defines_and_refuses_malformed_ones(tmp_path, monkeypatch):
 @pytest.mark.parametrize("defines", [
     ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ", "CUDAOPT_EXPERIMENT_RELEASE_FIRST",
      "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM", "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
-     "CUDAOPT_EXPERIMENT_SK_UNIFORM"),
+     "CUDAOPT_EXPERIMENT_SK_UNIFORM", "CUDAOPT_EXPERIMENT_LATE_WAIT", "CUDAOPT_EXPERIMENT_FRESH_RING"),
     ("CUDAOPT_SESSION34_RING",),
-], ids=["sessions30-35", "session34-ring"])
+], ids=["sessions30-36", "session34-ring"])
 def test_experiment_builds_compile_and_load(tmp_path, defines):
     """The diagnostic defines of sessions 30-31 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
     the PDL wait; CUDAOPT_EXPERIMENT_EXIT_AFTER_READ: the last wait on C's TMA stores only for the staging read;
@@ -2381,8 +2381,11 @@ def test_experiment_builds_compile_and_load(tmp_path, defines):
     CUDAOPT_EXPERIMENT_SK_UNIFORM: the split-K fixup's barrier result broadcast, so the ring state stays uniform;
     CUDAOPT_EXPERIMENT_SLOT_DESC, which needs U32_SLOTS and the uniform descriptors: the slot offset added to
     descriptors made once; CUDAOPT_EXPERIMENT_DESC_HI, on SLOT_DESC: the descriptors' high word a run-time value (the
-    four the default since session 35; CUDAOPT_SESSION34_RING builds without them); benchmarks/gemm_build_ab.py times them against the shipped build) still compile, together,
-    and the library carries the same config table (host code, no GPU needed)."""
+    four the default since session 35; CUDAOPT_SESSION34_RING builds without them); session 36's
+    CUDAOPT_EXPERIMENT_LATE_WAIT (the producer's PDL wait after its first item's coordinates) and
+    CUDAOPT_EXPERIMENT_FRESH_RING (no empty-slot wait on the ring's first pass); benchmarks/gemm_build_ab.py times
+    them against the shipped build) still compile, together, and the library carries the same config table (host
+    code, no GPU needed)."""
     import ctypes
 
     from cudaopt.gemm import build
