@@ -372,6 +372,39 @@ def test_bench_report_carries_the_runs_own_aa_noise(tmp_path, no_gpu):
     assert "A/A" not in (tmp_path / "summary.md").read_text()
 
 
+def test_dispatch_floor_tells_the_tn_only_shapes_from_the_others(tmp_path):
+    """stats.dispatch_floor (session 36): the shapes dispatch runs under 0.98x of a baseline, slowest first; tn_only
+    where the baseline's TN layout beats every NN-readable candidate of the run by more than 2% (no table choice
+    reaches it), not where some NN option was within 2% of it. write_outputs reports both counts and floor.csv."""
+    from cudaopt.gemm.stats import dispatch_floor
+
+    a, b, c, d = (64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512)
+    times = {
+        "dispatch": {a: 10.0, b: 10.0, c: 10.0, d: 10.0},
+        "ours": {a: 10.5, b: 10.5, c: 9.6, d: 9.0},
+        "torch": {a: 10.2, b: 10.0, c: 10.0, d: 10.0},
+        "lt_auto_nn": {a: 10.1, b: 9.6, c: 9.9, d: 9.9},
+        "lt_auto_tn": {a: 9.5, b: 9.5, c: 9.7, d: 9.9},
+    }
+    times["lt_auto_max"] = {s: min(times["lt_auto_nn"][s], times["lt_auto_tn"][s]) for s in times["dispatch"]}
+    under = dispatch_floor(times)
+    # a: TN 9.5 against the best NN 10.1 (6% faster): TN only. b: NN autotuned 9.6 within 2% of TN 9.5: reachable.
+    # c: 0.97x, TN 9.7 against ours 9.6: reachable. d: 0.99x: not under the floor.
+    assert [(f.shape, f.tn_only, f.best_nn) for f in under] == [(a, True, "dispatch"), (b, False, "lt_auto_nn"),
+                                                                (c, False, "ours")]
+    assert under[0].ratio == pytest.approx(0.95) and under[0].tn_gain == pytest.approx(10.0 / 9.5)
+    assert [f.shape for f in dispatch_floor(times, "torch")] == []  # dispatch never under torch here
+    assert math.isnan(dispatch_floor({"dispatch": {a: 2.0}, "torch": {a: 1.0}}, "torch")[0].tn_gain)
+
+    res = bench.BenchResult(times=times, checks={s: {"correct": True, "dispatch": "fallback:torch"} for s in times["ours"]})
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "### Dispatcher floor" in md and "| lt_auto_max | 3 | 1 | 0.950 (64x64x64) |" in md
+    rows = (tmp_path / "floor.csv").read_text().splitlines()
+    assert rows[0] == "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only" and rows[1].startswith("64,64,64,fallback:torch,0.9500")
+    assert len(rows) == 4 and rows[1].endswith(",1") and rows[2].endswith(",0")
+
+
 def test_run_bench_failed_shape_is_recorded_and_the_run_goes_on(tmp_path, no_gpu):
     calls = []
     no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, fail={1}))

@@ -123,3 +123,41 @@ def aa_spread(shape_ratios: dict[Shape, float]) -> list[tuple[str, int, float, f
             rows.append((name, len(vals), geo, statistics.pstdev(vals), max(abs(v - 1) for v in vals)))
     return rows
 
+
+# What hgemm can run on the B it is given (K x N, row-major): every candidate but the TN layouts, which read a
+# pre-transposed B that the "*_max" baselines get for free (the seed's protocol).
+NN_READABLE = ("ours", "dispatch", "torch", "cublas_nn", "lt_heur_nn", "lt_auto_nn")
+
+
+@dataclass(frozen=True)
+class FloorShape:
+    """A shape the dispatcher runs below the floor against a baseline (see dispatch_floor)."""
+
+    shape: Shape
+    ratio: float  # t_baseline / t_dispatch, < floor
+    best_nn: str  # the fastest NN-readable candidate measured on the shape in the same run
+    tn_gain: float  # t_best_nn / t_baseline's TN layout (nan where the baseline has none)
+    tn_only: bool  # the TN layout beats every NN-readable candidate by more than the margin
+
+
+def dispatch_floor(times: dict[str, dict[Shape, float]], baseline: str = "lt_auto_max", floor: float = 0.98,
+                   margin: float = 0.02) -> list[FloorShape]:
+    """The shapes where dispatch runs below `floor` x the baseline (the issue: none may), slowest first. Each says
+    whether a table choice could lift it: tn_only marks the shapes where the baseline's TN layout (for a "*_max"
+    baseline, its "*_tn" part) is more than `margin` faster than every NN-readable candidate timed in the run, which
+    only a faster kernel reading B as given can match; on the others the run's best NN option was within reach."""
+    disp, base = times.get("dispatch", {}), times.get(baseline, {})
+    tn = times.get(baseline[: -len("_max")] + "_tn", {}) if baseline.endswith("_max") else {}
+    out = []
+    for s, td in disp.items():
+        tb = base.get(s)
+        if not (td and tb and math.isfinite(td) and math.isfinite(tb)) or tb / td >= floor:
+            continue
+        nn = {c: times[c][s] for c in NN_READABLE
+              if c in times and s in times[c] and times[c][s] and math.isfinite(times[c][s])}
+        best = min(nn, key=nn.get)
+        t_tn = tn.get(s, math.nan)
+        gain = nn[best] / t_tn if t_tn and math.isfinite(t_tn) else math.nan
+        out.append(FloorShape(s, tb / td, best, gain, bool(gain > 1 / (1 - margin))))
+    return sorted(out, key=lambda f: f.ratio)
+
