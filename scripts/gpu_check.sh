@@ -57,6 +57,7 @@
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh gemm_ncu_mc  # issue 6, plan for session 34: do our 64 x 64 pairs' multicasts cut L2 requests at all
 #   bash scripts/gpu_check.sh gemm_ours_back  # issue 6, plan for session 35: the table's fallbacks against the new kernels
+#   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
 # On the device machine cudaopt is not installed: it runs from src/. Results go to $OUT (or runs/).
@@ -1086,6 +1087,26 @@ e = json.load(open(sys.argv[1]))["entries"]
 print("backends:", dict(collections.Counter(x.get("backend", "ours") for x in e)),
       "| taken back:", sum(1 for x in e if (x.get("ours_back") or {}).get("taken_back")),
       "of", sum(1 for x in e if (x.get("ours_back") or {}).get("checked")), "checked")
+PY
+    ;;
+  gemm_floor_recheck)
+    # Issue 6, plan for session 37: the 31 shapes under the dispatcher's 0.98x floor in both of session 35's grids
+    # (docs/data/hgemm_session36/dispatch_below_both_grids.txt; 15 of them need cuBLASLt's TN layout, which no choice
+    # reaches): our kernel of record against each fallback again, then the cuBLASLt pass, both with --recheck, into
+    # $OUT/tuned_floor.json. Review, copy it over src/cudaopt/gemm/tuned_h200.json, then gemm_table_grid.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout "${GEMM_FLOOR_LIMIT:-300}" python3 -m cudaopt.cli tune-gemm-fallbacks --table src/cudaopt/gemm/tuned_h200.json \
+      --out "$OUT/tuned_floor.json" --shapes docs/data/hgemm_session36/dispatch_below_both_grids.txt --ours-back \
+      --recheck --budget-s "${GEMM_FLOOR_BUDGET_S:-240}" > "$OUT/floor_recheck.log" 2>&1
+    echo "tune-gemm-fallbacks (floor shapes) exit $?"
+    grep -E "ours-back pass|fallback pass|FAILED|budget" "$OUT/floor_recheck.log" | tail -6
+    python3 - src/cudaopt/gemm/tuned_h200.json "$OUT/tuned_floor.json" <<'PY'
+import json, sys
+old, new = ({(x["m"], x["n"], x["k"]): x for x in json.load(open(f))["entries"]} for f in sys.argv[1:3])
+moved = [(s, old[s].get("backend", "ours"), new[s].get("backend", "ours")) for s in new
+         if (old[s].get("backend", "ours"), old[s].get("config"), old[s].get("lt_algo"))
+         != (new[s].get("backend", "ours"), new[s].get("config"), new[s].get("lt_algo"))]
+print(f"entries changed: {len(moved)}", "; ".join(f"{m}x{n}x{k} {a}->{b}" for (m, n, k), a, b in moved)[:600])
 PY
     ;;
   gemm_table_grid)
