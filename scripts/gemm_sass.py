@@ -23,6 +23,7 @@ PATH or from the pip package nvidia-cuda-cuobjdump.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import re
@@ -34,6 +35,8 @@ from pathlib import Path
 
 CSRC = Path(__file__).resolve().parents[1] / "src" / "cudaopt" / "gemm" / "csrc"
 HGMMA_RE = re.compile(r"HGMMA\.64x(\d+)x16")
+# A branch and its target (any form: BRA, BRA.U.ANY, predicated or not, uniform predicates too).
+BRANCH_RE = re.compile(r"\bBRA(?:\.\S+)?\s+(?:!?U?P\d,\s*)?(0x[0-9a-f]+)")
 INSTR_RE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
@@ -81,6 +84,11 @@ class Instr:
         body = self.text.split(None, 1)[0] if not self.text.startswith("@") else self.text.split(None, 2)[1]
         return body
 
+    @property
+    def family(self) -> str:
+        """The opcode without its modifiers (HGMMA.64x64x16.F32 -> HGMMA)."""
+        return self.op.split(".")[0]
+
 
 @dataclass
 class Loop:
@@ -101,7 +109,7 @@ class Loop:
         return sum(1 for i in self.body if not HGMMA_RE.search(i.text) and i.op != "NOP")
 
     def count(self, op: str) -> int:
-        return sum(1 for i in self.body if i.op.split(".")[0] == op)
+        return sum(1 for i in self.body if i.family == op)
 
 
 @dataclass
@@ -110,12 +118,17 @@ class Kernel:
     name: str
     instrs: list[Instr]
 
+    @functools.cached_property
+    def index(self) -> dict[int, int]:
+        """Address -> position in instrs (branch targets are addresses)."""
+        return {ins.addr: k for k, ins in enumerate(self.instrs)}
+
     def loops(self) -> list[Loop]:
         """Backward branches whose body issues an HGMMA, innermost (shortest) first per branch."""
-        index = {ins.addr: k for k, ins in enumerate(self.instrs)}
+        index = self.index
         found = []
         for k, ins in enumerate(self.instrs):
-            m = re.search(r"\bBRA\s+(?:!?U?P\d,\s*)?(0x[0-9a-f]+)", ins.text)
+            m = BRANCH_RE.search(ins.text)
             if not m:
                 continue
             target = int(m.group(1), 16)
@@ -127,7 +140,6 @@ class Kernel:
         return found
 
 
-BRANCH_RE = re.compile(r"\bBRA(?:\.\S+)?\s+(?:!?U?P\d,\s*)?(0x[0-9a-f]+)")
 TMA_LOAD_OPS = ("UTMALDG", "UBLKCP", "LDGSTS")  # the first operand fetch: TMA tile, bulk copy, cp.async
 SLOW_OPS = ("MUFU", "I2F", "F2I", "S2R", "S2UR", "LDC", "ULDC", "USETMAXREG", "UTMACCTL", "SYNCS")
 
@@ -137,14 +149,14 @@ GLOBAL_OPS = ("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "REDG", "UTMALDG
               "UBLKRED", "LDGSTS", "UBLKPF", "UTMAPF")
 
 
-def successors(k: Kernel, i: int, index: dict[int, int]) -> list[int]:
+def successors(k: Kernel, i: int) -> list[int]:
     """Control-flow successors of instruction i: a branch's target, and the next instruction unless i is an
     unpredicated branch or EXIT."""
     ins = k.instrs[i]
     succ = []
     m = BRANCH_RE.search(ins.text)
-    if m and int(m.group(1), 16) in index:
-        succ.append(index[int(m.group(1), 16)])
+    if m and int(m.group(1), 16) in k.index:
+        succ.append(k.index[int(m.group(1), 16)])
     if not ((m or ins.op == "EXIT") and not ins.text.startswith("@")) and i + 1 < len(k.instrs):
         succ.append(i + 1)
     return succ
@@ -153,16 +165,15 @@ def successors(k: Kernel, i: int, index: dict[int, int]) -> list[int]:
 def unguarded_global_ops(k: Kernel) -> list[Instr]:
     """Global-memory instructions reachable from the kernel's entry on a path that passes no PDL wait (ACQBULK):
     under programmatic launch such an access may race the previous kernel on the stream. Empty for a safe kernel."""
-    index = {ins.addr: i for i, ins in enumerate(k.instrs)}
     seen, todo, found = {0}, [0], []
     while todo:
         i = todo.pop()
         ins = k.instrs[i]
         if ins.op == "ACQBULK":
             continue  # past the wait: guarded
-        if ins.op.split(".")[0] in GLOBAL_OPS:
+        if ins.family in GLOBAL_OPS:
             found.append(ins)
-        for j in successors(k, i, index):
+        for j in successors(k, i):
             if j not in seen:
                 seen.add(j)
                 todo.append(j)
@@ -175,7 +186,6 @@ def wait_to_load(k: Kernel) -> dict | None:
     unpredicated BRA or EXIT) and branch targets, so spin loops and the consumers' code are not on the path."""
     import heapq
 
-    index = {ins.addr: i for i, ins in enumerate(k.instrs)}
     starts = [i for i, ins in enumerate(k.instrs) if ins.op == "ACQBULK"]
     if not starts:
         return None
@@ -187,15 +197,15 @@ def wait_to_load(k: Kernel) -> dict | None:
         if d > dist.get(i, 1 << 30):
             continue
         ins = k.instrs[i]
-        if ins.op.split(".")[0] in TMA_LOAD_OPS and d > 0:
+        if ins.family in TMA_LOAD_OPS and d > 0:
             path = [i]
             while path[-1] in prev:
                 path.append(prev[path[-1]])
             path = path[::-1]
             body = [k.instrs[j] for j in path[1:-1]]
-            slow = [j.op.split(".")[0] for j in body if j.op.split(".")[0] in SLOW_OPS]
+            slow = [j.family for j in body if j.family in SLOW_OPS]
             return {"wait": k.instrs[path[0]].addr, "load": ins.addr, "instrs": len(body), "slow": slow}
-        for j in successors(k, i, index):
+        for j in successors(k, i):
             if d + 1 < dist.get(j, 1 << 30):
                 dist[j] = d + 1
                 prev[j] = i

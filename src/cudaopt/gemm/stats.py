@@ -146,18 +146,16 @@ def dispatch_floor(times: dict[str, dict[Shape, float]], baseline: str = "lt_aut
     whether a table choice could lift it: tn_only marks the shapes where the baseline's TN layout (for a "*_max"
     baseline, its "*_tn" part) is more than `margin` faster than every NN-readable candidate timed in the run, which
     only a faster kernel reading B as given can match; on the others the run's best NN option was within reach."""
-    disp, base = times.get("dispatch", {}), times.get(baseline, {})
     tn = times.get(baseline[: -len("_max")] + "_tn", {}) if baseline.endswith("_max") else {}
     out = []
-    for s, td in disp.items():
-        tb = base.get(s)
-        if not (td and tb and math.isfinite(td) and math.isfinite(tb)) or tb / td >= floor:
+    for s, ratio in ratios(times.get(baseline, {}), times.get("dispatch", {})).items():
+        if ratio >= floor:
             continue
         nn = {c: times[c][s] for c in NN_READABLE
               if c in times and s in times[c] and times[c][s] and math.isfinite(times[c][s])}
         best = min(nn, key=nn.get)
         t_tn = tn.get(s, math.nan)
         gain = nn[best] / t_tn if t_tn and math.isfinite(t_tn) else math.nan
-        out.append(FloorShape(s, tb / td, best, gain, bool(gain > 1 / (1 - margin))))
+        out.append(FloorShape(s, ratio, best, gain, bool(gain > 1 / (1 - margin))))
     return sorted(out, key=lambda f: f.ratio)
 
