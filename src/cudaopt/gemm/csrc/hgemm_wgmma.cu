@@ -555,9 +555,9 @@ __device__ __forceinline__ float4 ld_dsmem_f4(uint32_t local, uint32_t cta) {
   return v;
 }
 
-// An item's k-blocks and tile (late producer wait, kLateWait): what produce_tiles* work out at the top of an item,
-// as one function, so that the first item's can come before the PDL wait and each later one's after the previous
-// item's loads. MC >= 0: the cluster producer's (pair_tile of the cluster's rank), else the one-CTA tile_coords.
+// An item's k-blocks and tile, as the TMA producers (produce_tiles*) work them out; with the late producer wait
+// (kLateWait) the first item's before the PDL wait and each later one's after the previous item's loads. MC >= 0: the
+// cluster producer's (pair_tile of the cluster's rank), else the one-CTA tile_coords.
 struct ItemAt {
   int kb_first, kb_count, tm, tn;
 };
@@ -613,23 +613,10 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
     pdl_late<ROLE>();
   }
   for (int item = first; item < num_items; item += step) {
-    int tile = item, kb_first = 0, kb_count = k_tiles;
-    if constexpr (SPLITK && !LATE) {
-      const WorkItem w = work_item(item, num_tiles, splits, k_tiles);
-      tile = w.tile;
-      kb_first = w.kb_first;
-      kb_count = w.kb_count;
-    }
-    int tm, tn;
-    if constexpr (LATE) {  // (worked out before the wait, or after the previous item's loads)
-      kb_first = next.kb_first;
-      kb_count = next.kb_count;
-      tm = next.tm;
-      tn = next.tn;
-    } else {
-      tile_coords(tile, tiles_m, tiles_n, tm, tn);
-    }
-    const int m0 = tm * BM, n0 = tn * BN;
+    // (LATE: worked out before the wait, or after the previous item's loads)
+    const ItemAt it = LATE ? next : item_at<SPLITK>(item, num_tiles, splits, k_tiles, tiles_m, tiles_n);
+    const int kb_first = it.kb_first, kb_count = it.kb_count;
+    const int m0 = it.tm * BM, n0 = it.tn * BN;
     for (int kt = 0; kt < kb_count; ++kt) {
       // A fresh barrier counts as having completed the phase before phase 0, so the first
       // pass over the ring (parity 1) does not wait (kFreshRing: is not asked).
@@ -727,22 +714,9 @@ __device__ __forceinline__ void produce_tiles_cluster(const CUtensorMap* map_a, 
     pdl_late<ROLE>();
   }
   for (int item = cid; item < num_items; item += ncl) {
-    int unit = item, kb_first = 0, kb_end = k_tiles;
-    if constexpr (SPLITK && !LATE) {
-      const WorkItem w = work_item(item, num_units, splits, k_tiles);
-      unit = w.tile;
-      kb_first = w.kb_first;
-      kb_end = w.kb_first + w.kb_count;
-    }
-    int tm, tn;
-    if constexpr (LATE) {  // (worked out before the wait, or after the previous item's loads)
-      kb_first = next.kb_first;
-      kb_end = next.kb_first + next.kb_count;
-      tm = next.tm;
-      tn = next.tn;
-    } else {
-      pair_tile<MC, CM>(unit, rank, tiles_m, tiles_n, tm, tn);
-    }
+    // (LATE: worked out before the wait, or after the previous item's loads)
+    const ItemAt it = LATE ? next : item_at<SPLITK, MC, CM>(item, num_units, splits, k_tiles, tiles_m, tiles_n, rank);
+    const int kb_first = it.kb_first, kb_end = it.kb_first + it.kb_count, tm = it.tm, tn = it.tn;
     const bool live = kPairN ? tn < tiles_n : tm < tiles_m;
     const int m0 = tm * BM, n0 = tn * BN;
     for (int kt = kb_first; kt < kb_end; ++kt) {
