@@ -7,7 +7,8 @@ k-block spends many instructions per tensor cycle are the ones an instruction-le
 (session 34: the 64 x 64 ping-pong's 93 instructions a k-block, 60 after the uniform descriptors).
 
     python scripts/gemm_sass.py                       # the default build, one line a kernel
-    python scripts/gemm_sass.py -D CUDAOPT_EXPERIMENT_U32_SLOTS --against-default
+    python scripts/gemm_sass.py -D CUDAOPT_EXPERIMENT_FRESH_RING --against-default
+    python scripts/gemm_sass.py --against $CUDAOPT_CACHE/sass/hgemm_wgmma_<older>.cubin   # a refactor: same code?
     python scripts/gemm_sass.py --kernel 'hgemm_wgmma2_kernel<128, 192, 2, 4, 2, 1, false' --loop
     python scripts/gemm_sass.py --pdl -D CUDAOPT_EXPERIMENT_LATE_WAIT --against-default
 
@@ -34,6 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CSRC = Path(__file__).resolve().parents[1] / "src" / "cudaopt" / "gemm" / "csrc"
+try:  # the dev install; the script also runs from a bare checkout
+    from cudaopt.gemm.build import RETIRED_DEFINES
+except ImportError:
+    RETIRED_DEFINES = {}
 HGMMA_RE = re.compile(r"HGMMA\.64x(\d+)x16")
 # A branch and its target (any form: BRA, BRA.U.ANY, predicated or not, uniform predicates too).
 BRANCH_RE = re.compile(r"\bBRA(?:\.\S+)?\s+(?:!?U?P\d,\s*)?(0x[0-9a-f]+)")
@@ -59,6 +64,10 @@ def build_cubin(defines: list[str], cache: Path) -> Path:
     """Compile hgemm_wgmma.cu for sm_90a from csrc/ (the anonymous namespace's name depends on the path)."""
     src = (CSRC / "hgemm_wgmma.cu").read_bytes() + (CSRC / "wgmma_asm.cuh").read_bytes()
     src += (CSRC / "splitk_reduce.cuh").read_bytes()
+    retired = [d for d in defines if d.split("=", 1)[0] in RETIRED_DEFINES]
+    if retired:
+        sys.exit(f"gemm_sass: define {retired[0]} was retired in session 37 (the kernels ignore it); "
+                 "check out db3d011 to build that form")
     key = hashlib.sha256(src + "\0".join(sorted(defines)).encode()).hexdigest()[:16]
     out = cache / f"hgemm_wgmma_{key}.cubin"
     if out.exists():
@@ -262,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         "--against-default", action="store_true",
         help="compare with the build without -D defines; kernels whose code is unchanged are counted, not listed",
     )
+    ap.add_argument(
+        "--against", type=Path, metavar="CUBIN",
+        help="compare with this cubin (say, an older commit's build from the cache) instead of the default build",
+    )
     ap.add_argument("--kernel", help="only kernels whose demangled name contains this text")
     ap.add_argument("--loop", action="store_true", help="print the main HGMMA loop of each selected kernel")
     ap.add_argument("--pdl", action="store_true",
@@ -271,7 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     cache = Path(os.environ.get("CUDAOPT_CACHE", Path.home() / ".cache" / "cudaopt")) / "sass"
     cubin = args.cubin or build_cubin(args.defines, cache)
     kernels = disassemble(cubin)
-    base_kernels = disassemble(build_cubin([], cache)) if args.against_default else []
+    if args.against and not args.against.is_file():
+        print(f"gemm_sass: --against {args.against}: no such cubin; give a path that gemm_sass built", file=sys.stderr)
+        return 2
+    base_cubin = args.against or (build_cubin([], cache) if args.against_default else None)
+    base_kernels = disassemble(base_cubin) if base_cubin else []
     base = {k.name: summary(k) for k in base_kernels}
     base_text = {k.name: [i.text for i in k.instrs] for k in base_kernels}
     if args.kernel:
@@ -309,7 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     for _, line in sorted(rows, reverse=True):
         print(line)
     if base:
-        print(f"{same} of {len(kernels)} kernels identical to the default build's (instruction for instruction)")
+        what = str(args.against) if args.against else "the default build"
+        print(f"{same} of {len(kernels)} kernels identical to {what}'s (instruction for instruction)")
+        missing = sorted(set(base_text) - {k.name for k in kernels})
+        if missing and not args.kernel:
+            print(f"{len(missing)} kernels of the base are not in this build: {', '.join(missing[:5])}")
     return 0
 
 

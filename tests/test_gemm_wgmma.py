@@ -2365,33 +2365,21 @@ def test_build_passes_defines_and_refuses_malformed_ones(tmp_path, monkeypatch):
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("defines", [
-    ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ", "CUDAOPT_EXPERIMENT_RELEASE_FIRST",
-     "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM", "CUDAOPT_EXPERIMENT_PER_THREAD_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
-     "CUDAOPT_EXPERIMENT_SK_UNIFORM", "CUDAOPT_EXPERIMENT_LATE_WAIT", "CUDAOPT_EXPERIMENT_FRESH_RING"),
-    ("CUDAOPT_SESSION34_RING",),
-], ids=["sessions30-36", "session34-ring"])
-def test_experiment_builds_compile_and_load(tmp_path, defines):
-    """The diagnostic defines of sessions 30-31 (CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH: the tensor maps prefetched before
-    the PDL wait; CUDAOPT_EXPERIMENT_EXIT_AFTER_READ: the last wait on C's TMA stores only for the staging read;
-    CUDAOPT_EXPERIMENT_RELEASE_FIRST: the split-K GEMM and reduce kernels' PDL release before the wait;
-    CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM: the plain GEMMs' old order, wait then release; session 34's
-    CUDAOPT_EXPERIMENT_PER_THREAD_DESC: the wgmma descriptors built per thread and per wgmma, as before session 34;
-    CUDAOPT_EXPERIMENT_U32_SLOTS: the consumers' ring addresses converted once; session 35's
-    CUDAOPT_EXPERIMENT_SK_UNIFORM: the split-K fixup's barrier result broadcast, so the ring state stays uniform;
-    CUDAOPT_EXPERIMENT_SLOT_DESC, which needs U32_SLOTS and the uniform descriptors: the slot offset added to
-    descriptors made once; CUDAOPT_EXPERIMENT_DESC_HI, on SLOT_DESC: the descriptors' high word a run-time value (the
-    four the default since session 35; CUDAOPT_SESSION34_RING builds without them); session 36's
-    CUDAOPT_EXPERIMENT_LATE_WAIT (the producer's PDL wait after its first item's coordinates) and
-    CUDAOPT_EXPERIMENT_FRESH_RING (no empty-slot wait on the ring's first pass); benchmarks/gemm_build_ab.py times
-    them against the shipped build) still compile, together, and the library carries the same config table (host
-    code, no GPU needed)."""
+def test_experiment_builds_compile_and_load(tmp_path):
+    """The diagnostic defines still in the source compile, together, and the library carries the same config table
+    (host code, no GPU needed): sessions 30-31's CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH (the tensor maps prefetched
+    before the PDL wait) and CUDAOPT_EXPERIMENT_EXIT_AFTER_READ (the last wait on C's TMA stores only for the staging
+    read), session 36's CUDAOPT_EXPERIMENT_LATE_WAIT (the producer's PDL wait after its first item's coordinates) and
+    CUDAOPT_EXPERIMENT_FRESH_RING (no empty-slot wait on the ring's first pass). benchmarks/gemm_build_ab.py times
+    them against the shipped build."""
     import ctypes
 
     from cudaopt.gemm import build
 
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
+    defines = ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
+               "CUDAOPT_EXPERIMENT_LATE_WAIT", "CUDAOPT_EXPERIMENT_FRESH_RING")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True, defines=defines)
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
@@ -2400,22 +2388,22 @@ def test_experiment_builds_compile_and_load(tmp_path, defines):
     assert lib.cudaopt_wgmma_num_configs() == len(WGMMA_CONFIGS)
 
 
-def test_slot_desc_refuses_the_per_thread_descriptors(tmp_path):
-    """CUDAOPT_EXPERIMENT_SLOT_DESC without U32_SLOTS, or with the per-thread descriptors, and DESC_HI without
-    SLOT_DESC stop the build with their #error lines rather than building wrong or slower descriptors (preprocessor
-    only: no code generated)."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc not on PATH")
-    # (CUDAOPT_SESSION34_RING: none of the four adopted in session 35 defined by default)
-    for defines, want in [(["CUDAOPT_SESSION34_RING", "CUDAOPT_EXPERIMENT_SLOT_DESC"], "define both"),
-                          (["CUDAOPT_SESSION34_RING", "CUDAOPT_EXPERIMENT_DESC_HI", "CUDAOPT_EXPERIMENT_U32_SLOTS"],
-                           "builds on CUDAOPT_EXPERIMENT_SLOT_DESC"),
-                          (["CUDAOPT_EXPERIMENT_SLOT_DESC", "CUDAOPT_EXPERIMENT_U32_SLOTS",
-                            "CUDAOPT_EXPERIMENT_PER_THREAD_DESC"], "drop CUDAOPT_EXPERIMENT_PER_THREAD_DESC")]:
-        proc = subprocess.run([nvcc, "-E", "-std=c++17", *[f"-D{d}" for d in defines], str(CSRC / "hgemm_wgmma.cu"),
-                               "-o", str(tmp_path / "out.ii")], capture_output=True, text=True, timeout=120)
-        assert proc.returncode != 0 and want in proc.stderr, proc.stderr[-500:]
+def test_retired_defines_are_refused_and_gone_from_the_source(tmp_path, monkeypatch):
+    """The opt-out and diagnostic defines retired in session 37 (the measured forms are the only form): nvcc would
+    ignore them silently, so an A/B build naming one would time the shipped kernels against themselves. build()
+    refuses them with a line that says where the old form lives, before nvcc runs; and no source file reads them."""
+    from cudaopt.gemm import build
+
+    calls = []
+    monkeypatch.setattr(build, "find_nvcc", lambda: "nvcc")
+    monkeypatch.setattr(build, "_nvcc", lambda cmd: calls.append(cmd))
+    for name in build.RETIRED_DEFINES:
+        with pytest.raises(build.BuildError, match=f"{name} was retired in session 37.*db3d011"):
+            build.build(out_dir=tmp_path, with_blas=False, force=True, defines=("CUDAOPT_EXPERIMENT_LATE_WAIT", name))
+    assert calls == []
+    sources = "".join(p.read_text() for p in CSRC.glob("*.cu*"))
+    for name in build.RETIRED_DEFINES:
+        assert not re.search(rf"#\s*(if|ifdef|ifndef|elif|define)\b.*\b{name}\b", sources), name
 
 
 def test_build_ab_helpers_and_clear_exits(tmp_path, monkeypatch, capsys):
@@ -2556,3 +2544,36 @@ def test_gemm_sass_finds_the_hgmma_loop_and_counts_its_overhead():
     s = gs.summary(kernel)
     assert (s["hgmma"], s["tensor"], s["other"], s["s2ur"], s["r2ur"]) == (2, 96.0, 3, 1, 1)
     assert gs.summary(gs.parse(sass.replace("HGMMA.64x", "IMAD.64x"))[0])["loop"] is None
+
+
+def test_gemm_sass_against_a_cubin_counts_identical_kernels(tmp_path, monkeypatch, capsys):
+    """scripts/gemm_sass.py --against CUBIN (session 37): the check a refactor of the kernels needs, the build against
+    an older build's cubin, kernel by kernel; a kernel the base has and the build lacks is named; a missing cubin and
+    a retired define are one line each and a non-zero exit, before anything is compiled."""
+    gs = _load_repo_script("scripts/gemm_sass.py")
+    loop = """
+        /*0000*/                   HGMMA.64x64x16.F32 R24, gdesc[UR4].tnspB, R24, gsb0 ;  /* 0x00 */
+        /*0010*/                   {} ;                                 /* 0x00 */
+        /*0020*/              @!P0 BRA 0x0 ;                            /* 0x00 */
+        /*0030*/                   EXIT ;                               /* 0x00 */
+"""
+    new, old = tmp_path / "new.cubin", tmp_path / "old.cubin"
+    new.write_bytes(b"x")
+    old.write_bytes(b"y")
+    texts = {
+        new: "\n        Function : _Z1av" + loop.format("IADD3 R3, R3, 0x1, RZ") + "        Function : _Z1bv"
+        + loop.format("IADD3 R3, R3, 0x2, RZ"),
+        old: "\n        Function : _Z1av" + loop.format("IADD3 R3, R3, 0x1, RZ") + "        Function : _Z1bv"
+        + loop.format("IADD3 R3, R3, 0x3, RZ") + "        Function : _Z1cv" + loop.format("NOP"),
+    }
+    monkeypatch.setattr(gs, "disassemble", lambda p: gs.parse(texts[Path(p)]))
+    assert gs.main(["--cubin", str(new), "--against", str(old)]) == 0
+    out = capsys.readouterr().out
+    assert f"1 of 2 kernels identical to {old}'s" in out
+    assert "1 kernels of the base are not in this build: c\n" in out
+    assert re.search(r"  b\n", out) and not re.search(r"  a\n", out)  # (the changed kernel listed, the same one not)
+    assert gs.main(["--cubin", str(new), "--against", str(tmp_path / "none.cubin")]) == 2
+    assert "no such cubin" in capsys.readouterr().err
+    if gs.RETIRED_DEFINES:  # (the dev install provides the list)
+        with pytest.raises(SystemExit, match="CUDAOPT_EXPERIMENT_SLOT_DESC was retired"):
+            gs.build_cubin(["CUDAOPT_EXPERIMENT_SLOT_DESC"], tmp_path)

@@ -31,6 +31,22 @@ class BuildError(RuntimeError):
     """nvcc is missing or failed; the message carries the compiler's last lines."""
 
 
+# Defines the kernels once read and no longer do (session 37: the measured forms are the only form). nvcc ignores an
+# unknown define, so an A/B run naming one would time the shipped build against itself: refuse it instead.
+RETIRED_DEFINES = {
+    "CUDAOPT_EXPERIMENT_PER_THREAD_DESC": "adopted the uniform descriptors (session 34)",
+    "CUDAOPT_SESSION34_RING": "adopted session 35's four ring cuts",
+    "CUDAOPT_EXPERIMENT_U32_SLOTS": "the default since session 35",
+    "CUDAOPT_EXPERIMENT_SK_UNIFORM": "the default since session 35",
+    "CUDAOPT_EXPERIMENT_SLOT_DESC": "the default since session 35",
+    "CUDAOPT_EXPERIMENT_DESC_HI": "the default since session 35",
+    "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM": "the release-first order of the plain GEMMs (session 31) is the only one",
+    "CUDAOPT_EXPERIMENT_RELEASE_FIRST": "refuted in session 31 (split-K and reduce wait first)",
+    "CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK": "refuted in session 31 (split-K and reduce wait first)",
+    "CUDAOPT_EXPERIMENT_RELEASE_FIRST_REDUCE": "refuted in session 31 (split-K and reduce wait first)",
+}
+
+
 @dataclass(frozen=True)
 class BuildResult:
     kernel_lib: Path
@@ -92,6 +108,11 @@ def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = Fal
     bad = [d for d in defines if not d.replace("=", "").replace("_", "").isalnum() or d[0].isdigit()]
     if bad:
         raise BuildError(f"defines {bad}: give NAME or NAME=VALUE (letters, digits, underscores)")
+    retired = [d for d in defines if d.split("=", 1)[0] in RETIRED_DEFINES]
+    if retired:
+        name = retired[0].split("=", 1)[0]
+        raise BuildError(f"define {name} was retired in session 37 ({RETIRED_DEFINES[name]}); the kernels ignore it. "
+                         "To build that form, check out db3d011")
     out = Path(out_dir) if out_dir else BUILD_DIR
     out.mkdir(parents=True, exist_ok=True)
     nvcc = find_nvcc()

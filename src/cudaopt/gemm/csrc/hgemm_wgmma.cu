@@ -130,28 +130,15 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
 // - plain GEMM kernels release, then wait (since session 31): the next grid may be scheduled while this one
 //   still waits on its predecessor. Paired against the wait-then-release order of sessions 12-30 on the whole
 //   grid, same kernels, bit-identical outputs (benchmarks/gemm_build_ab.py; docs/gpu-runs.md session 31): 3.2%
-//   faster below 1e8 FLOP, 1.7% at 1e8-1e9, level from 1e10. CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM builds the old order.
+//   faster below 1e8 FLOP, 1.7% at 1e8-1e9, level from 1e10.
 // - split-K GEMM kernels (separate reduce or in-kernel) and the split-K reduce kernels wait, then release. The
 //   reduces released first made the long-K split-K shapes 15-17% slower (cause not known); the split-K GEMMs
-//   released first read level overall, 2-3% slower on some long-K shapes. CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK
-//   / _REDUCE release first there (diagnostic builds only), CUDAOPT_EXPERIMENT_RELEASE_FIRST both.
+//   released first read level overall, 2-3% slower on some long-K shapes (sessions 31-32). The diagnostic defines
+//   that built the other orders were retired in session 37 (db3d011 still has them).
 enum PdlRole { kPdlGemm, kPdlSplitK, kPdlReduce };
-#ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST
-#define CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK
-#define CUDAOPT_EXPERIMENT_RELEASE_FIRST_REDUCE
-#endif
 template <PdlRole ROLE>
 __host__ __device__ constexpr bool release_first() {
-#ifndef CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM
-  if (ROLE == kPdlGemm) return true;
-#endif
-#ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK
-  if (ROLE == kPdlSplitK) return true;
-#endif
-#ifdef CUDAOPT_EXPERIMENT_RELEASE_FIRST_REDUCE
-  if (ROLE == kPdlReduce) return true;
-#endif
-  return false;
+  return ROLE == kPdlGemm;
 }
 template <PdlRole ROLE = kPdlGemm>
 __device__ __forceinline__ void pdl_wait_then_release() {
@@ -301,59 +288,27 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t lbo_b
 // through a warp broadcast, which the compiler knows is warp-uniform, so the ring position, slot addresses and
 // descriptors live in uniform registers (the 64 x 64 ping-pong's k-block: 60 instructions, no R2UR, from 93).
 // Paired on the whole grid, bitwise equal (docs/gpu-runs.md, session 34): 1.9% faster in geomean, faster on 811 of
-// 1,000 shapes. CUDAOPT_EXPERIMENT_PER_THREAD_DESC builds the old form (sessions 1-33), for A/B runs.
-#ifndef CUDAOPT_EXPERIMENT_PER_THREAD_DESC
-#define CUDAOPT_UNIFORM_DESC
-#endif
-// Adopted in session 35 (docs/gpu-runs.md, "Session 35"): the four defines below (their notes follow), paired on the
-// whole grid against session 34's build, bitwise equal on 1000/1000 shapes: 1.0031x geomean, faster on 630, no work
-// class slower (1.0002-1.0047). CUDAOPT_SESSION34_RING builds session 34's form (none of the four), for A/B runs;
-// CUDAOPT_EXPERIMENT_PER_THREAD_DESC implies it (SLOT_DESC needs the uniform descriptors).
-#if !defined(CUDAOPT_SESSION34_RING) && !defined(CUDAOPT_EXPERIMENT_PER_THREAD_DESC)
-#ifndef CUDAOPT_EXPERIMENT_U32_SLOTS
-#define CUDAOPT_EXPERIMENT_U32_SLOTS
-#endif
-#ifndef CUDAOPT_EXPERIMENT_SK_UNIFORM
-#define CUDAOPT_EXPERIMENT_SK_UNIFORM
-#endif
-#ifndef CUDAOPT_EXPERIMENT_SLOT_DESC
-#define CUDAOPT_EXPERIMENT_SLOT_DESC
-#endif
-#ifndef CUDAOPT_EXPERIMENT_DESC_HI
-#define CUDAOPT_EXPERIMENT_DESC_HI
-#endif
-#endif
+// 1,000 shapes.
+// Session 35 (docs/gpu-runs.md, "Session 35"; paired on the whole grid against session 34's build, bitwise equal on
+// 1000/1000 shapes: 1.0031x geomean, faster on 630, no work class slower) added four cuts, one form since session 37
+// (their opt-out defines retired; db3d011 still builds the older forms):
+// - ring addresses as shared addresses (RingAt, session 34's U32_SLOTS): the consumers' ring addresses converted
+//   once, before the item loop. Converting each generic pointer where it is used let the compiler rematerialise the
+//   shared window's base (S2UR SR_CgaCtaId and the 1 KB alignment) in every k-block, in front of the full barrier's
+//   wait (the 64 x 64 ping-pong's k-block 60 instructions, 47 with it). (Through an opaque move: with plain values
+//   the compiler still rematerialises them from S2UR in the loop.)
+// - slot descriptors (SLOT_DESC): each operand's descriptor made once from the ring's base, the slot's offset (in
+//   16-byte units) added to its start-address field like a k-step's (SmemDesc::at; the ring lies below 227 KB, so
+//   the add cannot carry: the same descriptors) instead of masked and shifted from the slot's address in every
+//   k-block: 4 instructions fewer a k-block in 164 of the 194 kernels.
+// - the descriptors' high word (DESC_HI): stride and swizzle, a constant, ORed with base >> 30, which is 0 for every
+//   shared address (the window is below 256 KB) but which the compiler cannot know. As a constant it was
+//   rematerialised with two UMOVs in front of every HGMMA; as a run-time value made from the ring base it stays in
+//   the descriptor registers: 6 instructions fewer a k-block in 164 kernels. The same descriptors bit for bit.
+// - the split-K fixup's barrier result broadcast (SK_UNIFORM, named_bar_or below).
 __device__ __forceinline__ int warpgroup_index() {
-#ifdef CUDAOPT_UNIFORM_DESC
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
-#else
-  return threadIdx.x / 128;
-#endif
 }
-// CUDAOPT_EXPERIMENT_U32_SLOTS (session 34; default since session 35, above): the consumers' ring addresses converted to shared
-// addresses once, before the item loop. The shipped build converts each generic pointer where it is used, and the
-// compiler rematerialises the shared window's base (S2UR SR_CgaCtaId and the 1 KB alignment) in every k-block, in
-// front of the full barrier's wait: the 64 x 64 ping-pong's k-block is 60 instructions, 47 with the experiment.
-// (Through an opaque move: with plain values the compiler still rematerialises them from S2UR in the loop.)
-// CUDAOPT_EXPERIMENT_SLOT_DESC (session 35, needs U32_SLOTS; default, above): each operand's descriptor made once
-// from the ring's base, the slot's offset (in 16-byte units) added to its start-address field like a k-step's
-// (SmemDesc::at; the ring lies below 227 KB, so the add cannot carry: the same descriptors) instead of masked and
-// shifted from the slot's address in every k-block: 4 instructions fewer a k-block in 164 of the 194 kernels (the
-// 64 x 64 ping-pong's 43 -> 39 with U32_SLOTS and SK_UNIFORM; scripts/gemm_sass.py).
-#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC) && !defined(CUDAOPT_EXPERIMENT_U32_SLOTS)
-#error "CUDAOPT_EXPERIMENT_SLOT_DESC builds on CUDAOPT_EXPERIMENT_U32_SLOTS: define both"
-#endif
-#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC) && defined(CUDAOPT_EXPERIMENT_PER_THREAD_DESC)
-#error "CUDAOPT_EXPERIMENT_SLOT_DESC needs the uniform descriptors: drop CUDAOPT_EXPERIMENT_PER_THREAD_DESC"
-#endif
-// CUDAOPT_EXPERIMENT_DESC_HI (session 35, needs SLOT_DESC; default, above): the descriptors' high word (stride and
-// swizzle, a constant) ORed with base >> 30, which is 0 for every shared address (the window is below 256 KB) but which
-// the compiler cannot know. As a constant it was rematerialised with two UMOVs in front of every HGMMA; as a run-time
-// value made from the ring base it stays in the descriptor registers: 6 instructions fewer a k-block in 164 kernels
-// (the 32 x 64 swapped kernel's k-block 40 -> 34 with the three above). The same descriptors bit for bit.
-#if defined(CUDAOPT_EXPERIMENT_DESC_HI) && !defined(CUDAOPT_EXPERIMENT_SLOT_DESC)
-#error "CUDAOPT_EXPERIMENT_DESC_HI builds on CUDAOPT_EXPERIMENT_SLOT_DESC: define it (and U32_SLOTS) too"
-#endif
 __device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
   uint32_t r;
   asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
@@ -370,12 +325,9 @@ struct RingAt {
 template <uint32_t LBO, uint32_t SBO, uint32_t SWZ = 1>
 struct SmemDesc {
   uint64_t d0;
-#ifdef CUDAOPT_EXPERIMENT_DESC_HI  // (base >> 30 is 0: see the define's note above)
+  // (base >> 30 is 0: see "the descriptors' high word" above)
   __device__ __forceinline__ explicit SmemDesc(uint32_t base)
       : d0(make_desc(base, LBO, SBO, SWZ) | (static_cast<uint64_t>(base >> 30) << 32)) {}
-#else
-  __device__ __forceinline__ explicit SmemDesc(uint32_t base) : d0(make_desc(base, LBO, SBO, SWZ)) {}
-#endif
   // units: a further offset already in 16-byte units (SLOT_DESC's slot offset: the compiler cannot fold a run-time
   // offset's shift into the compile-time one's, and would shift and add per wgmma)
   __device__ __forceinline__ uint64_t at(uint32_t off, uint32_t units = 0) const {
@@ -938,7 +890,7 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
 }
 // Named barrier that also ORs a predicate over its threads (bar.red.or.pred): every thread learns
 // whether any thread passed true.
-// CUDAOPT_EXPERIMENT_SK_UNIFORM (session 35; default, above; alone 0.9999x on the grid): the result comes back through a warp broadcast. An
+// The result comes back through a warp broadcast (session 35's SK_UNIFORM; alone 0.9999x on the grid). An
 // inline asm's output is divergent to the compiler, so the in-kernel fixup's branch on it made the split-K kernels'
 // item loop divergent, and ptxas kept the consumers' ring state in per-thread registers: session 34's uniform
 // descriptors never reached the 40 split-K kernels (their k-block still has 16 R2UR; 71 instructions in the 64 x 64
@@ -953,11 +905,7 @@ __device__ __forceinline__ bool named_bar_or(int id, int threads, bool pred) {
       : "=r"(r)
       : "r"((uint32_t)pred), "r"(id), "r"(threads)
       : "memory");
-#ifdef CUDAOPT_EXPERIMENT_SK_UNIFORM
   return __shfl_sync(0xffffffffu, r, 0) != 0;
-#else
-  return r != 0;
-#endif
 }
 // Makes this thread's generic-proxy shared-memory writes visible to the async proxy (TMA store).
 __device__ __forceinline__ void fence_proxy_async_smem() {
@@ -1159,28 +1107,8 @@ struct WgmmaTile2 {
 };
 
 // The swapped operands' k-step and epilogue (SWAP; the plain and cluster bodies both call them).
-// One 16-deep k-step: wgmma's A is B's chunk mi (M-major, 128B swizzle), its B all BM rows of A (K-major).
-template <class T, int BM>
-__device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], uint32_t a_base, uint32_t b_base, int kk,
-                                               int accumulate) {
-#ifdef CUDAOPT_UNIFORM_DESC
-  const uint64_t desc_at = SmemDesc<16, 8 * 128>(a_base).at(kk * 32);
-#else
-  const uint64_t desc_at = make_desc(a_base + kk * 32, 16, 8 * 128);
-#endif
-#pragma unroll
-  for (int mi = 0; mi < T::kMI; ++mi) {
-#ifdef CUDAOPT_UNIFORM_DESC
-    const uint64_t desc_bt = SmemDesc<T::kChunkBBytes, 8 * 128>(b_base).at(mi * T::kChunkBBytes + kk * 16 * 128);
-#else
-    const uint64_t desc_bt = make_desc(b_base + mi * T::kChunkBBytes + kk * 16 * 128, T::kChunkBBytes, 8 * 128);
-#endif
-    wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
-  }
-}
-#ifdef CUDAOPT_EXPERIMENT_SLOT_DESC
-// SLOT_DESC's form: a_base and b_base the ring's, a_off and b_off the slot's offsets in 16-byte units (a separate
-// function: default arguments on the one above perturb the shipped swapped kernels' scheduling)
+// One 16-deep k-step: wgmma's A is B's chunk mi (M-major, 128B swizzle), its B all BM rows of A (K-major). a_base
+// and b_base are the ring's, a_off and b_off the slot's offsets in 16-byte units (SmemDesc::at).
 template <class T, int BM>
 __device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], uint32_t a_base, uint32_t b_base, int kk,
                                                int accumulate, uint32_t a_off, uint32_t b_off) {
@@ -1191,7 +1119,6 @@ __device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], ui
     wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
   }
 }
-#endif
 // Chain c holds D^T for C's 64-column chunk c: thread (warp, lane) has D rows (C columns) 16 warp + lane / 4 (+ 8) and
 // D columns (C rows) 8 j + 2 (lane % 4) + 0..1, the mma fragment layout of 8x8 blocks, which stmatrix .trans stores as
 // 8 C rows of 8 columns (16 bytes, one swizzle unit) each. A chunk is BM rows x 128 B in TMA's 128B swizzle (unit u
@@ -1379,9 +1306,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       first = (T::kPingPong && consumer == 1) ? num_items : csplit_item(num_tiles, splits);
       step = num_items;
     }
-#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
     const RingAt ring(full, empty, slots_a, slots_b);
-#endif
     for (int item = first; item < num_items; item += step) {
       int tile = item, split = 0, kb_count = k_tiles;
       if constexpr (SPLITK) {
@@ -1399,52 +1324,24 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       if constexpr (KS) pos = ks_base + consumer;
       for (int kt = kt_first; kt < kb_count; kt += kKtStep) {
         const uint32_t slot = pos % STAGES;
-#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC)
         mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
         if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
         const uint32_t a_base = ring.a, b_base = ring.b;  // (the descriptors' slot offsets, in 16-byte units)
         const uint32_t a_off = slot * (T::kSlotABytes / 16) + a_row_off * 8, b_off = slot * (T::kSlotBBytes / 16);
-#elif defined(CUDAOPT_EXPERIMENT_U32_SLOTS)
-        mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
-        if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
-        const uint32_t a_base = ring.a + slot * T::kSlotABytes + a_row_off * 128;
-        const uint32_t b_base = ring.b + slot * T::kSlotBBytes;
-        constexpr uint32_t a_off = 0, b_off = 0;
-#else
-        mbar_wait(&full[slot], (pos / STAGES) & 1);
-        if (cp) fence_proxy_async_smem();  // cp.async wrote the slot through the generic proxy
-        const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
-        const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
-        constexpr uint32_t a_off = 0, b_off = 0;
-#endif
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
           if constexpr (SWAP) {
-#ifdef CUDAOPT_EXPERIMENT_SLOT_DESC
             swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0, a_off, b_off);
-#else
-            swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0);
-#endif
           } else {
-#ifdef CUDAOPT_UNIFORM_DESC
           const uint64_t desc_b =
               SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes, b_off);
-#else
-          const uint64_t desc_b =
-              make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
-#endif
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) {
-#ifdef CUDAOPT_UNIFORM_DESC
             const uint64_t desc_a =
                 SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, a_off);
-#else
-            const uint64_t desc_a =
-                make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
-#endif
             wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, ((kt - kt_first) | kk) != 0);
           }
           }
@@ -1455,11 +1352,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         wgmma_wait<1>();  // the previous k-block is done: its slot can be refilled
 #pragma unroll
         for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
-#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
         if (kt > kt_first && lane == 0) mbar_arrive_at(ring.empty + prev_slot * 8);
-#else
-        if (kt > kt_first && lane == 0) mbar_arrive(&empty[prev_slot]);
-#endif
         prev_slot = slot;
         pos += kKtStep;
       }
@@ -1871,9 +1764,7 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
     };
     const int first = T::kPingPong ? seq0 + consumer * seq_step : seq0;
     const int step = T::kPingPong ? 2 * seq_step : seq_step;
-#ifdef CUDAOPT_EXPERIMENT_U32_SLOTS
     const RingAt ring(full, empty, slots_a, slots_b);
-#endif
     for (int item = first; item < num_items; item += step) {
       int tile = item, split = 0, kb_count = k_tiles;  // (tile: the cluster's unit)
       if constexpr (SPLITK) {
@@ -1895,21 +1786,9 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
       uint32_t prev_slot = 0;
       for (int kt = 0; kt < kb_count; ++kt) {
         const uint32_t slot = pos % STAGES;
-#if defined(CUDAOPT_EXPERIMENT_SLOT_DESC)
         mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
         const uint32_t a_base = ring.a, b_base = ring.b;  // (the descriptors' slot offsets, in 16-byte units)
         const uint32_t a_off = slot * (T::kSlotABytes / 16) + a_row_off * 8, b_off = slot * (T::kSlotBBytes / 16);
-#elif defined(CUDAOPT_EXPERIMENT_U32_SLOTS)
-        mbar_wait_at(ring.full + slot * 8, (pos / STAGES) & 1);
-        const uint32_t a_base = ring.a + slot * T::kSlotABytes + a_row_off * 128;
-        const uint32_t b_base = ring.b + slot * T::kSlotBBytes;
-        constexpr uint32_t a_off = 0, b_off = 0;
-#else
-        mbar_wait(&full[slot], (pos / STAGES) & 1);
-        const uint32_t a_base = smem_u32(slots_a + slot * T::kSlotABytes) + a_row_off * 128;
-        const uint32_t b_base = smem_u32(slots_b + slot * T::kSlotBBytes);
-        constexpr uint32_t a_off = 0, b_off = 0;
-#endif
         if (UNCOND || live) {
 #pragma unroll
           for (int mi = 0; mi < T::kMI; ++mi) fence_operands(acc[mi]);
@@ -1917,28 +1796,14 @@ __device__ __forceinline__ void wgmma2_cluster_body(const CUtensorMap* map_a, co
 #pragma unroll
           for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
             if constexpr (SWAP) {
-#ifdef CUDAOPT_EXPERIMENT_SLOT_DESC
               swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0, a_off, b_off);
-#else
-              swapped_k_step<T, BM>(acc, a_base, b_base, kk, (kt | kk) != 0);
-#endif
             } else {
-#ifdef CUDAOPT_UNIFORM_DESC
             const uint64_t desc_b =
                 SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes, b_off);
-#else
-            const uint64_t desc_b =
-                make_desc(b_base + kk * 16 * T::kRowBytes, T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle);
-#endif
 #pragma unroll
             for (int mi = 0; mi < T::kMI; ++mi) {
-#ifdef CUDAOPT_UNIFORM_DESC
               const uint64_t desc_a =
                   SmemDesc<16, 8 * 128>(a_base).at((kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, a_off);
-#else
-              const uint64_t desc_a =
-                  make_desc(a_base + (kk / 4) * T::kChunkABytes + mi * 64 * 128 + (kk % 4) * 32, 16, 8 * 128);
-#endif
               wgmma_m64k16<BN>(acc[mi], desc_a, desc_b, (kt | kk) != 0);
             }
             }
