@@ -9,7 +9,7 @@ inputs: a variant's output must equal A's bit for bit (the changes are meant to 
 all are timed interleaved in the same rounds of CUDA graph replays (time_gpu, with PDL, as the grid times ours).
 Prints one row a shape and per variant the geomean of A / variant (>1: the variant faster) overall, per work class
 and per kernel family (plain, split-K + reduce, in-kernel split-K), and its slowest shapes; --out writes one JSON
-line a shape.
+line a shape. Last, a verdict per variant under the adoption rule (verdict(); its bars are options).
 
     PYTHONPATH=src python benchmarks/gemm_build_ab.py --variant CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH \
         --variant CUDAOPT_EXPERIMENT_EXIT_AFTER_READ --shapes grid --max-flop 1e9 [--rounds 15] [--out ab.jsonl]
@@ -69,6 +69,32 @@ def summarise(rows: list[dict], name: str, worst: int = 3) -> list[str]:
     return lines
 
 
+def verdict(rows: list[dict], name: str, min_all: float, min_class: float) -> str:
+    """The adoption rule, written down before the run (session 37): a variant may become the default when its outputs
+    equal A's on every shape, no shape failed, its A / variant geomean over all shapes is above min_all and no work
+    class's is below min_class (paired noise: a class of ~100 shapes moves by ~0.1-0.2%). One line, with the first
+    reason it fails."""
+    from cudaopt.gemm.stats import summarize_by_class
+
+    failed = sum("error" in r for r in rows)
+    differs = sum(not r["bitwise"].get(name, False) for r in rows if "error" not in r)
+    if failed or differs:
+        return f"{name} verdict: keep off ({differs} shapes differ from A, {failed} failed)"
+    ratios = {(r["m"], r["n"], r["k"]): r["a_over"][name] for r in rows if (r.get("a_over") or {}).get(name)}
+    if not ratios:
+        return f"{name} verdict: no timed shapes"
+    summaries = [s for s in summarize_by_class(name, ratios) if s.n]
+    overall = summaries[0].geomean_speedup + 1
+    classes = ", ".join(f"{s.group} {s.geomean_speedup + 1:.4f}" for s in summaries[1:])
+    if overall <= min_all:
+        return f"{name} verdict: keep off (all {overall:.4f} <= {min_all}; {classes})"
+    low = [s for s in summaries[1:] if s.geomean_speedup + 1 < min_class]
+    if low:
+        return (f"{name} verdict: keep off (all {overall:.4f}, but {low[0].group} {low[0].geomean_speedup + 1:.4f} "
+                f"< {min_class}; {classes})")
+    return f"{name} verdict: adopt (all {overall:.4f} > {min_all}, every class >= {min_class}: {classes})"
+
+
 def parse_variants(specs: list[str]) -> dict[str, tuple[str, ...]]:
     """--variant values -> name (B1, B2, ...) -> its defines."""
     return {f"B{i + 1}": tuple(d.strip() for d in spec.split(",") if d.strip()) for i, spec in enumerate(specs)}
@@ -85,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="the seed of the replay order, one generator for all shapes")
     ap.add_argument("--build-root", default="/tmp/cudaopt-ab", help="where the variants' builds go (a folder each)")
     ap.add_argument("--out", help="also append one JSON line a shape here")
+    ap.add_argument("--adopt-min-all", type=float, default=1.0,
+                    help="the verdict's bar: A / variant geomean over all shapes above this")
+    ap.add_argument("--adopt-min-class", type=float, default=0.998,
+                    help="the verdict's bar: no work class's A / variant geomean below this")
     args = ap.parse_args(argv)
 
     from cudaopt.gemm import _lib
@@ -167,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, defs in variants.items():
         print(f"{name} = {' '.join(defs)}")
         print("\n".join(summarise(rows, name)))
+        print(verdict(rows, name, args.adopt_min_all, args.adopt_min_class))
     print(f"outputs: {equal} shapes bitwise equal in every variant, {len(differs)} differ, {failed} failed")
     return 1 if differs else 0
 

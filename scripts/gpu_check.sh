@@ -927,7 +927,7 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       --max-flop "${GEMM_AB_MAX_FLOP:-1e13}" --rounds "${GEMM_AB_ROUNDS:-10}" --out "$OUT/build_ab.jsonl" \
       > "$OUT/build_ab.txt" 2>&1
     echo "gemm_build_ab exit $?"
-    grep -E "^(A|B[0-9]+): |^B[0-9]+ = |A/B geomean| slowest: |outputs:|builds ready" "$OUT/build_ab.txt" | cut -c1-400
+    grep -E "^(A|B[0-9]+): |^B[0-9]+ = |A/B geomean| slowest: |outputs:|builds ready| verdict: " "$OUT/build_ab.txt" | cut -c1-400
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512
@@ -1165,14 +1165,14 @@ PY
       t0=$(date +%s)
       python3 -c "
 from cudaopt.gemm import build as b
-b.COMMON_FLAGS.append('-DCUDAOPT_EXPERIMENT_GROUP_M=$g'); b.build(with_blas=False, force=True)"
+b.build(with_blas=False, defines=('CUDAOPT_EXPERIMENT_GROUP_M=$g',))"
       echo "== kGroupM $g (build $(( $(date +%s) - t0 )) s)"
       timeout 100 python3 benchmarks/gemm_configs.py --configs 22,27:2 --rounds 8 --shapes $shapes 2>&1 \
         | tee "$OUT/order_g$g.txt" | tail -3
       timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 \
         --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | grep -E "time us|lts__" | cut -c1-90
     done
-    rm -f src/cudaopt/gemm/_build/libcudaopt_hgemm.so  # the diagnostic library must not outlive this phase
+    # (the diagnostic library stays behind with its defines stamp: the next build() of the default rebuilds it)
     ;;
   gemm_b3d)
     # Issue 6, session 17: the B3D configs 50-52 (twins of the 64-row ping-pongs 22, 29, 20 that load B's

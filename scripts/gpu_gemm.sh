@@ -224,7 +224,7 @@ cp "$WORK/offline_gpu/speedup.png" "$OUT/offline_speedup.png" 2>/dev/null
 cat "$WORK"/*/summary.md > "$OUT/summaries.md" 2>/dev/null
 echo "== SHORT TABLE (ours vs baselines, all shapes)"
 grep -E "^## |\| (ours|ours_nopdl|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute|ours_nopdl)( \(paired\))? \| all" "$OUT/summaries.md"
-grep -E "^shapes timed" "$OUT/summaries.md"
+grep -E "^shapes timed|^kernel library: a diagnostic" "$OUT/summaries.md"
 # The run's own per-shape noise (bench-gemm's A/A: torch.matmul timed as dispatch and as torch), all and the noisiest class.
 grep -A12 "^### A/A" "$OUT/summaries.md" | grep -E "^\| (all|1e10-1e11) \|" | sed 's/^/A\/A noise /'
 # The dispatcher's 0.98x floor (session 36): shapes under it per baseline, and how many only cuBLAS's TN layout reaches.

@@ -335,6 +335,29 @@ def test_run_bench_killed_then_resumed(tmp_path, no_gpu):
     assert calls == [0, 1, 2, 3, 4] and len(bench.load_log(tmp_path / bench.SHAPE_LOG)) == 5  # log started afresh
 
 
+def test_run_bench_of_a_diagnostic_build_is_labelled_and_not_mixed(tmp_path, no_gpu):
+    """Session 37: with CUDAOPT_GEMM_DEFINES the package's kernel library is a diagnostic build; its shapes' records
+    carry the defines, a resumed run of the shipped build measures them afresh (and the reverse) instead of mixing
+    two builds' times, and summary.md says the kernels are not the shipped ones."""
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
+    no_gpu.setenv("CUDAOPT_GEMM_DEFINES", "CUDAOPT_EXPERIMENT_LATE_WAIT,CUDAOPT_EXPERIMENT_FRESH_RING")
+    res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
+    want = ("CUDAOPT_EXPERIMENT_FRESH_RING", "CUDAOPT_EXPERIMENT_LATE_WAIT")
+    assert calls == [0, 1] and res.build == want
+    assert all(tuple(r["build"]) == want for r in bench.load_log(tmp_path / bench.SHAPE_LOG).values())
+    bench.write_outputs(res, tmp_path, "t")
+    assert f"diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(want)} (not the shipped" in (
+        tmp_path / "summary.md").read_text()
+    no_gpu.delenv("CUDAOPT_GEMM_DEFINES")
+    calls.clear()
+    res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
+    assert calls == [0, 1, 2] and res.build == () and len(res.times["ours"]) == 3  # nothing taken from the variant
+    assert "build" not in bench.load_log(tmp_path / bench.SHAPE_LOG)[SHAPES5[0]]
+    bench.write_outputs(res, tmp_path, "t")
+    assert "diagnostic build" not in (tmp_path / "summary.md").read_text()
+
+
 def test_run_bench_budget_reports_skipped_and_writes_outputs(tmp_path, no_gpu):
     calls = []
     no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))

@@ -1997,6 +1997,47 @@ def test_kernel_library_is_rebuilt_when_an_included_header_changes(tmp_path, mon
     assert len(calls) == 1
 
 
+def test_library_built_with_other_defines_is_rebuilt(tmp_path, monkeypatch):
+    """Session 37: a kernel library carries a stamp of the defines it was built with, and build() rebuilds one whose
+    defines differ from those asked for, however new it is: a diagnostic build left in the package's folder (as
+    gpu_check's gemm_order phase once did) is never loaded as the shipped library. A failed build leaves no library
+    behind to pass for the default (nvcc is not run: a recorder stands in)."""
+    from cudaopt.gemm import build
+
+    calls = []
+
+    def fake_nvcc(cmd):
+        calls.append(cmd)
+        if "-DBREAK" in cmd:
+            raise build.BuildError("nvcc failed (test)")
+        Path(cmd[cmd.index("-o") + 1]).write_bytes(b"lib")
+
+    monkeypatch.setattr(build, "find_nvcc", lambda: "nvcc")
+    monkeypatch.setattr(build, "_nvcc", fake_nvcc)
+    lib = tmp_path / build.KERNEL_LIB
+    build.build(out_dir=tmp_path, with_blas=False, defines=("CUDAOPT_EXPERIMENT_LATE_WAIT",))
+    assert build.built_defines(lib) == ("CUDAOPT_EXPERIMENT_LATE_WAIT",) and len(calls) == 1
+    build.build(out_dir=tmp_path, with_blas=False, defines=("CUDAOPT_EXPERIMENT_LATE_WAIT",))
+    assert len(calls) == 1  # same defines, sources older: kept
+    build.build(out_dir=tmp_path, with_blas=False)  # the default asked for: the variant is not it
+    assert len(calls) == 2 and build.built_defines(lib) == () and build.defines_stamp(lib).read_text() == ""
+    build.build(out_dir=tmp_path, with_blas=False)
+    assert len(calls) == 2
+    monkeypatch.setattr(build, "COMMON_FLAGS", [*build.COMMON_FLAGS, "-DGROUP_M=4"])  # (flags appended by hand count)
+    build.build(out_dir=tmp_path, with_blas=False)
+    assert len(calls) == 3 and build.built_defines(lib) == ("GROUP_M=4",)
+    monkeypatch.setenv("CUDAOPT_GEMM_DEFINES", "GROUP_M=4, CUDAOPT_EXPERIMENT_LATE_WAIT")  # (defines=None: these)
+    build.build(out_dir=tmp_path, with_blas=False)
+    assert len(calls) == 4 and build.built_defines(lib) == ("CUDAOPT_EXPERIMENT_LATE_WAIT", "GROUP_M=4")
+    monkeypatch.setenv("CUDAOPT_GEMM_DEFINES", "CUDAOPT_EXPERIMENT_SLOT_DESC")
+    with pytest.raises(build.BuildError, match="retired"):
+        build.build(out_dir=tmp_path, with_blas=False)
+    monkeypatch.delenv("CUDAOPT_GEMM_DEFINES")
+    with pytest.raises(build.BuildError):
+        build.build(out_dir=tmp_path, with_blas=False, defines=("BREAK",))
+    assert not lib.exists() and not build.defines_stamp(lib).exists()
+
+
 def test_splitk_fixup_mode_reads_the_environment_and_refuses_other_values(monkeypatch):
     from cudaopt.gemm import _lib
 
@@ -2445,6 +2486,27 @@ def test_build_ab_helpers_and_clear_exits(tmp_path, monkeypatch, capsys):
     assert mod.main(["--variant", "X", "--shapes", "64x64x64"]) == 2 and "no CUDA device" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # --variant is required
         mod.main(["--shapes", "grid"])
+
+
+def test_build_ab_verdict_applies_the_written_rule():
+    """benchmarks/gemm_build_ab.py's verdict (session 37): adopt only with every output equal to A's, no failed shape,
+    the geomean over all shapes above the bar and no work class under its bar; otherwise the first reason."""
+    mod = _load_repo_script("benchmarks/gemm_build_ab.py")
+
+    def row(m, ratio, equal=True, n=64):
+        return {"m": m, "n": n, "k": 64, "choice": "x", "bitwise": {"B1": equal}, "a_over": {"B1": ratio}}
+
+    small, large = 64, 8192 * 16  # (<1e8 and 1e9-1e10 FLOP)
+    rows = [row(small, 1.03), row(small, 1.01, n=128), row(large, 0.999)]
+    assert mod.verdict(rows, "B1", 1.0, 0.998).startswith("B1 verdict: adopt (all 1.0129 > 1.0")
+    low = mod.verdict(rows, "B1", 1.0, 0.9995)
+    assert low.startswith("B1 verdict: keep off (all 1.0129, but 1e9-1e10 0.9990 < 0.9995")
+    assert "keep off (all 0.9950 <= 1.0; <1e8 0.9900, 1e9-1e10 1.0000)" in mod.verdict([row(small, 0.99), row(large, 1.0)], "B1", 1.0, 0.998)
+    assert mod.verdict([*rows, row(small, 1.2, equal=False, n=256)], "B1", 1.0, 0.998) == (
+        "B1 verdict: keep off (1 shapes differ from A, 0 failed)")
+    assert "0 shapes differ from A, 1 failed" in mod.verdict([*rows, {"m": 1, "n": 1, "k": 1, "bitwise": {},
+                                                                      "a_over": {}, "error": "x"}], "B1", 1.0, 0.998)
+    assert mod.verdict([], "B1", 1.0, 0.998) == "B1 verdict: no timed shapes"
 
 
 def _make_desc(addr: int, lbo: int, sbo: int, swizzle: int = 1) -> int:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudaopt.gemm import _lib
+from cudaopt.gemm import build as _build
 from cudaopt.gemm.configs import NUM_SMS_H200, Choice, cluster_offered, split_choices
 from cudaopt.gemm.dispatch import choose, load_table
 from cudaopt.gemm.lt_fallback import LT_FALLBACK_WORKSPACE
@@ -195,6 +196,7 @@ class BenchResult:
     seconds: float = 0.0
     aborted: str = ""  # why the run stopped before its shapes were done (CUDA context unusable), else ""
     remaining: int = 0  # shapes of the list with no log record yet (other shards' too): for the next run
+    build: tuple[str, ...] = ()  # a diagnostic kernel library's defines (CUDAOPT_GEMM_DEFINES); () the shipped one
 
 
 # --- bookkeeping: per-shape log, resume, shards (pure, no GPU) ------------------------------------
@@ -226,14 +228,17 @@ def _num(x: float) -> float | None:
 
 def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[str, float] | None = None,
                  check: dict | None = None, error: str | None = None, fatal: bool = False,
-                 seconds: float = 0.0, paired: dict[str, float] | None = None) -> dict:
+                 seconds: float = 0.0, paired: dict[str, float] | None = None, build: tuple[str, ...] = ()) -> dict:
     """One log line: a shape's times (every candidate, null = did not run), its within-round paired
     ratios (gpu timing) and check, or its error. `finished_at` (Unix seconds, session 29) lines a shape up with
-    the card's clock samples of the same run (gpu_check.sh gemm_table_grid's clocks.csv)."""
+    the card's clock samples of the same run (gpu_check.sh gemm_table_grid's clocks.csv). `build` (session 37): the
+    defines of a diagnostic kernel library (CUDAOPT_GEMM_DEFINES), absent for the shipped one."""
     m, n, k = shape
     rec = {"m": m, "n": n, "k": k, "index": index, "mode": mode, "timing": timing,
            "status": "failed" if error is not None else "ok", "seconds": round(seconds, 3),
            "finished_at": round(time.time(), 3)}
+    if build:
+        rec["build"] = list(build)
     if error is not None:
         rec.update(error=error, fatal=fatal)
     else:
@@ -283,11 +288,14 @@ def load_log(path: Path) -> dict[Shape, dict]:
     return out
 
 
-def usable_records(records: dict[Shape, dict], shapes: list[Shape], mode: str, timing: str) -> dict[Shape, dict]:
-    """The records for shapes in this run's list, measured with the same mode and timing."""
+def usable_records(records: dict[Shape, dict], shapes: list[Shape], mode: str, timing: str,
+                   build: tuple[str, ...] = ()) -> dict[Shape, dict]:
+    """The records for shapes in this run's list, measured with the same mode and timing, and of the same kernel
+    library (a resumed run of another build measures its shapes afresh rather than mixing two builds' times)."""
     wanted = set(shapes)
     return {s: r for s, r in records.items()
-            if s in wanted and r.get("mode", mode) == mode and r.get("timing", timing) == timing}
+            if s in wanted and r.get("mode", mode) == mode and r.get("timing", timing) == timing
+            and tuple(r.get("build", ())) == tuple(build)}
 
 
 def result_from_records(records: dict[Shape, dict]) -> BenchResult:
@@ -467,10 +475,13 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     picked = shard_indices(len(shapes), parse_shard(shard))
     t_start = time.perf_counter()
     log_path = Path(out_dir) / SHAPE_LOG if out_dir is not None else None
+    kernel_build = tuple(sorted(set(_build.env_defines())))  # what _lib.kernels() builds and loads
+    if kernel_build:
+        log(f"kernel library: a diagnostic build with CUDAOPT_GEMM_DEFINES = {' '.join(kernel_build)}")
     records: dict[Shape, dict] = {}
     if log_path is not None:
         if resume:
-            records = usable_records(load_log(log_path), shapes, mode, timing)
+            records = usable_records(load_log(log_path), shapes, mode, timing, kernel_build)
         else:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text("")
@@ -495,12 +506,13 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
             err = _error_text(e)
         if err is None:
             rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0,
-                               paired=paired)
+                               paired=paired, build=kernel_build)
             log(_shape_line(pos + 1, len(todo), idx, shape, t, chk, env.with_blas))
         else:
             _release()  # the traceback held the shape's inputs
             fatal = not cuda_usable()
-            rec = shape_record(idx, shape, mode, timing, error=err, fatal=fatal, seconds=time.perf_counter() - t0)
+            rec = shape_record(idx, shape, mode, timing, error=err, fatal=fatal, seconds=time.perf_counter() - t0,
+                               build=kernel_build)
             log(f"[{pos + 1}/{len(todo)}] #{idx} {'x'.join(map(str, shape))} FAILED: {err}")
         records[shape] = rec
         if log_path is not None:
@@ -513,9 +525,9 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     if todo:
         _release()
     if log_path is not None:  # the log is the record: it also holds other shards' shapes
-        records.update(usable_records(load_log(log_path), shapes, mode, timing))
+        records.update(usable_records(load_log(log_path), shapes, mode, timing, kernel_build))
     res = result_from_records(records)
-    res.skipped, res.aborted = skipped, aborted
+    res.skipped, res.aborted, res.build = skipped, aborted, kernel_build
     res.remaining = sum(1 for s in set(shapes) if s not in records)
     res.seconds = time.perf_counter() - t_start
     return res
@@ -536,6 +548,9 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     md = [f"## {title}", "", (f"shapes timed: {len(res.times.get('ours', {}))}; correct (all checks): "
                               f"{n_ok}/{len(res.checks)}; skipped for time: {len(res.skipped)}; "
                               f"wall {res.seconds:.0f} s"), ""]
+    if res.build:  # its own line, and in the title's reach: these are not the shipped kernels
+        md += [f"kernel library: a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(res.build)} (not the shipped "
+               "kernels)", ""]
     if res.failed:  # its own line: scripts grep the line above
         md += [f"failed shapes (the benchmark raised; not timed): {len(res.failed)}: "
                + "; ".join(f"{m}x{n}x{k} {e[:120]}" for (m, n, k), e in sorted(res.failed.items())), ""]

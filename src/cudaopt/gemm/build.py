@@ -100,11 +100,31 @@ def _nvcc(cmd: list[str]) -> None:
         raise BuildError(f"nvcc failed ({' '.join(cmd[:3])} ...):\n{tail}")
 
 
+def defines_stamp(kernel_lib: Path) -> Path:
+    """The file beside a kernel library that names the defines it was built with (one a line; empty: the default)."""
+    return kernel_lib.with_name(kernel_lib.name + ".defines")
+
+
+def built_defines(kernel_lib: Path) -> tuple[str, ...]:
+    """The defines a kernel library was built with, from its stamp (a library older than the stamps: none)."""
+    stamp = defines_stamp(Path(kernel_lib))
+    return tuple(stamp.read_text().split()) if stamp.exists() else ()
+
+
+def env_defines() -> tuple[str, ...]:
+    """CUDAOPT_GEMM_DEFINES (names or NAME=VALUE, separated by spaces or commas): a diagnostic build of the package's
+    own library, for a whole benchmark run of a variant (bench-gemm's summary names them). Unset: the shipped build."""
+    return tuple(d for d in os.environ.get("CUDAOPT_GEMM_DEFINES", "").replace(",", " ").split() if d)
+
+
 def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = False,
-          defines: tuple[str, ...] = ()) -> BuildResult:
+          defines: tuple[str, ...] | None = None) -> BuildResult:
     """Build what is missing (everything with force=True) and return the library paths. defines: extra
     preprocessor definitions ("NAME" or "NAME=VALUE") for the kernel library, for a diagnostic or A/B build in its
-    own out_dir (the freshness check compares times only, not flags)."""
+    own out_dir. A library is rebuilt when a source is newer or when it was built with other defines than these (its
+    stamp, defines_stamp): a diagnostic build left in the package's folder is never taken for the shipped one.
+    defines=None: those of CUDAOPT_GEMM_DEFINES (env_defines), none when it is unset."""
+    defines = env_defines() if defines is None else tuple(defines)
     bad = [d for d in defines if not d.replace("=", "").replace("_", "").isalnum() or d[0].isdigit()]
     if bad:
         raise BuildError(f"defines {bad}: give NAME or NAME=VALUE (letters, digits, underscores)")
@@ -119,8 +139,18 @@ def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = Fal
     kernel_lib = out / KERNEL_LIB
     srcs = [CSRC / name for name in KERNEL_SOURCES]
     newest = max(s.stat().st_mtime for s in [*srcs, *CSRC.glob("*.cuh")])  # the headers they include too
-    if force or not kernel_lib.exists() or kernel_lib.stat().st_mtime < newest:
-        _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, *(f"-D{d}" for d in defines), *map(str, srcs), "-o", str(kernel_lib)])
+    # (-D flags a caller appended to COMMON_FLAGS count as defines too)
+    wanted = tuple(sorted({*defines, *(f[2:] for f in COMMON_FLAGS if f.startswith("-D"))}))
+    stale = not kernel_lib.exists() or kernel_lib.stat().st_mtime < newest or built_defines(kernel_lib) != wanted
+    if force or stale:
+        defines_stamp(kernel_lib).unlink(missing_ok=True)
+        try:
+            _nvcc([nvcc, *ARCH_FLAGS, *COMMON_FLAGS, *(f"-D{d}" for d in defines), *map(str, srcs), "-o",
+                   str(kernel_lib)])
+        except BuildError:
+            kernel_lib.unlink(missing_ok=True)  # (an older library without its stamp would pass for the default)
+            raise
+        defines_stamp(kernel_lib).write_text("".join(f"{d}\n" for d in wanted))
     if not with_blas:
         return BuildResult(kernel_lib, None, "not requested")
     blas_lib = out / BLAS_LIB
@@ -140,6 +170,10 @@ def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = Fal
 
 
 if __name__ == "__main__":
-    result = build(force="--force" in sys.argv)
-    print(f"kernels: {result.kernel_lib}")
+    try:
+        result = build(force="--force" in sys.argv)
+    except BuildError as err:
+        sys.exit(f"build: {err}")
+    print(f"kernels: {result.kernel_lib}" + (f" (defines: {' '.join(built_defines(result.kernel_lib))})"
+                                             if built_defines(result.kernel_lib) else ""))
     print(f"blas:    {result.blas_lib or 'not built: ' + str(result.blas_error)}")

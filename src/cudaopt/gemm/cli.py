@@ -10,6 +10,7 @@ shard='i/n' takes only the shapes whose index in the list % n == i.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from cudaopt.gemm.shapes import Shape, parse_shapes
@@ -58,9 +59,13 @@ def tune_gemm(shapes: str = "grid", out: str | Path = "runs/gemm/tuned.json", ro
               shard: str | None = None) -> Path:
     """Tune our kernel configs per shape on the GPU and write (or merge into) the JSON table at out,
     after every shape. With merge, shapes already in the table are skipped unless retune."""
+    from cudaopt.gemm.build import env_defines
     from cudaopt.gemm.tune import run_tune
 
     shape_list = check_args(shapes, shard=shard, budget_s=budget_s, rounds=rounds)
+    if env_defines():  # (the table would be tuned on kernels that do not ship)
+        print(f"tune-gemm: our kernels are a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(env_defines())}",
+              file=sys.stderr)
     run_tune(shape_list, Path(out), rounds=rounds, budget_s=budget_s, merge=merge, seed=seed, retune=retune,
              shard=shard)
     return Path(out)
