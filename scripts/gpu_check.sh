@@ -927,7 +927,21 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
       --max-flop "${GEMM_AB_MAX_FLOP:-1e13}" --rounds "${GEMM_AB_ROUNDS:-10}" --out "$OUT/build_ab.jsonl" \
       > "$OUT/build_ab.txt" 2>&1
     echo "gemm_build_ab exit $?"
-    grep -E "^(A|B[0-9]+): |^B[0-9]+ = |A/B geomean| slowest: |outputs:|builds ready| verdict: " "$OUT/build_ab.txt" | cut -c1-400
+    # Session 37: the back-to-back chains (each call reads its predecessor's output under PDL; every kernel family the
+    # table uses) on A and on each variant's own build, put in the package's place with its defines stamp (no rebuild;
+    # A's library is put back after).
+    chain_tests() {
+      timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k predecessors_output 2>&1 | tail -1
+    }
+    echo "chains A: $(chain_tests)"
+    lib=src/cudaopt/gemm/_build/libcudaopt_hgemm.so
+    mkdir -p /tmp/ab_default && cp "$lib" "$lib.defines" /tmp/ab_default/
+    grep -E "^B[0-9]+: /" "$OUT/build_ab.txt" | while read -r name path defs; do
+      defs=$(echo "$defs" | tr -d '()' | tr ' ' ',')
+      cp "$path" "$lib" && cp "$path.defines" "$lib.defines"
+      echo "chains ${name%:} ($defs): $(CUDAOPT_GEMM_DEFINES="$defs" chain_tests)"
+    done
+    cp /tmp/ab_default/libcudaopt_hgemm.so "$lib" && cp /tmp/ab_default/libcudaopt_hgemm.so.defines "$lib.defines"
     ;;
   gemm_n160_promo)
     # Issue 6, session 26: 102 (cuBLAS's 128 x 160 in its frame) reads 85 M operand sectors from L2 at 16384x16384x512

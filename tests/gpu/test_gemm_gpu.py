@@ -859,6 +859,72 @@ def test_back_to_back_calls_read_their_predecessors_output(graph):
         assert err < 5e-3, (choice.label(), graph, err)
 
 
+def _table_family_choices():
+    """One (config, splits) of every kernel family the shipped table runs as ours (a fallback entry's tuned kernel
+    too), with split-K where the table splits: the families the PDL code paths differ by (session 37: a variant of the
+    wait's place, CUDAOPT_EXPERIMENT_LATE_WAIT, moves it per body and role). Splits fitted to K = 512."""
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+    from cudaopt.gemm.dispatch import fit_splits, load_table
+
+    picks = {}
+    for choice in sorted(load_table().values(), key=lambda c: (c.config, c.splits)):
+        ours = choice.as_ours()
+        cfg = KERNEL_CONFIGS[ours.config]
+        key = (cfg.kind, cfg.schedule, cfg.cluster_m > 1, cfg.swap, cfg.ksplit, cfg.csplit, cfg.cluster_splitk,
+               cfg.b3d, cfg.lean, ours.splits > 1)
+        picks.setdefault(key, fit_splits(ours, 512))
+    return list(picks.values())
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_back_to_back_calls_of_every_table_family_read_their_predecessors_output(graph):
+    """The chain above (x <- x @ B_i, five calls, each reading the previous one's output under PDL) for one choice of
+    every kernel family the shipped table uses: swapped, k-split, cluster pairs and their split-K, in-kernel fixups,
+    not only the few launch shapes of _chain_choices. Run it on a diagnostic build too (CUDAOPT_GEMM_DEFINES), since a
+    variant that moves the PDL wait changes each body's code."""
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+
+    _lib.set_pdl(True)
+    n = 512
+    g = torch.Generator(device="cuda").manual_seed(1)
+    bs = [torch.randn(n, n, device="cuda", dtype=torch.float16, generator=g) / n ** 0.5 for _ in range(5)]
+    x0 = torch.randn(n, n, device="cuda", dtype=torch.float16, generator=g)
+    ref = x0
+    for b in bs:
+        ref = (ref.float() @ b.float()).half()
+    choices = _table_family_choices()
+    assert len(choices) >= 6  # (the shipped table uses a dozen families or more)
+    failures = []
+    for choice in choices:
+        outs = [torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16) for _ in bs]
+        ws = torch.zeros(_lib.workspace_bytes(n, n, choice.splits) // 4 + 1, device="cuda", dtype=torch.float32)
+
+        def chain():
+            x = x0
+            for b, out in zip(bs, outs):
+                x = hgemm(x, b, out=out, workspace=ws, choice=choice)
+            return x
+
+        chain()  # (eager; and the library's set-up before a capture)
+        if graph:
+            for o in outs:
+                o.fill_(float("nan"))
+            torch.cuda.synchronize()
+            cg = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(cg):
+                chain()
+            for o in outs:
+                o.fill_(float("nan"))
+            cg.replay()
+        torch.cuda.synchronize()
+        err = ((outs[-1].float() - ref.float()).norm() / ref.float().norm()).item()
+        if not err < 5e-3:
+            failures.append((choice.label(), err))
+    assert not failures, failures
+
+
 def test_cublaslt_fallback_runs_every_listed_algorithm_correctly(monkeypatch):
     """hgemm with a "cublaslt" choice: every algorithm index of the shape's list passes both checks, on
     the caller's stream; an index beyond the list and padded operands go to torch.matmul instead."""
