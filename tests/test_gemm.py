@@ -569,6 +569,21 @@ def test_bad_shard_is_a_usage_error():
     assert p.returncode == 2 and p.stderr.startswith("error: shard '3/2'"), p.stderr
 
 
+def test_bad_or_retired_build_defines_are_a_usage_error():
+    """CUDAOPT_GEMM_DEFINES (session 37) is checked with the other options, before any GPU work or build: a malformed
+    or retired define is one line and exit 2, not a failure on every shape."""
+    import os
+    import subprocess
+    import sys
+
+    for value, want in (("bad;x", "give NAME or NAME=VALUE"), ("CUDAOPT_EXPERIMENT_SLOT_DESC", "retired in session 37")):
+        for args in (["bench-gemm", "--shapes", "64x64x64"], ["tune-gemm", "--shapes", "64x64x64"]):
+            p = subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True,
+                               timeout=120, check=False, env={**os.environ, "CUDAOPT_GEMM_DEFINES": value})
+            assert p.returncode == 2 and p.stderr.startswith("error: CUDAOPT_GEMM_DEFINES: ") and want in p.stderr, (
+                p.stderr)
+
+
 # ---- the wgmma comparison (scripts/gpu_gemm.sh, GEMM_WGMMA_ONLY=1): bookkeeping with fake GPU parts ----
 
 

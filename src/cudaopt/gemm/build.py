@@ -117,14 +117,8 @@ def env_defines() -> tuple[str, ...]:
     return tuple(d for d in os.environ.get("CUDAOPT_GEMM_DEFINES", "").replace(",", " ").split() if d)
 
 
-def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = False,
-          defines: tuple[str, ...] | None = None) -> BuildResult:
-    """Build what is missing (everything with force=True) and return the library paths. defines: extra
-    preprocessor definitions ("NAME" or "NAME=VALUE") for the kernel library, for a diagnostic or A/B build in its
-    own out_dir. A library is rebuilt when a source is newer or when it was built with other defines than these (its
-    stamp, defines_stamp): a diagnostic build left in the package's folder is never taken for the shipped one.
-    defines=None: those of CUDAOPT_GEMM_DEFINES (env_defines), none when it is unset."""
-    defines = env_defines() if defines is None else tuple(defines)
+def check_defines(defines: tuple[str, ...]) -> None:
+    """BuildError with one line for a define that is not NAME or NAME=VALUE, or that was retired."""
     bad = [d for d in defines if not d.replace("=", "").replace("_", "").isalnum() or d[0].isdigit()]
     if bad:
         raise BuildError(f"defines {bad}: give NAME or NAME=VALUE (letters, digits, underscores)")
@@ -133,6 +127,17 @@ def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = Fal
         name = retired[0].split("=", 1)[0]
         raise BuildError(f"define {name} was retired in session 37 ({RETIRED_DEFINES[name]}); the kernels ignore it. "
                          "To build that form, check out db3d011")
+
+
+def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = False,
+          defines: tuple[str, ...] | None = None) -> BuildResult:
+    """Build what is missing (everything with force=True) and return the library paths. defines: extra
+    preprocessor definitions ("NAME" or "NAME=VALUE") for the kernel library, for a diagnostic or A/B build in its
+    own out_dir. A library is rebuilt when a source is newer or when it was built with other defines than these (its
+    stamp, defines_stamp): a diagnostic build left in the package's folder is never taken for the shipped one.
+    defines=None: those of CUDAOPT_GEMM_DEFINES (env_defines), none when it is unset."""
+    defines = env_defines() if defines is None else tuple(defines)
+    check_defines(defines)
     out = Path(out_dir) if out_dir else BUILD_DIR
     out.mkdir(parents=True, exist_ok=True)
     nvcc = find_nvcc()

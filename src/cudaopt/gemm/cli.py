@@ -20,12 +20,17 @@ def check_args(shapes: str, mode: str = "offline", timing: str = "gpu", shard: s
                budget_s: float | None = None, rounds: int = 1) -> list[Shape]:
     """Validate the options before any GPU work; returns the shapes. ValueError with one clear line."""
     from cudaopt.gemm.bench import parse_shard
+    from cudaopt.gemm.build import BuildError, check_defines, env_defines
 
     if mode not in ("offline", "server"):
         raise ValueError(f"mode {mode!r}: use 'offline' or 'server'")
     if timing not in ("gpu", "call"):
         raise ValueError(f"timing {timing!r}: use 'gpu' or 'call'")
     parse_shard(shard)
+    try:  # a diagnostic build asked for through the environment: its defines checked before anything is built
+        check_defines(env_defines())
+    except BuildError as e:
+        raise ValueError(f"CUDAOPT_GEMM_DEFINES: {e}") from None
     if budget_s is not None and budget_s < 0:
         raise ValueError(f"budget {budget_s}: give seconds >= 0")
     if rounds < 1:
