@@ -475,7 +475,7 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     picked = shard_indices(len(shapes), parse_shard(shard))
     t_start = time.perf_counter()
     log_path = Path(out_dir) / SHAPE_LOG if out_dir is not None else None
-    kernel_build = tuple(sorted(set(_build.env_defines())))  # what _lib.kernels() builds and loads
+    kernel_build = _build.env_defines()  # what _lib.kernels() builds and loads
     if kernel_build:
         log(f"kernel library: a diagnostic build with CUDAOPT_GEMM_DEFINES = {' '.join(kernel_build)}")
     records: dict[Shape, dict] = {}

@@ -113,8 +113,9 @@ def built_defines(kernel_lib: Path) -> tuple[str, ...]:
 
 def env_defines() -> tuple[str, ...]:
     """CUDAOPT_GEMM_DEFINES (names or NAME=VALUE, separated by spaces or commas): a diagnostic build of the package's
-    own library, for a whole benchmark run of a variant (bench-gemm's summary names them). Unset: the shipped build."""
-    return tuple(d for d in os.environ.get("CUDAOPT_GEMM_DEFINES", "").replace(",", " ").split() if d)
+    own library, for a whole benchmark run of a variant (bench-gemm's summary names them), sorted and each once, as
+    the library's stamp holds them. Unset: the shipped build."""
+    return tuple(sorted(set(os.environ.get("CUDAOPT_GEMM_DEFINES", "").replace(",", " ").split())))
 
 
 def check_defines(defines: tuple[str, ...]) -> None:
@@ -179,6 +180,6 @@ if __name__ == "__main__":
         result = build(force="--force" in sys.argv)
     except BuildError as err:
         sys.exit(f"build: {err}")
-    print(f"kernels: {result.kernel_lib}" + (f" (defines: {' '.join(built_defines(result.kernel_lib))})"
-                                             if built_defines(result.kernel_lib) else ""))
+    built = built_defines(result.kernel_lib)
+    print(f"kernels: {result.kernel_lib}" + (f" (defines: {' '.join(built)})" if built else ""))
     print(f"blas:    {result.blas_lib or 'not built: ' + str(result.blas_error)}")

@@ -68,8 +68,9 @@ def tune_gemm(shapes: str = "grid", out: str | Path = "runs/gemm/tuned.json", ro
     from cudaopt.gemm.tune import run_tune
 
     shape_list = check_args(shapes, shard=shard, budget_s=budget_s, rounds=rounds)
-    if env_defines():  # (the table would be tuned on kernels that do not ship)
-        print(f"tune-gemm: our kernels are a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(env_defines())}",
+    defines = env_defines()
+    if defines:  # (the table would be tuned on kernels that do not ship)
+        print(f"tune-gemm: our kernels are a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(defines)}",
               file=sys.stderr)
     run_tune(shape_list, Path(out), rounds=rounds, budget_s=budget_s, merge=merge, seed=seed, retune=retune,
              shard=shard)
