@@ -1177,16 +1177,17 @@ PY
     shapes=1024x1024x8192,2048x512x8192,1024x1024x12288,512x512x8192
     for g in 8 1 2 4 16; do
       t0=$(date +%s)
-      python3 -c "
-from cudaopt.gemm import build as b
-b.build(with_blas=False, defines=('CUDAOPT_EXPERIMENT_GROUP_M=$g',))"
+      # (through the environment, so that every tool below loads this build: a build() of other defines would
+      # replace it, its stamp differing)
+      export CUDAOPT_GEMM_DEFINES=CUDAOPT_EXPERIMENT_GROUP_M=$g
+      python3 -m cudaopt.gemm.build | head -1
       echo "== kGroupM $g (build $(( $(date +%s) - t0 )) s)"
       timeout 100 python3 benchmarks/gemm_configs.py --configs 22,27:2 --rounds 8 --shapes $shapes 2>&1 \
         | tee "$OUT/order_g$g.txt" | tail -3
       timeout 60 python scripts/gemm_ncu.py --shape 1024x1024x8192 --configs 22 \
         --metrics lts__t_sectors_srcunit_tex_op_read.sum 2>&1 | grep -E "time us|lts__" | cut -c1-90
     done
-    # (the diagnostic library stays behind with its defines stamp: the next build() of the default rebuilds it)
+    unset CUDAOPT_GEMM_DEFINES  # (the diagnostic library stays behind with its stamp: the next default build() replaces it)
     ;;
   gemm_b3d)
     # Issue 6, session 17: the B3D configs 50-52 (twins of the 64-row ping-pongs 22, 29, 20 that load B's
