@@ -7,10 +7,10 @@ k-block spends many instructions per tensor cycle are the ones an instruction-le
 (session 34: the 64 x 64 ping-pong's 93 instructions a k-block, 60 after the uniform descriptors).
 
     python scripts/gemm_sass.py                       # the default build, one line a kernel
-    python scripts/gemm_sass.py -D CUDAOPT_EXPERIMENT_FRESH_RING --against-default
+    python scripts/gemm_sass.py -D CUDAOPT_EXPERIMENT_RING_FIRST_WAIT --against-default
     python scripts/gemm_sass.py --against $CUDAOPT_CACHE/sass/hgemm_wgmma_<older>.cubin   # a refactor: same code?
     python scripts/gemm_sass.py --kernel 'hgemm_wgmma2_kernel<128, 192, 2, 4, 2, 1, false' --loop
-    python scripts/gemm_sass.py --pdl -D CUDAOPT_EXPERIMENT_LATE_WAIT --against-default
+    python scripts/gemm_sass.py --pdl -D CUDAOPT_EXPERIMENT_TOP_WAIT --against-default
 
 --pdl (session 36) reports what a latency-bound call executes between its PDL wait (griddepcontrol.wait, SASS
 ACQBULK) and its first TMA load: the shortest control-flow path, in instructions, and the long-latency ones on it

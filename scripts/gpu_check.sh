@@ -911,16 +911,16 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # a comma-separated list of defines) against the shipped build, the table's choice of ours per shape, paired in
     # one process (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at
     # most GEMM_AB_MAX_FLOP (default 1e13: the whole grid), after the small-call probe (which state the card is in).
-    # Default variants (session 36, written without a GPU; scripts/gemm_sass.py --pdl): the late producer wait
-    # (LATE_WAIT: the producer thread's PDL wait after its first item's coordinates, 166 -> 49 instructions on average
-    # from the wait to the first TMA load), and with it the fresh ring (FRESH_RING: no empty-slot wait on the ring's
-    # first pass, 49 -> 45). Session 35's four (U32_SLOTS, SK_UNIFORM, SLOT_DESC, DESC_HI) are the default build
-    # since 72f2445. Bitwise equal by construction; adopt only if the grid reads faster and no class slower.
+    # Session 38 adopted session 36's late producer wait and fresh ring (grid 3.3% faster paired, < 1e8 FLOP 11%); the
+    # default variants are now their opt-outs: RING_FIRST_WAIT alone (the late wait without the fresh ring: session
+    # 38 read the fresh ring 1-2% faster below 1e9 FLOP and 0.9% slower at 1e9-1e10, its two variants interleaved in
+    # the same rounds) and TOP_WAIT,RING_FIRST_WAIT (session 35's order, the gain read again). Bitwise equal by
+    # construction.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
     variants=""
     P=CUDAOPT_EXPERIMENT_
-    for v in ${GEMM_AB_VARIANTS:-${P}LATE_WAIT ${P}LATE_WAIT,${P}FRESH_RING}; do
+    for v in ${GEMM_AB_VARIANTS:-${P}RING_FIRST_WAIT ${P}TOP_WAIT,${P}RING_FIRST_WAIT}; do
       variants="$variants --variant $v"
     done
     timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $variants --shapes grid \

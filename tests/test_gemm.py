@@ -341,9 +341,9 @@ def test_run_bench_of_a_diagnostic_build_is_labelled_and_not_mixed(tmp_path, no_
     two builds' times, and summary.md says the kernels are not the shipped ones."""
     calls = []
     no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
-    no_gpu.setenv("CUDAOPT_GEMM_DEFINES", "CUDAOPT_EXPERIMENT_LATE_WAIT,CUDAOPT_EXPERIMENT_FRESH_RING")
+    no_gpu.setenv("CUDAOPT_GEMM_DEFINES", "CUDAOPT_EXPERIMENT_TOP_WAIT,CUDAOPT_EXPERIMENT_RING_FIRST_WAIT")
     res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
-    want = ("CUDAOPT_EXPERIMENT_FRESH_RING", "CUDAOPT_EXPERIMENT_LATE_WAIT")
+    want = ("CUDAOPT_EXPERIMENT_RING_FIRST_WAIT", "CUDAOPT_EXPERIMENT_TOP_WAIT")
     assert calls == [0, 1] and res.build == want
     assert all(tuple(r["build"]) == want for r in bench.load_log(tmp_path / bench.SHAPE_LOG).values())
     bench.write_outputs(res, tmp_path, "t")
@@ -576,7 +576,8 @@ def test_bad_or_retired_build_defines_are_a_usage_error():
     import subprocess
     import sys
 
-    for value, want in (("bad;x", "give NAME or NAME=VALUE"), ("CUDAOPT_EXPERIMENT_SLOT_DESC", "retired in session 37")):
+    for value, want in (("bad;x", "give NAME or NAME=VALUE"), ("CUDAOPT_EXPERIMENT_SLOT_DESC", "retired in session 37"),
+                        ("CUDAOPT_EXPERIMENT_LATE_WAIT", "retired in session 38")):
         for args in (["bench-gemm", "--shapes", "64x64x64"], ["tune-gemm", "--shapes", "64x64x64"]):
             p = subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True,
                                timeout=120, check=False, env={**os.environ, "CUDAOPT_GEMM_DEFINES": value})

@@ -424,25 +424,38 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     kernels = gs.parse(sass)
     assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
     assert sum(gs.wait_to_load(k) is not None for k in kernels) > 150
+    # The late producer wait and the fresh ring (session 36, the default since session 38): no generation-2 kernel
+    # does an integer division (I2F / MUFU) or a barrier wait between its PDL wait and its first TMA load.
+    _assert_short_way_to_first_load(gs, kernels)
+
+
+def _assert_short_way_to_first_load(gs, kernels):
+    ways = {k.name: gs.wait_to_load(k) for k in kernels if "hgemm_wgmma2" in k.name}
+    ways = {name: w for name, w in ways.items() if w is not None}
+    assert len(ways) > 150
+    assert {name: w["slow"] for name, w in ways.items() if {"I2F", "MUFU"} & set(w["slow"])} == {}
+    assert max(w["instrs"] for w in ways.values()) < 100
+    # (the one SYNCS left is the full barrier's expect_tx arrival, an arrive without a result)
+    assert {name: w["slow"] for name, w in ways.items() if w["slow"].count("SYNCS") > 1} == {}
 
 
 @pytest.mark.timeout(300)
-def test_late_wait_variant_compiles_waits_before_every_access_and_shortens_the_way_to_the_first_load(tmp_path):
-    """CUDAOPT_EXPERIMENT_LATE_WAIT (session 36, not yet timed): the producer thread's PDL wait after its first item's
-    coordinates; with CUDAOPT_EXPERIMENT_FRESH_RING (no empty-slot wait on the ring's first pass). The build of both
-    has no spills or setmaxnreg warnings, every global or TMA access of every kernel still comes after a wait on
-    every control-flow path, and no generation-2 kernel does an integer division (I2F / MUFU) or a barrier wait
-    between its PDL wait and its first TMA load (the default build's tile_coords: two divisions)."""
+def test_top_wait_diagnostic_build_compiles_and_keeps_every_access_behind_a_wait(tmp_path):
+    """The opt-outs kept for an A/B against session 38's default: CUDAOPT_EXPERIMENT_TOP_WAIT (every thread waits for
+    the predecessor at the top, session 35's order) with CUDAOPT_EXPERIMENT_RING_FIRST_WAIT (the empty-slot wait on
+    the ring's first pass too). The build has no spills or setmaxnreg warnings and every global or TMA access of every
+    kernel still comes after a wait; and its producers do run the first item's integer divisions after the wait (what
+    the default removed; if no kernel did, the defines would no longer build the old form)."""
     nvcc = shutil.which("nvcc")
     tool = _cuobjdump()
     if nvcc is None or tool is None:
-        pytest.skip("nvcc and cuobjdump needed: the late-wait variant's SASS not inspected")
+        pytest.skip("nvcc and cuobjdump needed: the top-wait build's SASS not inspected")
     from cudaopt.gemm import build
 
-    cubin = tmp_path / "late.cubin"
+    cubin = tmp_path / "top.cubin"
     flags = [f for f in build.COMMON_FLAGS if f not in ("-Xcompiler", "-fPIC", "-shared", "-cudart", "shared")]
-    proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *flags, "-cubin", "-Xptxas", "-v", "-DCUDAOPT_EXPERIMENT_LATE_WAIT",
-                           "-DCUDAOPT_EXPERIMENT_FRESH_RING",
+    proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *flags, "-cubin", "-Xptxas", "-v", "-DCUDAOPT_EXPERIMENT_TOP_WAIT",
+                           "-DCUDAOPT_EXPERIMENT_RING_FIRST_WAIT",
                            str(CSRC / "hgemm_wgmma.cu"), "-o", str(cubin)],
                           capture_output=True, text=True, timeout=280, check=False)
     out = proc.stdout + proc.stderr
@@ -454,13 +467,8 @@ def test_late_wait_variant_compiles_waits_before_every_access_and_shortens_the_w
     kernels = gs.parse(subprocess.run([tool, "--dump-sass", str(cubin)], capture_output=True, text=True, timeout=60,
                                       check=True).stdout)
     assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
-    ways = {k.name: gs.wait_to_load(k) for k in kernels if "hgemm_wgmma2" in k.name}
-    ways = {name: w for name, w in ways.items() if w is not None}
-    assert len(ways) > 150
-    assert {name: w["slow"] for name, w in ways.items() if {"I2F", "MUFU"} & set(w["slow"])} == {}
-    assert max(w["instrs"] for w in ways.values()) < 100
-    # (the one SYNCS left is the full barrier's expect_tx arrival, an arrive without a result)
-    assert {name: w["slow"] for name, w in ways.items() if w["slow"].count("SYNCS") > 1} == {}
+    ways = [gs.wait_to_load(k) for k in kernels if "hgemm_wgmma2" in k.name]
+    assert sum(1 for w in ways if w is not None and {"I2F", "MUFU"} & set(w["slow"])) > 50
 
 
 def _sass_functions(sass: str) -> dict[str, str]:
@@ -1913,7 +1921,7 @@ def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
             if calls_body:  # the body template waits itself, in the split-K kernels as a split-K role
                 tmpl = re.search(r"void " + calls_body.group(1) + r"\(.*?\n\}", src, re.S).group(0)
                 assert "constexpr PdlRole kRole = SPLITK ? kPdlSplitK : kPdlGemm;" in tmpl, (name, calls_body.group(1))
-                # at the top (pdl_top: all of it, or under CUDAOPT_EXPERIMENT_LATE_WAIT the release alone), then
+                # at the top (pdl_top: the release alone, or under CUDAOPT_EXPERIMENT_TOP_WAIT all of it), then
                 # (late wait) per role: the producer thread inside produce_tiles*, the other threads at their start
                 assert "pdl_top<kRole>();" in tmpl and tmpl.count("pdl_late<kRole>();") >= 2, (name, calls_body.group(1))
                 assert tmpl.count("kLateWait, kRole>(") >= 1, (name, calls_body.group(1))
@@ -2015,9 +2023,9 @@ def test_library_built_with_other_defines_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "find_nvcc", lambda: "nvcc")
     monkeypatch.setattr(build, "_nvcc", fake_nvcc)
     lib = tmp_path / build.KERNEL_LIB
-    build.build(out_dir=tmp_path, with_blas=False, defines=("CUDAOPT_EXPERIMENT_LATE_WAIT",))
-    assert build.built_defines(lib) == ("CUDAOPT_EXPERIMENT_LATE_WAIT",) and len(calls) == 1
-    build.build(out_dir=tmp_path, with_blas=False, defines=("CUDAOPT_EXPERIMENT_LATE_WAIT",))
+    build.build(out_dir=tmp_path, with_blas=False, defines=("CUDAOPT_EXPERIMENT_TOP_WAIT",))
+    assert build.built_defines(lib) == ("CUDAOPT_EXPERIMENT_TOP_WAIT",) and len(calls) == 1
+    build.build(out_dir=tmp_path, with_blas=False, defines=("CUDAOPT_EXPERIMENT_TOP_WAIT",))
     assert len(calls) == 1  # same defines, sources older: kept
     build.build(out_dir=tmp_path, with_blas=False)  # the default asked for: the variant is not it
     assert len(calls) == 2 and build.built_defines(lib) == () and build.defines_stamp(lib).read_text() == ""
@@ -2026,9 +2034,9 @@ def test_library_built_with_other_defines_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "COMMON_FLAGS", [*build.COMMON_FLAGS, "-DGROUP_M=4"])  # (flags appended by hand count)
     build.build(out_dir=tmp_path, with_blas=False)
     assert len(calls) == 3 and build.built_defines(lib) == ("GROUP_M=4",)
-    monkeypatch.setenv("CUDAOPT_GEMM_DEFINES", "GROUP_M=4, CUDAOPT_EXPERIMENT_LATE_WAIT")  # (defines=None: these)
+    monkeypatch.setenv("CUDAOPT_GEMM_DEFINES", "GROUP_M=4, CUDAOPT_EXPERIMENT_TOP_WAIT")  # (defines=None: these)
     build.build(out_dir=tmp_path, with_blas=False)
-    assert len(calls) == 4 and build.built_defines(lib) == ("CUDAOPT_EXPERIMENT_LATE_WAIT", "GROUP_M=4")
+    assert len(calls) == 4 and build.built_defines(lib) == ("CUDAOPT_EXPERIMENT_TOP_WAIT", "GROUP_M=4")
     monkeypatch.setenv("CUDAOPT_GEMM_DEFINES", "CUDAOPT_EXPERIMENT_SLOT_DESC")
     with pytest.raises(build.BuildError, match="retired"):
         build.build(out_dir=tmp_path, with_blas=False)
@@ -2410,9 +2418,9 @@ def test_experiment_builds_compile_and_load(tmp_path):
     """The diagnostic defines still in the source compile, together, and the library carries the same config table
     (host code, no GPU needed): sessions 30-31's CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH (the tensor maps prefetched
     before the PDL wait) and CUDAOPT_EXPERIMENT_EXIT_AFTER_READ (the last wait on C's TMA stores only for the staging
-    read), session 36's CUDAOPT_EXPERIMENT_LATE_WAIT (the producer's PDL wait after its first item's coordinates) and
-    CUDAOPT_EXPERIMENT_FRESH_RING (no empty-slot wait on the ring's first pass). benchmarks/gemm_build_ab.py times
-    them against the shipped build."""
+    read), and the opt-outs of session 38's default, CUDAOPT_EXPERIMENT_TOP_WAIT (every thread waits for the predecessor at the
+    top) and CUDAOPT_EXPERIMENT_RING_FIRST_WAIT (the empty-slot wait on the ring's first pass too).
+    benchmarks/gemm_build_ab.py times them against the shipped build."""
     import ctypes
 
     from cudaopt.gemm import build
@@ -2420,7 +2428,7 @@ def test_experiment_builds_compile_and_load(tmp_path):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
     defines = ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
-               "CUDAOPT_EXPERIMENT_LATE_WAIT", "CUDAOPT_EXPERIMENT_FRESH_RING")
+               "CUDAOPT_EXPERIMENT_TOP_WAIT", "CUDAOPT_EXPERIMENT_RING_FIRST_WAIT")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True, defines=defines)
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
@@ -2430,17 +2438,20 @@ def test_experiment_builds_compile_and_load(tmp_path):
 
 
 def test_retired_defines_are_refused_and_gone_from_the_source(tmp_path, monkeypatch):
-    """The opt-out and diagnostic defines retired in session 37 (the measured forms are the only form): nvcc would
-    ignore them silently, so an A/B build naming one would time the shipped kernels against themselves. build()
-    refuses them with a line that says where the old form lives, before nvcc runs; and no source file reads them."""
+    """The opt-out and diagnostic defines retired in session 37 (the measured forms are the only form) and session 38
+    (LATE_WAIT and FRESH_RING, now the default): nvcc would ignore them silently, so an A/B build naming one would
+    time the shipped kernels against themselves. build() refuses them with a line that says which session retired
+    them and which commit still builds them, before nvcc runs; and no source file reads them."""
     from cudaopt.gemm import build
 
     calls = []
     monkeypatch.setattr(build, "find_nvcc", lambda: "nvcc")
     monkeypatch.setattr(build, "_nvcc", lambda cmd: calls.append(cmd))
-    for name in build.RETIRED_DEFINES:
-        with pytest.raises(build.BuildError, match=f"{name} was retired in session 37.*db3d011"):
-            build.build(out_dir=tmp_path, with_blas=False, force=True, defines=("CUDAOPT_EXPERIMENT_LATE_WAIT", name))
+    for name, (why, commit) in build.RETIRED_DEFINES.items():
+        assert re.fullmatch(r"session 3[78]: .+", why) and re.fullmatch(r"[0-9a-f]{7}", commit), (name, why, commit)
+        with pytest.raises(build.BuildError, match=f"{name} was retired in {why[:10]}.*check out {commit}"):
+            build.build(out_dir=tmp_path, with_blas=False, force=True, defines=("CUDAOPT_EXPERIMENT_TOP_WAIT", name))
+    assert set(build.RETIRED_DEFINES) >= {"CUDAOPT_EXPERIMENT_LATE_WAIT", "CUDAOPT_EXPERIMENT_FRESH_RING"}
     assert calls == []
     sources = "".join(p.read_text() for p in CSRC.glob("*.cu*"))
     for name in build.RETIRED_DEFINES:

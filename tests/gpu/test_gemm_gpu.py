@@ -870,7 +870,7 @@ def test_back_to_back_calls_read_their_predecessors_output(graph):
 def _table_family_choices():
     """One (config, splits) of every kernel family the shipped table runs as ours (a fallback entry's tuned kernel
     too), with split-K where the table splits: the families the PDL code paths differ by (session 37: a variant of the
-    wait's place, CUDAOPT_EXPERIMENT_LATE_WAIT, moves it per body and role). Splits fitted to K = 512."""
+    wait's place, the late wait (session 38's default), moves it per body and role). Splits fitted to K = 512."""
     from cudaopt.gemm.configs import KERNEL_CONFIGS
     from cudaopt.gemm.dispatch import fit_splits, load_table
 

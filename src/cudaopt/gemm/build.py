@@ -31,19 +31,29 @@ class BuildError(RuntimeError):
     """nvcc is missing or failed; the message carries the compiler's last lines."""
 
 
-# Defines the kernels once read and no longer do (session 37: the measured forms are the only form). nvcc ignores an
-# unknown define, so an A/B run naming one would time the shipped build against itself: refuse it instead.
+# Defines the kernels once read and no longer do (the measured forms are the only form, or the default): name ->
+# (why, a commit that still builds the define's own form). nvcc ignores an unknown define, so an A/B run naming one
+# would time the shipped build against itself: refuse it instead.
+_S37 = "db3d011"  # session 37 retired these; db3d011 still builds them
+_S38 = "e02d1c6"  # session 38 made these the default; e02d1c6 still needs them named
 RETIRED_DEFINES = {
-    "CUDAOPT_EXPERIMENT_PER_THREAD_DESC": "adopted the uniform descriptors (session 34)",
-    "CUDAOPT_SESSION34_RING": "adopted session 35's four ring cuts",
-    "CUDAOPT_EXPERIMENT_U32_SLOTS": "the default since session 35",
-    "CUDAOPT_EXPERIMENT_SK_UNIFORM": "the default since session 35",
-    "CUDAOPT_EXPERIMENT_SLOT_DESC": "the default since session 35",
-    "CUDAOPT_EXPERIMENT_DESC_HI": "the default since session 35",
-    "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM": "the release-first order of the plain GEMMs (session 31) is the only one",
-    "CUDAOPT_EXPERIMENT_RELEASE_FIRST": "refuted in session 31 (split-K and reduce wait first)",
-    "CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK": "refuted in session 31 (split-K and reduce wait first)",
-    "CUDAOPT_EXPERIMENT_RELEASE_FIRST_REDUCE": "refuted in session 31 (split-K and reduce wait first)",
+    "CUDAOPT_EXPERIMENT_PER_THREAD_DESC": ("session 37: adopted the uniform descriptors (session 34)", _S37),
+    "CUDAOPT_SESSION34_RING": ("session 37: adopted session 35's four ring cuts", _S37),
+    "CUDAOPT_EXPERIMENT_U32_SLOTS": ("session 37: the default since session 35", _S37),
+    "CUDAOPT_EXPERIMENT_SK_UNIFORM": ("session 37: the default since session 35", _S37),
+    "CUDAOPT_EXPERIMENT_SLOT_DESC": ("session 37: the default since session 35", _S37),
+    "CUDAOPT_EXPERIMENT_DESC_HI": ("session 37: the default since session 35", _S37),
+    "CUDAOPT_EXPERIMENT_WAIT_FIRST_GEMM": (
+        "session 37: the release-first order of the plain GEMMs (session 31) is the only one", _S37),
+    "CUDAOPT_EXPERIMENT_RELEASE_FIRST": ("session 37: refuted in session 31 (split-K and reduce wait first)", _S37),
+    "CUDAOPT_EXPERIMENT_RELEASE_FIRST_SPLITK": (
+        "session 37: refuted in session 31 (split-K and reduce wait first)", _S37),
+    "CUDAOPT_EXPERIMENT_RELEASE_FIRST_REDUCE": (
+        "session 37: refuted in session 31 (split-K and reduce wait first)", _S37),
+    "CUDAOPT_EXPERIMENT_LATE_WAIT": (
+        "session 38: the default; CUDAOPT_EXPERIMENT_TOP_WAIT builds the old order", _S38),
+    "CUDAOPT_EXPERIMENT_FRESH_RING": (
+        "session 38: the default; CUDAOPT_EXPERIMENT_RING_FIRST_WAIT builds the old ring", _S38),
 }
 
 
@@ -126,8 +136,9 @@ def check_defines(defines: tuple[str, ...]) -> None:
     retired = [d for d in defines if d.split("=", 1)[0] in RETIRED_DEFINES]
     if retired:
         name = retired[0].split("=", 1)[0]
-        raise BuildError(f"define {name} was retired in session 37 ({RETIRED_DEFINES[name]}); the kernels ignore it. "
-                         "To build that form, check out db3d011")
+        why, commit = RETIRED_DEFINES[name]
+        raise BuildError(f"define {name} was retired in {why}; the kernels ignore it. "
+                         f"To build with it, check out {commit}")
 
 
 def build(out_dir: Path | None = None, with_blas: bool = True, force: bool = False,

@@ -150,29 +150,30 @@ __device__ __forceinline__ void pdl_wait_then_release() {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   }
 }
-// Late producer wait (session 36, CUDAOPT_EXPERIMENT_LATE_WAIT; diagnostic builds only until a paired A/B): in
-// the generation-2 and cluster bodies every thread waited for the predecessor at the top, so the producer's
-// register hand-off, map prefetch and first-item arithmetic (tile_coords: two integer divisions; 120 instructions
-// from the wait to the first TMA load in the 32 x 64 swapped kernel's SASS, 229 in the 64 x 64 split-K kernel's)
-// ran after the wait, in front of the first load of a latency-bound call. With it, the top keeps only the release
-// of the release-first roles (pdl_top) and each thread waits once, before its first global or TMA access
-// (pdl_late): the TMA producer thread once its first item's coordinates are known (produce_tiles*; each later
+// Late producer wait (session 36; the default since session 38, whose paired A/B read the grid 3.3% faster, the
+// shapes under 1e8 FLOP 11%): in the generation-2 and cluster bodies every thread used to wait for the predecessor at
+// the top, so the producer's register hand-off, map prefetch and first-item arithmetic (tile_coords: two integer
+// divisions; 120 instructions from the wait to the first TMA load in the 32 x 64 swapped kernel's SASS, 229 in the
+// 64 x 64 split-K kernel's) ran after the wait, in front of the first load of a latency-bound call. Now the top keeps
+// only the release of the release-first roles (pdl_top) and each thread waits once, before its first global or TMA
+// access (pdl_late): the TMA producer thread once its first item's coordinates are known (produce_tiles*; each later
 // item's are computed after the previous item's loads are issued), the other threads at the start of their role.
 // Each thread still executes the wait and the release once, in its role's order. scripts/gemm_sass.py --pdl
 // counts the instructions from the wait to the first load and checks that no global access precedes a wait.
-#ifdef CUDAOPT_EXPERIMENT_LATE_WAIT
-constexpr bool kLateWait = true;
-#else
+// CUDAOPT_EXPERIMENT_TOP_WAIT (diagnostic builds only) builds the old order, for an A/B.
+#ifdef CUDAOPT_EXPERIMENT_TOP_WAIT
 constexpr bool kLateWait = false;
-#endif
-// Fresh ring (session 36, CUDAOPT_EXPERIMENT_FRESH_RING; diagnostic builds only): the TMA producers skip the
-// empty-slot wait on their ring's first pass, where it returns at once anyway (a fresh barrier counts as having
-// completed the phase before phase 0), so that the first load of a call follows the PDL wait by one shared-memory
-// round trip less. The same loads in the same order.
-#ifdef CUDAOPT_EXPERIMENT_FRESH_RING
-constexpr bool kFreshRing = true;
 #else
+constexpr bool kLateWait = true;
+#endif
+// Fresh ring (session 36; the default since session 38, with the late wait): the TMA producers skip the empty-slot
+// wait on their ring's first pass, where it returns at once anyway (a fresh barrier counts as having completed the
+// phase before phase 0), so that the first load of a call follows the PDL wait by one shared-memory round trip less.
+// The same loads in the same order. CUDAOPT_EXPERIMENT_RING_FIRST_WAIT (diagnostic builds only) asks it again.
+#ifdef CUDAOPT_EXPERIMENT_RING_FIRST_WAIT
 constexpr bool kFreshRing = false;
+#else
+constexpr bool kFreshRing = true;
 #endif
 template <PdlRole ROLE>
 __device__ __forceinline__ void pdl_top() {
