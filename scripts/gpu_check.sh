@@ -1090,11 +1090,14 @@ PY
     # $OUT/tuned_back.json (resumable: GEMM_BACK_FROM=an earlier tuned_back.json continues it). Review, copy it over
     # src/cudaopt/gemm/tuned_h200.json, then gemm_table_grid.
     python3 -m cudaopt.gemm.build | tail -1
-    [ -n "${GEMM_BACK_FROM:-}" ] && cp "$GEMM_BACK_FROM" "$OUT/tuned_back.json"
+    # Session 38: the shipped table carries session 35's ours-back records, so without --recheck the pass skipped all
+    # 429 shapes as checked and timed nothing; a fresh pass rechecks, a continued one (GEMM_BACK_FROM) does not.
+    recheck=--recheck
+    [ -n "${GEMM_BACK_FROM:-}" ] && cp "$GEMM_BACK_FROM" "$OUT/tuned_back.json" && recheck=""
     timeout "${GEMM_BACK_LIMIT:-540}" python3 -m cudaopt.cli tune-gemm-fallbacks --table src/cudaopt/gemm/tuned_h200.json \
-      --out "$OUT/tuned_back.json" --ours-back --budget-s "${GEMM_BACK_BUDGET_S:-480}" > "$OUT/ours_back.log" 2>&1
+      --out "$OUT/tuned_back.json" --ours-back $recheck --budget-s "${GEMM_BACK_BUDGET_S:-480}" > "$OUT/ours_back.log" 2>&1
     echo "tune-gemm-fallbacks --ours-back exit $?"
-    grep -E "ours-back pass|fallback pass|FAILED|budget" "$OUT/ours_back.log" | tail -6
+    grep -E "ours-back pass|fallback pass|FAILED|budget|already checked" "$OUT/ours_back.log" | tail -6
     python3 - "$OUT/tuned_back.json" <<'PY'
 import collections, json, sys
 e = json.load(open(sys.argv[1]))["entries"]
@@ -1128,8 +1131,15 @@ PY
     # adoption first (session 24's adopted table had no time left for it). GEMM_TABLE_GRID_LIMIT / _BENCH_S.
     # A fresh work folder each run: on a warm machine the last run's results would be resumed, not re-measured (session
     # 28's third grid printed the second's in 0 s).
+    # GEMM_TABLE_GRID_TABLE (session 38): a candidate table (a .json or .json.gz path) instead of the shipped one.
     rm -rf /tmp/table_grid /tmp/table_grid_work
-    mkdir -p /tmp/table_grid "$OUT/grid" && cp src/cudaopt/gemm/tuned_h200.json /tmp/table_grid/tuned.json
+    mkdir -p /tmp/table_grid "$OUT/grid"
+    table="${GEMM_TABLE_GRID_TABLE:-src/cudaopt/gemm/tuned_h200.json}"
+    case "$table" in
+      *.gz) gzip -dc "$table" > /tmp/table_grid/tuned.json ;;
+      *) cp "$table" /tmp/table_grid/tuned.json ;;
+    esac || { echo "gemm_table_grid: no table at $table"; exit 2; }
+    echo "table: $table ($(sha256sum /tmp/table_grid/tuned.json | cut -c1-12))"
     # (built before the probe: it times our kernel too, and a first-use build inside its 90 s would cost the probe)
     python3 -m cudaopt.gemm.build | tail -1
     # Session 29: of three grids of one table, two ran every backend 12-14% slower on the shapes under 1e8 FLOP (graph
