@@ -1097,3 +1097,92 @@ def test_launch_under_sets_runs_and_restores_even_when_the_launch_raises():
     with pytest.raises(RuntimeError, match="launch failed"):
         launch_under(boom, lambda v: log.append(("set", v)), 7, 1)(0)
     assert log[-2:] == [("set", 7), ("set", 1)]
+
+
+# ---- table choices from whole-grid runs (session 38, gemm-table-from-grids; no GPU) ----
+
+
+def _grid_csv(path, rows):
+    """A bench-gemm shapes.csv (report.write_shape_csv, the real writer) from {shape: (ours, torch, dispatch us,
+    dispatch label, ours label, correct)}."""
+    from cudaopt.gemm.report import write_shape_csv
+
+    times = {n: {s: r[i] for s, r in rows.items()} for i, n in enumerate(("ours", "torch", "dispatch"))}
+    extra = {s: {"dispatch": r[3], "choice": r[4], "correct": r[5]} for s, r in rows.items()}
+    write_shape_csv(path, times, extra)
+    return path
+
+
+def test_grid_choice_moves_only_what_every_grid_agrees_on(tmp_path):
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice
+    from cudaopt.gemm.dispatch import parse_table
+    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose
+
+    ours = Choice("ours", 20, 1).label()
+    entries = [
+        {"m": 64, "n": 64, "k": 64, "backend": "torch", "config": 20},  # ours faster in both grids: to ours
+        {"m": 128, "n": 64, "k": 64, "backend": "cublaslt", "lt_algo": 3, "config": 20,
+         "lt_fallback": {"checked": True}},  # faster in one grid only: stays
+        {"m": 256, "n": 64, "k": 64, "backend": "ours", "config": 20},  # torch faster in both: to torch
+        {"m": 512, "n": 64, "k": 64, "backend": "torch", "config": 20},  # a grid of another table: stays
+        {"m": 1024, "n": 64, "k": 64, "backend": "torch", "config": 20},  # ours failed a check in one grid: stays
+        {"m": 2048, "n": 64, "k": 64, "backend": "cublaslt", "lt_algo": 1, "config": 20,
+         "lt_fallback": {"checked": True}},  # faster in both: to ours, its cuBLASLt records dropped
+    ]
+    g1 = {(64, 64, 64): (9.0, 10.0, 10.0, "fallback:torch", ours, True),
+          (128, 64, 64): (9.0, 10.0, 10.0, "fallback:cublaslt_nn_algo3", ours, True),
+          (256, 64, 64): (10.0, 9.0, 10.0, ours, ours, True),
+          (512, 64, 64): (9.0, 10.0, 10.0, "fallback:torch", ours, True),
+          (1024, 64, 64): (9.0, 10.0, 10.0, "fallback:torch", ours, True),
+          (2048, 64, 64): (9.0, 10.0, 10.0, "fallback:cublaslt_nn_algo1", ours, True)}
+    g2 = {**g1, (128, 64, 64): (10.0, 10.0, 10.05, "fallback:cublaslt_nn_algo3", ours, True),
+          (512, 64, 64): (9.0, 10.0, 9.5, ours, ours, True),
+          (1024, 64, 64): (9.0, 10.0, 10.0, "fallback:torch", ours, False)}
+    grids = [load_grid(_grid_csv(tmp_path / "g1.csv", g1)), load_grid(_grid_csv(tmp_path / "g2.csv", g2))]
+    new, moves = rechoose(entries, grids, margin=1.01)
+    assert [(m.shape, m.was, m.to) for m in moves] == [
+        ((64, 64, 64), "fallback:torch", "ours"), ((256, 64, 64), ours, "torch"),
+        ((2048, 64, 64), "fallback:cublaslt_nn_algo1", "ours")]
+    by = {(e["m"], e["n"], e["k"]): e for e in new}
+    assert by[(64, 64, 64)]["backend"] == "ours" and by[(64, 64, 64)]["grid_choice"]["ratios"] == [1.1111, 1.1111]
+    assert by[(256, 64, 64)]["backend"] == "torch" and by[(256, 64, 64)]["config"] == 20  # kernel of record kept
+    assert "lt_algo" not in by[(2048, 64, 64)] and "lt_fallback" not in by[(2048, 64, 64)]
+    assert by[(128, 64, 64)] == entries[1] and by[(512, 64, 64)] == entries[3] and by[(1024, 64, 64)] == entries[4]
+    table = parse_table({"entries": new})  # what the dispatcher loads
+    assert table[(2048, 64, 64)] == Choice("ours", 20, 1) and table[(256, 64, 64)].backend == "torch"
+    assert KERNEL_CONFIGS[20].label in ours
+    # (a margin the noise alone passes is refused; one grid still works, the CLI warns)
+    with pytest.raises(GridError, match="margin"):
+        rechoose(entries, grids, margin=0.99)
+    assert len(rechoose(entries, grids[:1], margin=1.01)[1]) == 6  # (g1 alone agrees with every move)
+
+
+def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import parse_table
+
+    ours = Choice("ours", 20, 1).label()
+    table = tmp_path / "t.json"
+    table.write_text(json.dumps({"device": "test", "entries": [{"m": 64, "n": 64, "k": 64, "backend": "torch",
+                                                                "config": 20}]}))
+    rows = {(64, 64, 64): (9.0, 10.0, 10.0, "fallback:torch", ours, True)}
+    g1, g2 = _grid_csv(tmp_path / "g1.csv", rows), _grid_csv(tmp_path / "g2.csv", rows)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "cudaopt.cli", "gemm-table-from-grids", *map(str, a)],
+                                    capture_output=True, text=True, timeout=120, check=False)
+    p = run("--table", table, "--grid", g1, "--grid", g2, "--out", tmp_path / "new.json")
+    assert p.returncode == 0, p.stderr
+    assert "1 of 1 shapes moved" in " ".join(p.stdout.split())
+    data = json.loads((tmp_path / "new.json").read_text())
+    assert data["device"] == "test" and parse_table(data)[(64, 64, 64)] == Choice("ours", 20, 1)
+    for args, want in ((("--grid", tmp_path / "none.csv"), "no such file"),
+                       (("--grid", table), "not a bench-gemm shapes.csv"),
+                       (("--grid", g1, "--margin", "0.9"), "margin 0.9")):
+        p = run("--table", table, *args, "--out", tmp_path / "bad.json")
+        assert p.returncode == 2 and p.stderr.startswith("error: ") and want in p.stderr, p.stderr
+        assert not (tmp_path / "bad.json").exists()
+    p = run("--table", table, "--grid", g1, "--out", tmp_path / "one.json")
+    assert p.returncode == 0 and "one grid" in p.stderr

@@ -317,6 +317,40 @@ def tune_gemm_fallbacks_cmd(
     console.print(f"table: {out}")
 
 
+@app.command("gemm-table-from-grids")
+def gemm_table_from_grids_cmd(
+    table: Path = typer.Option(..., help="The table the grids ran (e.g. src/cudaopt/gemm/tuned_h200.json)."),
+    grids: list[Path] = typer.Option(..., "--grid", help="A grid run's shapes.csv (bench-gemm, offline, GPU timing); "
+                                     "give two or more, from separate runs."),
+    out: Path = typer.Option(..., help="Table to write (may be --table)."),
+    margin: float = typer.Option(1.01, help="Move a shape only where every grid reads the new choice faster by this factor."),
+) -> None:
+    """Move shapes between ours and torch.matmul where every grid agrees (no GPU): a candidate table for a fresh grid."""
+    import json
+
+    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose
+
+    if not table.is_file():
+        _usage_error(f"no table at {table}: pass the table the grids ran with --table")
+    try:
+        data = json.loads(table.read_text())
+        entries, moves = rechoose(data.get("entries", []), [load_grid(g) for g in grids], margin)
+    except (GridError, json.JSONDecodeError, KeyError, ValueError) as e:
+        _usage_error(str(e))
+    if len(grids) < 2:
+        err.print("warning: one grid: its noise decides the moves (give two or more runs)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps({**data, "entries": entries}, indent=1) + "\n")
+    tmp.replace(out)
+    by: dict[tuple[str, str], int] = {}
+    for mv in moves:
+        key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") else "ours", mv.to)
+        by[key] = by.get(key, 0) + 1
+    console.print(f"{len(moves)} of {len(entries)} shapes moved ({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
+                  f"table: {out}. Judge it on a fresh grid, not on these.")
+
+
 @app.command("serve")
 def serve_cmd(
     port: int = typer.Option(8000, help="Port to listen on."),

@@ -1,0 +1,104 @@
+"""Table choices from whole-grid runs (session 38): ours or torch.matmul where every grid agrees.
+
+The fallback passes (tune.py) decide ours against a fallback with a short two-candidate screen. Session 38 compared
+those screens with two whole grids of the same table on two cards: per shape the screens' fallback / ours ratio
+differed from a grid's by 4.2% (sd; the two grids from each other by 1.7%) and leaned 1.5% against ours, so the table
+kept shapes on torch.matmul that ours won in both grids by 2-10%. A grid times every candidate of a shape in the same
+graph replays (bench.py), which is also how the benchmark of record reads the dispatcher.
+
+`rechoose` moves a shape only where every grid given agrees by a margin, and only between what the grids timed:
+- a shape handed to torch.matmul or cuBLASLt goes to ours (the table's kernel of record, the one the grid timed as
+  "ours") where in every grid dispatch / ours > margin and ours passed the grid's checks;
+- a shape on ours goes to torch.matmul where in every grid dispatch / torch > margin.
+A grid whose dispatch label for a shape is not the table's choice (it ran another table) does not count for that
+shape. Judge the new table on a fresh grid: the grids it was chosen from read it optimistically.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaopt.gemm.configs import Choice
+from cudaopt.gemm.dispatch import Shape
+
+
+@dataclass(frozen=True)
+class Move:
+    shape: Shape
+    was: str  # the table's dispatch label before
+    to: str  # "ours" or "torch"
+    ratios: tuple[float, ...]  # per grid, dispatch time over the new choice's
+
+
+class GridError(ValueError):
+    """A grid file that is not a bench-gemm shapes.csv."""
+
+
+NEEDED = ("m", "n", "k", "ours_us", "torch_us", "dispatch_us", "dispatch", "choice", "correct")
+
+
+def load_grid(path: Path) -> dict[Shape, dict]:
+    """A bench-gemm shapes.csv (offline, GPU timing, run with the dispatcher): shape -> its row."""
+    path = Path(path)
+    if not path.is_file():
+        raise GridError(f"{path}: no such file (give bench-gemm's shapes.csv of a grid run)")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise GridError(f"{path}: not a bench-gemm shapes.csv with the dispatcher timed (missing columns "
+                            f"{', '.join(missing)})")
+        return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
+
+
+def _us(row: dict, name: str) -> float:
+    try:
+        t = float(row.get(f"{name}_us") or "nan")
+    except ValueError:
+        return math.nan
+    return t if t > 0 else math.nan
+
+
+def _choice(entry: dict) -> Choice:
+    backend = entry.get("backend", "ours")
+    return Choice(backend, int(entry.get("config", 0)), int(entry.get("splits", 1)),
+                  int(entry.get("lt_algo", -1)) if backend == "cublaslt" else -1)
+
+
+def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01) -> tuple[list[dict], list[Move]]:
+    """The entries with the moves every grid agrees on (module docstring), each moved entry carrying a
+    "grid_choice" record; and the moves."""
+    if not grids:
+        raise GridError("give at least one grid")
+    if not margin >= 1.0:
+        raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
+    out, moves = [], []
+    for e in entries:
+        shape = (int(e["m"]), int(e["n"]), int(e["k"]))
+        choice = _choice(e)
+        rows = [g.get(shape) for g in grids]
+        # (every grid must have run this table's choice and its kernel of record for the shape)
+        if any(r is None or r["dispatch"] != choice.label() or r["choice"] != choice.as_ours().label() for r in rows):
+            out.append(e)
+            continue
+        to = "ours" if choice.backend != "ours" else "torch"
+        ratios = tuple(_us(r, "dispatch") / _us(r, to) for r in rows)
+        agreed = all(x > margin for x in ratios)  # (NaN: never)
+        if to == "ours":
+            agreed = agreed and all(r["correct"] == "True" for r in rows)
+        if not agreed:
+            out.append(e)
+            continue
+        rec = {"from": choice.label(), "to": to, "grids": len(rows), "ratios": [round(x, 4) for x in ratios],
+               "margin": margin}
+        if to == "ours":  # the fallback's records go, as when the ours-back pass takes a shape back
+            moved = {k: v for k, v in e.items() if k not in ("lt_algo", "lt_fallback")}
+            moved["backend"] = "ours"
+        else:
+            moved = {**e, "backend": "torch"}
+        out.append({**moved, "grid_choice": rec})
+        moves.append(Move(shape, choice.label(), to, ratios))
+    return out, moves
