@@ -57,6 +57,7 @@
 #   bash scripts/gpu_check.sh gemm_ncu_sustained  # issue 6: Nsight at the card's clocks, ours beside cuBLASLt autotuned
 #   bash scripts/gpu_check.sh gemm_ncu_mc  # issue 6, plan for session 34: do our 64 x 64 pairs' multicasts cut L2 requests at all
 #   bash scripts/gpu_check.sh gemm_ours_back  # issue 6, plan for session 35: the table's fallbacks against the new kernels
+#   bash scripts/gpu_check.sh gemm_back_then_grid  # issue 6, plan for session 39: that recheck, then the grid of its table
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1082,6 +1083,20 @@ PY
     timeout 120 python3 scripts/gemm_ncu.py --shape 512x1024x4096 --configs 37 64 lt:0 --top 6 --breakdown 14 \
       >> "$OUT/ncu_units.txt" 2>&1
     grep -E " us |busiest" "$OUT/ncu_units.txt" | sed -E 's/, SM % .*tensor %/ tensor %/' | cut -c1-900
+    ;;
+  gemm_back_then_grid)
+    # Issue 6, plan for session 39: the fallback recheck (gemm_ours_back, GEMM_BACK_BUDGET_S default 150) and at once
+    # the grid of the table it wrote (gemm_table_grid), in one call: the device keeps no $OUT between calls. The
+    # recheck's table and log travel as back.tgz (a call returns at most eight files; the grid's are seven).
+    export OUT
+    GEMM_BACK_LIMIT="${GEMM_BACK_LIMIT:-200}" GEMM_BACK_BUDGET_S="${GEMM_BACK_BUDGET_S:-150}" bash "$0" gemm_ours_back
+    if [ -s "$OUT/tuned_back.json" ]; then
+      cp "$OUT/tuned_back.json" /tmp/back_table.json
+      (cd "$OUT" && tar czf back.tgz --remove-files tuned_back.json ours_back.log)
+      GEMM_TABLE_GRID_TABLE=/tmp/back_table.json bash "$0" gemm_table_grid
+    else
+      echo "gemm_back_then_grid: the recheck wrote no table; no grid"
+    fi
     ;;
   gemm_ours_back)
     # Issue 6, plan for session 35: session 34's uniform descriptors made our kernels 1.9% faster (paired), and the

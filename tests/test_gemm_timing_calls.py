@@ -73,3 +73,40 @@ def test_call_timing_takes_one_call_count_per_shape_sized_to_the_fastest(monkeyp
     t = timing.time_call({"fast": launch("fast", 0.004), "slow": launch("slow", 0.008)}, sets=2, rounds=2)
     assert counts == {"fast": 4, "slow": 4}  # two warm-up calls, then 2 rounds of one call (4 ms > 2 ms)
     assert t["slow"] > t["fast"] > 3000
+
+
+def test_each_offline_round_starts_behind_a_gpu_spin(monkeypatch):
+    """Session 38: after a round's synchronize the stream is idle, so the first start event would fire before the
+    first replay's launch reached the GPU and charge the host's launch time to whichever candidate the round put
+    first. Each offline round now queues a spin first; server mode keeps its spin before every replay."""
+    seq = []
+
+    class Ev(_Event):
+        def record(self):
+            seq.append("record")
+
+    monkeypatch.setattr(timing, "estimate_us", lambda fn, sets: 5.0)
+    monkeypatch.setattr(timing, "capture", lambda fn, calls, sets: type(
+        "G", (), {"replay": lambda self, n=fn.name: seq.append(f"replay {n}")})())
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: seq.append("sync"))
+    monkeypatch.setattr(torch.cuda, "Event", Ev)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: seq.append(f"spin {cycles}"))
+    monkeypatch.setattr(timing.time, "sleep", lambda s: None)
+
+    def named(n):
+        f = lambda i: None  # noqa: E731
+        f.name = n
+        return f
+
+    timing.time_gpu({"a": named("a"), "b": named("b")}, sets=2, rounds=3, rng=random.Random(0))
+    rounds = "|".join(seq).split("sync")[1:-1]  # (after the warm-up replays' synchronize; each ends in one)
+    assert len(rounds) == 3
+    for r in rounds:
+        steps = r.strip("|").split("|")
+        assert steps[0] == f"spin {timing.ROUND_HEAD_START_CYCLES}" and steps[1] == "record", steps
+        assert sorted(x for x in steps if x.startswith("replay")) == ["replay a", "replay b"]
+        assert sum(x.startswith("spin") for x in steps) == 1
+    assert timing.ROUND_HEAD_START_CYCLES >= 50_000  # (covers a graph launch's host time at the card's clocks)
+    seq.clear()
+    timing.time_gpu({"a": named("a"), "b": named("b")}, sets=2, rounds=1, server=True, rng=random.Random(0))
+    assert seq.count("spin 20000") == 2 and f"spin {timing.ROUND_HEAD_START_CYCLES}" not in seq

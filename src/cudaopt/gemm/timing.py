@@ -53,6 +53,9 @@ def capture(fn: Launch, calls: int, sets: int):
     return graph
 
 
+ROUND_HEAD_START_CYCLES = 100_000  # ~50 us at 1980 MHz, ~70 us at the power cap's 1400 MHz
+
+
 def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: float = 200.0,
              server: bool = False, rng: random.Random | None = None,
              gap_ms: tuple[float, float] = (0.2, 3.0),
@@ -88,6 +91,13 @@ def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: f
         order = list(graphs)
         rng.shuffle(order)
         events = []
+        if not server:
+            # After the round's synchronize the stream is idle: the first start event would fire at once and the
+            # first replay's host-side launch (several us) would count in its time, a penalty on whichever candidate
+            # a round puts first (up to a few % of a 200 us replay; session 38 found the fallback pass's screens,
+            # two candidates over three rounds, off two whole grids by 4.2% per shape and leaning against ours,
+            # which this would explain). A GPU spin first: the round's replays are queued before its start event.
+            torch.cuda._sleep(ROUND_HEAD_START_CYCLES)
         for name in order:
             g, calls = graphs[name]
             if server:
