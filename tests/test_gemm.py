@@ -966,9 +966,15 @@ def test_ours_back_needs_both_verdicts_and_a_correct_kernel():
     assert tune.decide_ours_back(torch_fb, {"ours": 9.0, "fallback": 10.0}, lambda: (9.1, 10.0, 1.1),
                                  lambda: False)["backend"] == "torch"
 
+    # Session 38: the screen only prunes; ours up to 3% slower there still goes to the paired confirmation
+    close = tune.decide_ours_back(torch_fb, {"ours": 10.0, "fallback": 9.8}, lambda: (9.5, 10.0, 1.05), ok)
+    assert close["backend"] == "ours" and close["ours_back"]["taken_back"]
+    assert tune.decide_ours_back(torch_fb, {"ours": 10.0, "fallback": 9.8}, lambda: (10.0, 9.8, 0.98),
+                                 ok)["backend"] == "torch"
+
     def never():
-        raise AssertionError("confirmed although the screening found the fallback faster")
-    for screen in ({"ours": 10.0, "fallback": 9.0}, {"ours": float("nan"), "fallback": 9.0}, {"fallback": 9.0}):
+        raise AssertionError("confirmed although the screening found the fallback clearly faster")
+    for screen in ({"ours": 10.0, "fallback": 9.6}, {"ours": float("nan"), "fallback": 9.0}, {"fallback": 9.0}):
         e = tune.decide_ours_back(torch_fb, screen, never, ok)
         assert e["backend"] == "torch" and e["ours_back"]["checked"] and e["ours_back"]["fallback"] == "torch"
 
