@@ -1190,5 +1190,11 @@ def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input
         p = run("--table", table, *args, "--out", tmp_path / "bad.json")
         assert p.returncode == 2 and p.stderr.startswith("error: ") and want in p.stderr, p.stderr
         assert not (tmp_path / "bad.json").exists()
+    (tmp_path / "notable.json").write_text('{"entries": [{"n": 1}]}')
+    (tmp_path / "nojson.json").write_text("{")
+    for bad, want in (("notable.json", "needs integer m, n, k"), ("nojson.json", "not JSON")):
+        p = run("--table", tmp_path / bad, "--grid", g1, "--out", tmp_path / "bad.json")
+        assert p.returncode == 2 and p.stderr.startswith("error: ") and want in p.stderr, p.stderr
+        assert not (tmp_path / "bad.json").exists()
     p = run("--table", table, "--grid", g1, "--out", tmp_path / "one.json")
     assert p.returncode == 0 and "one grid" in p.stderr

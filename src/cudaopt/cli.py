@@ -334,8 +334,12 @@ def gemm_table_from_grids_cmd(
         _usage_error(f"no table at {table}: pass the table the grids ran with --table")
     try:
         data = json.loads(table.read_text())
-        entries, moves = rechoose(data.get("entries", []), [load_grid(g) for g in grids], margin)
-    except (GridError, json.JSONDecodeError, KeyError, ValueError) as e:
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            raise GridError(f"{table}: not a tuned table (no entries list)")
+        entries, moves = rechoose(data["entries"], [load_grid(g) for g in grids], margin)
+    except json.JSONDecodeError as e:
+        _usage_error(f"{table}: not JSON ({e})")
+    except GridError as e:
         _usage_error(str(e))
     if len(grids) < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more runs)")

@@ -77,7 +77,10 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
     out, moves = [], []
     for e in entries:
-        shape = (int(e["m"]), int(e["n"]), int(e["k"]))
+        try:
+            shape = (int(e["m"]), int(e["n"]), int(e["k"]))
+        except (KeyError, TypeError, ValueError):
+            raise GridError(f"table entry {str(e)[:80]}: needs integer m, n, k (is this a tuned table?)") from None
         choice = _choice(e)
         rows = [g.get(shape) for g in grids]
         # (every grid must have run this table's choice and its kernel of record for the shape)
