@@ -150,6 +150,23 @@ class Kernel:
         return found
 
 
+def producer_loop(k: Kernel) -> list[Instr] | None:
+    """The producer's k-block loop (session 38): the shortest backward-branch body that issues a TMA load and no
+    HGMMA, leaving out the warp-uniform ELECT loops (BRA.U.ANY) around each load; None without one."""
+    best = None
+    for j, ins in enumerate(k.instrs):
+        m = BRANCH_RE.search(ins.text)
+        if not m or "U.ANY" in ins.text:
+            continue
+        target = int(m.group(1), 16)
+        if target > ins.addr or target not in k.index:
+            continue
+        body = k.instrs[k.index[target] : j + 1]
+        if any(i.family == "UTMALDG" for i in body) and not any(i.family == "HGMMA" for i in body):
+            best = body if best is None or len(body) < len(best) else best
+    return best
+
+
 TMA_LOAD_OPS = ("UTMALDG", "UBLKCP", "LDGSTS")  # the first operand fetch: TMA tile, bulk copy, cp.async
 SLOW_OPS = ("MUFU", "I2F", "F2I", "S2R", "S2UR", "LDC", "ULDC", "USETMAXREG", "UTMACCTL", "SYNCS")
 

@@ -915,13 +915,14 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # Session 38 adopted session 36's late producer wait and fresh ring (grid 3.3% faster paired, < 1e8 FLOP 11%); the
     # default variants are now their opt-outs: RING_FIRST_WAIT alone (the late wait without the fresh ring: session
     # 38 read the fresh ring 1-2% faster below 1e9 FLOP and 0.9% slower at 1e9-1e10, its two variants interleaved in
-    # the same rounds) and TOP_WAIT,RING_FIRST_WAIT (session 35's order, the gain read again). Bitwise equal by
-    # construction.
+    # the same rounds) and PRODUCER_RING (the one-CTA producer's ring addresses taken once: with the fresh ring the
+    # compiler rebuilt the shared window's base, S2UR SR_CgaCtaId, twice a k-block in the producer loop of 123 of the
+    # one-CTA kernels; scripts/gemm_sass.py producer_loop). Bitwise equal by construction.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
     variants=""
     P=CUDAOPT_EXPERIMENT_
-    for v in ${GEMM_AB_VARIANTS:-${P}RING_FIRST_WAIT ${P}TOP_WAIT,${P}RING_FIRST_WAIT}; do
+    for v in ${GEMM_AB_VARIANTS:-${P}RING_FIRST_WAIT ${P}PRODUCER_RING}; do
       variants="$variants --variant $v"
     done
     timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $variants --shapes grid \

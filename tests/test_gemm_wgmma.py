@@ -471,6 +471,34 @@ def test_top_wait_diagnostic_build_compiles_and_keeps_every_access_behind_a_wait
     assert sum(1 for w in ways if w is not None and {"I2F", "MUFU"} & set(w["slow"])) > 50
 
 
+@pytest.mark.timeout(300)
+def test_producer_ring_build_keeps_special_register_reads_out_of_the_producer_loop(tmp_path):
+    """Session 38: with the fresh ring's branch around the empty-slot wait, the one-CTA producer's k-block loop reads
+    SR_CgaCtaId (S2UR) to rebuild the shared window's base in most kernels (the A/B read those kernels 8-10% slower
+    on long-K shapes). CUDAOPT_EXPERIMENT_PRODUCER_RING (diagnostic) takes the producer's ring addresses once: no
+    one-CTA kernel's producer loop reads a special register, and every access still follows a wait."""
+    nvcc = shutil.which("nvcc")
+    tool = _cuobjdump()
+    if nvcc is None or tool is None:
+        pytest.skip("nvcc and cuobjdump needed: the producer-ring build's SASS not inspected")
+    from cudaopt.gemm import build
+
+    cubin = tmp_path / "ring.cubin"
+    flags = [f for f in build.COMMON_FLAGS if f not in ("-Xcompiler", "-fPIC", "-shared", "-cudart", "shared")]
+    proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *flags, "-cubin", "-DCUDAOPT_EXPERIMENT_PRODUCER_RING",
+                           str(CSRC / "hgemm_wgmma.cu"), "-o", str(cubin)],
+                          capture_output=True, text=True, timeout=280, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    gs = _load_repo_script("scripts/gemm_sass.py")
+    kernels = gs.parse(subprocess.run([tool, "--dump-sass", str(cubin)], capture_output=True, text=True, timeout=60,
+                                      check=True).stdout)
+    assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
+    loops = {k.name: gs.producer_loop(k) for k in kernels if "hgemm_wgmma2" in k.name and "cluster" not in k.name}
+    loops = {name: body for name, body in loops.items() if body}
+    assert len(loops) > 100
+    assert [name for name, body in loops.items() if any(i.family in ("S2R", "S2UR") for i in body)] == []
+
+
 def _sass_functions(sass: str) -> dict[str, str]:
     """cuobjdump --dump-sass text split per kernel: mangled name -> its SASS."""
     out, name = {}, None
@@ -2419,8 +2447,9 @@ def test_experiment_builds_compile_and_load(tmp_path):
     (host code, no GPU needed): sessions 30-31's CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH (the tensor maps prefetched
     before the PDL wait) and CUDAOPT_EXPERIMENT_EXIT_AFTER_READ (the last wait on C's TMA stores only for the staging
     read), and the opt-outs of session 38's default, CUDAOPT_EXPERIMENT_TOP_WAIT (every thread waits for the predecessor at the
-    top) and CUDAOPT_EXPERIMENT_RING_FIRST_WAIT (the empty-slot wait on the ring's first pass too).
-    benchmarks/gemm_build_ab.py times them against the shipped build."""
+    top) and CUDAOPT_EXPERIMENT_RING_FIRST_WAIT (the empty-slot wait on the ring's first pass too), and session 38's
+    CUDAOPT_EXPERIMENT_PRODUCER_RING (the one-CTA producer's ring addresses taken once). benchmarks/gemm_build_ab.py
+    times them against the shipped build."""
     import ctypes
 
     from cudaopt.gemm import build
@@ -2428,7 +2457,7 @@ def test_experiment_builds_compile_and_load(tmp_path):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
     defines = ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
-               "CUDAOPT_EXPERIMENT_TOP_WAIT", "CUDAOPT_EXPERIMENT_RING_FIRST_WAIT")
+               "CUDAOPT_EXPERIMENT_TOP_WAIT", "CUDAOPT_EXPERIMENT_RING_FIRST_WAIT", "CUDAOPT_EXPERIMENT_PRODUCER_RING")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True, defines=defines)
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))

@@ -77,6 +77,9 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
                "r"(bytes)
                : "memory");
 }
+__device__ __forceinline__ void mbar_expect_tx_at(uint32_t addr, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(addr), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void mbar_arrive_at(uint32_t addr) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(addr) : "memory");
 }
@@ -114,6 +117,22 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+      : "memory");
+}
+// The same two loads with the slot and barrier as shared addresses (the producer ring, kProducerRing).
+__device__ __forceinline__ void tma_load_2d_at(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d_at(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2,
+                                               uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
@@ -211,6 +230,19 @@ constexpr bool kEarlyMapPrefetch = false;
 constexpr bool kExitAfterRead = true;
 #else
 constexpr bool kExitAfterRead = false;
+#endif
+
+// Producer ring (session 38; diagnostic builds only until a paired A/B): the one-CTA producer (produce_tiles) takes
+// its barriers' and slots' shared addresses once (RingAt, as the consumers have since session 35) instead of
+// converting generic pointers in every k-block. With the fresh ring's branch around the empty-slot wait the compiler
+// rematerialised the shared window's base (S2UR SR_CgaCtaId and the alignment arithmetic) twice a k-block in the
+// producer thread (the 32 x 64 swapped kernel's SASS); session 38's A/B read the fresh ring 8-10% slower on that
+// kernel and the 64 x 64 one on long-K shapes of 1e9-1e10 FLOP, where a small tile's k-block is short and the one
+// producer thread's issue rate can bound the loop.
+#ifdef CUDAOPT_EXPERIMENT_PRODUCER_RING
+constexpr bool kProducerRing = true;
+#else
+constexpr bool kProducerRing = false;
 #endif
 
 #include "splitk_reduce.cuh"  // the split-K reduce kernels, shared with hgemm_mma.cu
@@ -317,6 +349,7 @@ __device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
 }
 struct RingAt {
   uint32_t full, empty, a, b;  // the full and empty barriers' and the A and B slots' shared addresses
+  RingAt() = default;           // (unset: produce_tiles without kProducerRing)
   __device__ __forceinline__ RingAt(const uint64_t* full_bars, const uint64_t* empty_bars, const unsigned char* slots_a,
                                     const unsigned char* slots_b)
       : full(opaque_u32(smem_u32(full_bars))), empty(opaque_u32(smem_u32(empty_bars))),
@@ -561,6 +594,8 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
   const int step = CSPLIT ? num_items : (int)gridDim.x;
   [[maybe_unused]] bool wrapped = false;  // (kFreshRing) the ring has been round once
   [[maybe_unused]] ItemAt next{0, 0, 0, 0};
+  [[maybe_unused]] RingAt ring;
+  if constexpr (kProducerRing) ring = RingAt(full, empty, slots_a, slots_b);
   if constexpr (LATE) {
     if (first < num_items) next = item_at<SPLITK>(first, num_tiles, splits, k_tiles, tiles_m, tiles_n);
     pdl_late<ROLE>();
@@ -571,6 +606,33 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
     const int kb_first = it.kb_first, kb_count = it.kb_count;
     const int m0 = it.tm * BM, n0 = it.tn * BN;
     for (int kt = 0; kt < kb_count; ++kt) {
+      if constexpr (kProducerRing) {
+        const int k0 = (kb_first + kt) * kBK * KB;
+        const uint32_t full_at = ring.full + slot * 8, a_at = ring.a + slot * T::kSlotABytes;
+        const uint32_t b_at = ring.b + slot * T::kSlotBBytes;
+        if (!kFreshRing || wrapped) mbar_wait_at(ring.empty + slot * 8, phase ^ 1);
+        mbar_expect_tx_at(full_at, T::kSlotBytes);
+        if constexpr (KB == 1) {
+          tma_load_2d_at(a_at, map_a, k0, m0, full_at);
+        } else {
+          static_assert(B3D, "128-deep slots load B through the 3-D map too");
+          tma_load_3d_at(a_at, map_a, 0, m0, k0 / 64, full_at);
+        }
+        if constexpr (B3D) {
+          static_assert(T::kCols == 64, "the 3-D map of B has 64-column chunks");
+          tma_load_3d_at(b_at, map_b, 0, k0, n0 / 64, full_at);
+        } else {
+#pragma unroll
+          for (int j = 0; j < T::kChunks; ++j)
+            tma_load_2d_at(b_at + j * T::kChunkBBytes, map_b, n0 + j * T::kCols, k0, full_at);
+        }
+        if (++slot == STAGES) {
+          slot = 0;
+          phase ^= 1;
+          if constexpr (kFreshRing) wrapped = true;
+        }
+        continue;
+      }
       // A fresh barrier counts as having completed the phase before phase 0, so the first
       // pass over the ring (parity 1) does not wait (kFreshRing: is not asked).
       if (!kFreshRing || wrapped) mbar_wait(&empty[slot], phase ^ 1);
