@@ -913,7 +913,7 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # one process (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at
     # most GEMM_AB_MAX_FLOP (default 1e13: the whole grid), after the small-call probe (which state the card is in).
     # Session 38 adopted session 36's late producer wait and fresh ring (grid 3.3% faster paired, < 1e8 FLOP 11%); the
-    # default variants are now their opt-outs: RING_FIRST_WAIT alone (the late wait without the fresh ring: session
+    # default variants are now RING_FIRST_WAIT, an opt-out (the late wait without the fresh ring: session
     # 38 read the fresh ring 1-2% faster below 1e9 FLOP and 0.9% slower at 1e9-1e10, its two variants interleaved in
     # the same rounds) and PRODUCER_RING (the one-CTA producer's ring addresses taken once: with the fresh ring the
     # compiler rebuilt the shared window's base, S2UR SR_CgaCtaId, twice a k-block in the producer loop of 123 of the
