@@ -439,6 +439,30 @@ def _assert_short_way_to_first_load(gs, kernels):
     assert {name: w["slow"] for name, w in ways.items() if w["slow"].count("SYNCS") > 1} == {}
 
 
+def _variant_sass(tmp_path, defines: tuple[str, ...], what: str):
+    """A diagnostic build of hgemm_wgmma.cu as a cubin (nvcc with -Xptxas -v): (ptxas output, parsed kernels, the
+    gemm_sass module); skips without nvcc and cuobjdump."""
+    nvcc = shutil.which("nvcc")
+    tool = _cuobjdump()
+    if nvcc is None or tool is None:
+        pytest.skip(f"nvcc and cuobjdump needed: the {what} build's SASS not inspected")
+    from cudaopt.gemm import build
+
+    cubin = tmp_path / "variant.cubin"
+    flags = [f for f in build.COMMON_FLAGS if f not in ("-Xcompiler", "-fPIC", "-shared", "-cudart", "shared")]
+    proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *flags, "-cubin", "-Xptxas", "-v", *(f"-D{d}" for d in defines),
+                           str(CSRC / "hgemm_wgmma.cu"), "-o", str(cubin)],
+                          capture_output=True, text=True, timeout=280, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    gs = _load_repo_script("scripts/gemm_sass.py")
+    kernels = gs.parse(subprocess.run([tool, "--dump-sass", str(cubin)], capture_output=True, text=True, timeout=60,
+                                      check=True).stdout)
+    # (every build: no global or TMA access of any kernel reachable without a PDL wait)
+    assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
+    return out, kernels, gs
+
+
 @pytest.mark.timeout(300)
 def test_top_wait_diagnostic_build_compiles_and_keeps_every_access_behind_a_wait(tmp_path):
     """The opt-outs kept for an A/B against session 38's default: CUDAOPT_EXPERIMENT_TOP_WAIT (every thread waits for
@@ -446,27 +470,11 @@ def test_top_wait_diagnostic_build_compiles_and_keeps_every_access_behind_a_wait
     the ring's first pass too). The build has no spills or setmaxnreg warnings and every global or TMA access of every
     kernel still comes after a wait; and its producers do run the first item's integer divisions after the wait (what
     the default removed; if no kernel did, the defines would no longer build the old form)."""
-    nvcc = shutil.which("nvcc")
-    tool = _cuobjdump()
-    if nvcc is None or tool is None:
-        pytest.skip("nvcc and cuobjdump needed: the top-wait build's SASS not inspected")
-    from cudaopt.gemm import build
-
-    cubin = tmp_path / "top.cubin"
-    flags = [f for f in build.COMMON_FLAGS if f not in ("-Xcompiler", "-fPIC", "-shared", "-cudart", "shared")]
-    proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *flags, "-cubin", "-Xptxas", "-v", "-DCUDAOPT_EXPERIMENT_TOP_WAIT",
-                           "-DCUDAOPT_EXPERIMENT_RING_FIRST_WAIT",
-                           str(CSRC / "hgemm_wgmma.cu"), "-o", str(cubin)],
-                          capture_output=True, text=True, timeout=280, check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-3000:]
+    out, kernels, gs = _variant_sass(
+        tmp_path, ("CUDAOPT_EXPERIMENT_TOP_WAIT", "CUDAOPT_EXPERIMENT_RING_FIRST_WAIT"), "top-wait")
     props = re.findall(r"Function properties for (\S*hgemm_wgmma\S*)\n\s*(.*)", out)
     assert len(props) > 150 and all("0 bytes spill stores, 0 bytes spill loads" in p for _, p in props), out[-3000:]
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
-    gs = _load_repo_script("scripts/gemm_sass.py")
-    kernels = gs.parse(subprocess.run([tool, "--dump-sass", str(cubin)], capture_output=True, text=True, timeout=60,
-                                      check=True).stdout)
-    assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
     ways = [gs.wait_to_load(k) for k in kernels if "hgemm_wgmma2" in k.name]
     assert sum(1 for w in ways if w is not None and {"I2F", "MUFU"} & set(w["slow"])) > 50
 
@@ -477,22 +485,7 @@ def test_producer_ring_build_keeps_special_register_reads_out_of_the_producer_lo
     SR_CgaCtaId (S2UR) to rebuild the shared window's base in most kernels (the A/B read those kernels 8-10% slower
     on long-K shapes). CUDAOPT_EXPERIMENT_PRODUCER_RING (diagnostic) takes the producer's ring addresses once: no
     one-CTA kernel's producer loop reads a special register, and every access still follows a wait."""
-    nvcc = shutil.which("nvcc")
-    tool = _cuobjdump()
-    if nvcc is None or tool is None:
-        pytest.skip("nvcc and cuobjdump needed: the producer-ring build's SASS not inspected")
-    from cudaopt.gemm import build
-
-    cubin = tmp_path / "ring.cubin"
-    flags = [f for f in build.COMMON_FLAGS if f not in ("-Xcompiler", "-fPIC", "-shared", "-cudart", "shared")]
-    proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *flags, "-cubin", "-DCUDAOPT_EXPERIMENT_PRODUCER_RING",
-                           str(CSRC / "hgemm_wgmma.cu"), "-o", str(cubin)],
-                          capture_output=True, text=True, timeout=280, check=False)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    gs = _load_repo_script("scripts/gemm_sass.py")
-    kernels = gs.parse(subprocess.run([tool, "--dump-sass", str(cubin)], capture_output=True, text=True, timeout=60,
-                                      check=True).stdout)
-    assert [(k.name, [i.text for i in gs.unguarded_global_ops(k)]) for k in kernels if gs.unguarded_global_ops(k)] == []
+    _, kernels, gs = _variant_sass(tmp_path, ("CUDAOPT_EXPERIMENT_PRODUCER_RING",), "producer-ring")
     loops = {k.name: gs.producer_loop(k) for k in kernels if "hgemm_wgmma2" in k.name and "cluster" not in k.name}
     loops = {name: body for name, body in loops.items() if body}
     assert len(loops) > 100
