@@ -594,8 +594,18 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
   const int step = CSPLIT ? num_items : (int)gridDim.x;
   [[maybe_unused]] bool wrapped = false;  // (kFreshRing) the ring has been round once
   [[maybe_unused]] ItemAt next{0, 0, 0, 0};
+  // The ring's shared addresses: taken once (kProducerRing) or converted from the pointers where they are used.
   [[maybe_unused]] RingAt ring;
   if constexpr (kProducerRing) ring = RingAt(full, empty, slots_a, slots_b);
+  auto empty_at = [&](int s) { return kProducerRing ? ring.empty + s * 8 : smem_u32(&empty[s]); };
+  auto full_at = [&](int s) { return kProducerRing ? ring.full + s * 8 : smem_u32(&full[s]); };
+  auto a_at = [&](int s) {
+    return kProducerRing ? ring.a + s * T::kSlotABytes : smem_u32(slots_a + s * T::kSlotABytes);
+  };
+  auto b_at = [&](int s, int j) {
+    return kProducerRing ? ring.b + s * T::kSlotBBytes + j * T::kChunkBBytes
+                         : smem_u32(slots_b + s * T::kSlotBBytes + j * T::kChunkBBytes);
+  };
   if constexpr (LATE) {
     if (first < num_items) next = item_at<SPLITK>(first, num_tiles, splits, k_tiles, tiles_m, tiles_n);
     pdl_late<ROLE>();
@@ -606,52 +616,24 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
     const int kb_first = it.kb_first, kb_count = it.kb_count;
     const int m0 = it.tm * BM, n0 = it.tn * BN;
     for (int kt = 0; kt < kb_count; ++kt) {
-      if constexpr (kProducerRing) {
-        const int k0 = (kb_first + kt) * kBK * KB;
-        const uint32_t full_at = ring.full + slot * 8, a_at = ring.a + slot * T::kSlotABytes;
-        const uint32_t b_at = ring.b + slot * T::kSlotBBytes;
-        if (!kFreshRing || wrapped) mbar_wait_at(ring.empty + slot * 8, phase ^ 1);
-        mbar_expect_tx_at(full_at, T::kSlotBytes);
-        if constexpr (KB == 1) {
-          tma_load_2d_at(a_at, map_a, k0, m0, full_at);
-        } else {
-          static_assert(B3D, "128-deep slots load B through the 3-D map too");
-          tma_load_3d_at(a_at, map_a, 0, m0, k0 / 64, full_at);
-        }
-        if constexpr (B3D) {
-          static_assert(T::kCols == 64, "the 3-D map of B has 64-column chunks");
-          tma_load_3d_at(b_at, map_b, 0, k0, n0 / 64, full_at);
-        } else {
-#pragma unroll
-          for (int j = 0; j < T::kChunks; ++j)
-            tma_load_2d_at(b_at + j * T::kChunkBBytes, map_b, n0 + j * T::kCols, k0, full_at);
-        }
-        if (++slot == STAGES) {
-          slot = 0;
-          phase ^= 1;
-          if constexpr (kFreshRing) wrapped = true;
-        }
-        continue;
-      }
       // A fresh barrier counts as having completed the phase before phase 0, so the first
       // pass over the ring (parity 1) does not wait (kFreshRing: is not asked).
-      if (!kFreshRing || wrapped) mbar_wait(&empty[slot], phase ^ 1);
-      mbar_expect_tx(&full[slot], T::kSlotBytes);  // OOB-filled boxes still count in full
+      if (!kFreshRing || wrapped) mbar_wait_at(empty_at(slot), phase ^ 1);
+      mbar_expect_tx_at(full_at(slot), T::kSlotBytes);  // OOB-filled boxes still count in full
       const int k0 = (kb_first + kt) * kBK * KB;
       if constexpr (KB == 1) {
-        tma_load_2d(slots_a + slot * T::kSlotABytes, map_a, k0, m0, &full[slot]);
+        tma_load_2d_at(a_at(slot), map_a, k0, m0, full_at(slot));
       } else {
         static_assert(B3D, "128-deep slots load B through the 3-D map too");
-        tma_load_3d(slots_a + slot * T::kSlotABytes, map_a, 0, m0, k0 / 64, &full[slot]);
+        tma_load_3d_at(a_at(slot), map_a, 0, m0, k0 / 64, full_at(slot));
       }
       if constexpr (B3D) {
         static_assert(T::kCols == 64, "the 3-D map of B has 64-column chunks");
-        tma_load_3d(slots_b + slot * T::kSlotBBytes, map_b, 0, k0, n0 / 64, &full[slot]);
+        tma_load_3d_at(b_at(slot, 0), map_b, 0, k0, n0 / 64, full_at(slot));
       } else {
 #pragma unroll
         for (int j = 0; j < T::kChunks; ++j)
-          tma_load_2d(slots_b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * T::kCols, k0,
-                      &full[slot]);
+          tma_load_2d_at(b_at(slot, j), map_b, n0 + j * T::kCols, k0, full_at(slot));
       }
       if (++slot == STAGES) {
         slot = 0;
