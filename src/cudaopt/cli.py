@@ -329,6 +329,7 @@ def gemm_table_from_grids_cmd(
     import json
 
     from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose
+    from cudaopt.gemm.tune import write_json_atomic
 
     if not table.is_file():
         _usage_error(f"no table at {table}: pass the table the grids ran with --table")
@@ -343,10 +344,7 @@ def gemm_table_from_grids_cmd(
         _usage_error(str(e))
     if len(grids) < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more runs)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps({**data, "entries": entries}, indent=1) + "\n")
-    tmp.replace(out)
+    write_json_atomic(out, {**data, "entries": entries})
     by: dict[tuple[str, str], int] = {}
     for mv in moves:
         key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") else "ours", mv.to)

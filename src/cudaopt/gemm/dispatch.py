@@ -41,19 +41,20 @@ def heuristic_choice(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> Cho
     return Choice("ours", small.id, splits)
 
 
+def entry_choice(e: dict) -> Choice:
+    """What a table entry tells the dispatcher to run; ValueError for a backend it cannot run."""
+    backend = e.get("backend", "ours")
+    if backend not in BACKENDS:
+        raise ValueError(f"table entry {e.get('m')}x{e.get('n')}x{e.get('k')}: backend {backend!r} is not one of "
+                         f"{', '.join(BACKENDS)}; retune the shape or fix the table")
+    algo = int(e.get("lt_algo", -1)) if backend == "cublaslt" else -1
+    if backend == "cublaslt" and algo < 0:
+        raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: backend 'cublaslt' needs lt_algo >= 0")
+    return Choice(backend, int(e.get("config", 0)), int(e.get("splits", 1)), algo)
+
+
 def parse_table(data: dict) -> dict[Shape, Choice]:
-    table = {}
-    for e in data.get("entries", []):
-        backend = e.get("backend", "ours")
-        if backend not in BACKENDS:
-            raise ValueError(f"table entry {e.get('m')}x{e.get('n')}x{e.get('k')}: backend {backend!r} is not one of "
-                             f"{', '.join(BACKENDS)}; retune the shape or fix the table")
-        algo = int(e.get("lt_algo", -1)) if backend == "cublaslt" else -1
-        if backend == "cublaslt" and algo < 0:
-            raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: backend 'cublaslt' needs lt_algo >= 0")
-        table[(int(e["m"]), int(e["n"]), int(e["k"]))] = Choice(
-            backend, int(e.get("config", 0)), int(e.get("splits", 1)), algo)
-    return table
+    return {(int(e["m"]), int(e["n"]), int(e["k"])): entry_choice(e) for e in data.get("entries", [])}
 
 
 @functools.lru_cache(maxsize=4)

@@ -21,8 +21,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaopt.gemm.configs import Choice
-from cudaopt.gemm.dispatch import Shape
+from cudaopt.gemm.dispatch import Shape, entry_choice
 
 
 @dataclass(frozen=True)
@@ -62,12 +61,6 @@ def _us(row: dict, name: str) -> float:
     return t if t > 0 else math.nan
 
 
-def _choice(entry: dict) -> Choice:
-    backend = entry.get("backend", "ours")
-    return Choice(backend, int(entry.get("config", 0)), int(entry.get("splits", 1)),
-                  int(entry.get("lt_algo", -1)) if backend == "cublaslt" else -1)
-
-
 def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01) -> tuple[list[dict], list[Move]]:
     """The entries with the moves every grid agrees on (module docstring), each moved entry carrying a
     "grid_choice" record; and the moves."""
@@ -81,7 +74,10 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
             shape = (int(e["m"]), int(e["n"]), int(e["k"]))
         except (KeyError, TypeError, ValueError):
             raise GridError(f"table entry {str(e)[:80]}: needs integer m, n, k (is this a tuned table?)") from None
-        choice = _choice(e)
+        try:
+            choice = entry_choice(e)  # (the dispatcher's own reading of the entry)
+        except ValueError as err:
+            raise GridError(str(err)) from None
         rows = [g.get(shape) for g in grids]
         # (every grid must have run this table's choice and its kernel of record for the shape)
         if any(r is None or r["dispatch"] != choice.label() or r["choice"] != choice.as_ours().label() for r in rows):
