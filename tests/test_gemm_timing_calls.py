@@ -20,6 +20,13 @@ class _Event:
         return 1.0
 
 
+def named(n):
+    """A stand-in launch that carries its candidate's name (the fakes below key on it)."""
+    f = lambda i: None  # noqa: E731
+    f.name = n
+    return f
+
+
 def test_one_call_count_for_every_candidate(monkeypatch):
     captured = {}
     ests = {"fast": 3.0, "slow_host": 12.0, "slow": 40.0}
@@ -34,11 +41,6 @@ def test_one_call_count_for_every_candidate(monkeypatch):
     monkeypatch.setattr(torch.cuda, "Event", _Event)
     monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
     monkeypatch.setattr(timing.time, "sleep", lambda s: None)
-
-    def named(n):
-        f = lambda i: None  # noqa: E731
-        f.name = n
-        return f
 
     out = timing.time_gpu({n: named(n) for n in ests}, sets=2, rounds=3, rng=random.Random(0))
     assert set(out) == set(ests)
@@ -92,11 +94,6 @@ def test_each_offline_round_starts_behind_a_gpu_spin(monkeypatch):
     monkeypatch.setattr(torch.cuda, "Event", Ev)
     monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: seq.append(f"spin {cycles}"))
     monkeypatch.setattr(timing.time, "sleep", lambda s: None)
-
-    def named(n):
-        f = lambda i: None  # noqa: E731
-        f.name = n
-        return f
 
     timing.time_gpu({"a": named("a"), "b": named("b")}, sets=2, rounds=3, rng=random.Random(0))
     rounds = "|".join(seq).split("sync")[1:-1]  # (after the warm-up replays' synchronize; each ends in one)
