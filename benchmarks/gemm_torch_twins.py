@@ -67,8 +67,6 @@ def one_shape(shape: tuple[int, int, int], order: list[str], rounds: int, seed: 
             paired[name] = statistics.median(t / b for t, b in zip(per_round[name], per_round["torch"]))
     calls = graph_calls(min(estimate_us(fn, sets) for fn in cands.values()))
     kernels = {name: profile_graph(capture(fn, calls, sets)) for name, fn in cands.items()}
-    del x
-    torch.cuda.empty_cache()
     return {"shape": list(shape), "order": order, "median_us": med, "paired_vs_torch": paired,
             "calls_per_graph": calls, "kernels": kernels}
 
