@@ -225,10 +225,12 @@ cat "$WORK"/*/summary.md > "$OUT/summaries.md" 2>/dev/null
 echo "== SHORT TABLE (ours vs baselines, all shapes)"
 grep -E "^## |\| (ours|ours_nopdl|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute|ours_nopdl)( \(paired\))? \| all" "$OUT/summaries.md"
 grep -E "^shapes timed|^kernel library: a diagnostic" "$OUT/summaries.md"
-# The run's own per-shape noise (bench-gemm's A/A: torch.matmul timed as dispatch and as torch), all and the noisiest class.
-grep -A12 "^### A/A" "$OUT/summaries.md" | grep -E "^\| (all|1e10-1e11) \|" | sed 's/^/A\/A noise /'
+# The run's own per-shape noise (bench-gemm's A/A: torch.matmul timed as dispatch and as torch), all and the noisiest class;
+# from session 39 a second pair of rows, the same shapes paired within rounds.
+grep -A24 "^### A/A" "$OUT/summaries.md" | grep -E "^\| (all|1e10-1e11) \|" | sed 's/^/A\/A noise /'
 # The dispatcher's 0.98x floor (session 36): shapes under it per baseline, and how many only cuBLAS's TN layout reaches.
-grep -A8 "^### Dispatcher floor" "$OUT/summaries.md" | grep -E "^\| (lt_auto_max|torch) \|" | sed 's/^/floor /'
+grep -A9 "^### Dispatcher floor" "$OUT/summaries.md" | grep -E "^\| (lt_auto_max|lt_auto_max \(paired\)|torch) \|" \
+  | sed 's/^/floor /'
 grep -E "wgmma smoke:|wgmma split-K smoke:|passed|failed" "$LOG" | tail -4
 echo "== SHORT TABLE (best wgmma (config, splits) per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"
 grep -E "^## wgmma|^split-K: |\| wgmma_(best|gen2|nosplit) vs " "$OUT/summaries.md" || echo "no wgmma benchmark (smoke test failed or budget 0)"

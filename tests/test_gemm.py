@@ -424,8 +424,44 @@ def test_dispatch_floor_tells_the_tn_only_shapes_from_the_others(tmp_path):
     md = (tmp_path / "summary.md").read_text()
     assert "### Dispatcher floor" in md and "| lt_auto_max | 3 | 1 | 0.950 (64x64x64) |" in md
     rows = (tmp_path / "floor.csv").read_text().splitlines()
-    assert rows[0] == "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only" and rows[1].startswith("64,64,64,fallback:torch,0.9500")
-    assert len(rows) == 4 and rows[1].endswith(",1") and rows[2].endswith(",0")
+    assert rows[0] == "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only,paired_ratio"
+    assert rows[1].startswith("64,64,64,fallback:torch,0.9500")
+    assert len(rows) == 4 and rows[1].endswith(",1,") and rows[2].endswith(",0,")  # (no paired ratios logged)
+
+
+def test_floor_and_aa_are_also_read_paired_within_rounds(tmp_path):
+    """Session 39: the floor and the A/A again on the within-round paired ratios, beside the ratios of medians. A
+    shape whose medians read 0.95x (clock drift between rounds) but 1.0 paired counts under the floor only in the
+    first row; a paired ratio under 0.98 counts in the second; floor.csv carries each listed shape's paired ratio."""
+    from cudaopt.gemm.stats import dispatch_floor
+
+    a, b, c = (64, 64, 64), (128, 128, 128), (256, 256, 256)
+    times = {"dispatch": {a: 10.0, b: 10.0, c: 10.0}, "ours": {a: 10.0, b: 10.0, c: 10.0},
+             "torch": {a: 9.5, b: 10.0, c: 10.1}, "lt_auto_nn": {a: 9.5, b: 9.9, c: 9.9},
+             "lt_auto_tn": {a: 9.6, b: 9.9, c: 9.95}}
+    times["lt_auto_max"] = {s: min(times["lt_auto_nn"][s], times["lt_auto_tn"][s]) for s in times["dispatch"]}
+    paired = {"dispatch vs lt_auto_max": {a: 1.0, b: 0.97, c: 0.99}, "dispatch vs torch": {a: 1.0, b: 1.0, c: 0.99}}
+    assert [f.shape for f in dispatch_floor(times)] == [a]
+    under = dispatch_floor(times, shape_ratios=paired["dispatch vs lt_auto_max"])
+    assert [(f.shape, f.ratio, f.best_nn) for f in under] == [(b, 0.97, "lt_auto_nn")]
+    assert dispatch_floor({}, shape_ratios={a: 0.9})[0].best_nn == ""  # paired only: no medians, no crash
+
+    checks = {s: {"correct": True, "dispatch": bench.TORCH_DISPATCH} for s in (a, b)}
+    checks[c] = {"correct": True, "dispatch": "wgmma64x64x64_pp_s8_e1"}
+    res = bench.BenchResult(times=times, checks=checks, paired=paired)
+    assert bench.aa_ratios(res) == pytest.approx({a: 0.95, b: 1.0})
+    assert bench.aa_ratios(res, paired=True) == {a: 1.0, b: 1.0}  # c is not dispatched to torch: not an A/A
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "| lt_auto_max | 1 | 0 | 0.950 (64x64x64) |" in md
+    assert "| lt_auto_max (paired) | 1 | 0 | 0.970 (128x128x128) |" in md
+    assert "Paired within rounds" in md and "| all | 2 | 1.0000 | 0.00% | 0.0% |" in md
+    rows = (tmp_path / "floor.csv").read_text().splitlines()
+    assert rows[0].endswith(",tn_only,paired_ratio") and rows[1].startswith("64,64,64,") and rows[1].endswith(",1.0000")
+    res.paired = {}  # a run logged before session 39: the old rows only
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "(paired)" not in md and "Paired within rounds" not in md
 
 
 def test_run_bench_failed_shape_is_recorded_and_the_run_goes_on(tmp_path, no_gpu):
@@ -810,7 +846,8 @@ def test_paired_ratio_cancels_a_drift_shared_within_rounds():
     assert paired_ratio(per_round, ("torch",), "ours") == pytest.approx(1.25)
     assert paired_ratio(per_round, ("lt_auto_nn", "lt_auto_tn"), "ours") == pytest.approx(9.0 / 8.0)
     got = paired_ratios(per_round)
-    assert set(got) == {"ours vs torch", "ours vs lt_auto_max", "dispatch vs torch"}
+    assert set(got) == {"ours vs torch", "ours vs lt_auto_max", "dispatch vs torch", "dispatch vs lt_auto_max"}
+    assert got["dispatch vs lt_auto_max"] == pytest.approx(0.9, abs=1e-3)
     assert got["dispatch vs torch"] == pytest.approx(1.0, abs=1e-3)
     per_round["ours"][2] = float("nan")  # a failed round is left out, not a crash
     assert paired_ratio(per_round, ("torch",), "ours") == pytest.approx(1.25)

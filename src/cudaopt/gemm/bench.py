@@ -319,13 +319,18 @@ def result_from_records(records: dict[Shape, dict]) -> BenchResult:
 TORCH_DISPATCH = Choice("torch").label()  # the dispatch label (check record) of a shape handed to torch.matmul
 
 
-def aa_ratios(res: BenchResult) -> dict[Shape, float]:
+def aa_ratios(res: BenchResult, paired: bool = False) -> dict[Shape, float]:
     """t_torch / t_dispatch on the shapes whose dispatch is torch.matmul itself (known from the check records):
-    one kernel timed as two interleaved candidates, an A/A of the run (empty without checks)."""
+    one kernel timed as two interleaved candidates, an A/A of the run (empty without checks). paired: the
+    within-round paired ratios of those shapes instead of the ratio of the two medians."""
     torch_shapes = {s for s, c in res.checks.items() if (c or {}).get("dispatch") == TORCH_DISPATCH}
-    if not torch_shapes or "torch" not in res.times or "dispatch" not in res.times:
+    if paired:
+        shape_ratios = res.paired.get("dispatch vs torch", {})
+    elif "torch" in res.times and "dispatch" in res.times:
+        shape_ratios = ratios(res.times["torch"], res.times["dispatch"])
+    else:
         return {}
-    return {s: r for s, r in ratios(res.times["torch"], res.times["dispatch"]).items() if s in torch_shapes}
+    return {s: r for s, r in shape_ratios.items() if s in torch_shapes}
 
 
 def summarize_result(res: BenchResult) -> None:
@@ -564,6 +569,12 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
         md += ["", "### A/A: torch.matmul timed as dispatch and as torch (shapes the table hands to torch)", "",
                "| group | n | geomean ratio | sd | largest deviation |", "|---|---|---|---|---|"]
         md += [f"| {g} | {n} | {geo:.4f} | {100 * sd:.2f}% | {100 * dev:.1f}% |" for g, n, geo, sd, dev in spread]
+        paired_spread = aa_spread(aa_ratios(res, paired=True))
+        if paired_spread:  # (session 39) the same pairs, ratios taken within rounds
+            md += ["", "Paired within rounds (the floor's second count reads these):", "",
+                   "| group | n | geomean ratio | sd | largest deviation |", "|---|---|---|---|---|"]
+            md += [f"| {g} | {n} | {geo:.4f} | {100 * sd:.2f}% | {100 * dev:.1f}% |"
+                   for g, n, geo, sd, dev in paired_spread]
     md += floor_markdown(res, out_dir)
     (out_dir / "summary.md").write_text("\n".join(md))
     plot = {b: ratios(res.times[b], res.times["ours"]) for b in ("torch", "cublas_max", "lt_auto_max")
@@ -578,22 +589,29 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
     of those only cuBLAS's TN layout reaches (stats.dispatch_floor); floor.csv lists the cuBLASLt autotuned ones."""
     from cudaopt.gemm.stats import dispatch_floor
 
+    def row(name: str, under: list) -> str:
+        return (f"| {name} | {len(under)} | {sum(f.tn_only for f in under)} | "
+                + (f"{under[0].ratio:.3f} ({'x'.join(map(str, under[0].shape))})" if under else "-") + " |")
+
     rows, listed = [], []
+    paired = res.paired.get("dispatch vs lt_auto_max", {})
     for base in ("lt_auto_max", "cublas_max", "torch"):
         if base in res.times and res.times.get("dispatch"):
             under = dispatch_floor(res.times, base)
-            rows.append(f"| {base} | {len(under)} | {sum(f.tn_only for f in under)} | "
-                        + (f"{under[0].ratio:.3f} ({'x'.join(map(str, under[0].shape))})" if under else "-") + " |")
+            rows.append(row(base, under))
             if base == "lt_auto_max":
                 listed = under
+                if paired:  # (session 39) the same floor on ratios taken within rounds
+                    rows.append(row(f"{base} (paired)", dispatch_floor(res.times, base, shape_ratios=paired)))
     if not rows:
         return []
     with open(out_dir / "floor.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["m", "n", "k", "dispatch", "ratio", "best_nn", "tn_gain", "tn_only"])
+        w.writerow(["m", "n", "k", "dispatch", "ratio", "best_nn", "tn_gain", "tn_only", "paired_ratio"])
         for fl in listed:
+            p = paired.get(fl.shape)
             w.writerow([*fl.shape, res.checks.get(fl.shape, {}).get("dispatch", ""), f"{fl.ratio:.4f}", fl.best_nn,
-                        f"{fl.tn_gain:.4f}", int(fl.tn_only)])
+                        f"{fl.tn_gain:.4f}", int(fl.tn_only), "" if p is None else f"{p:.4f}"])
     return ["", "### Dispatcher floor: shapes under 0.98x of a baseline (floor.csv: those of cuBLASLt autotuned max)",
             "", "TN only: the baseline's TN layout (B pre-transposed) beats every candidate that reads B as given by "
             "more than 2% in this run; no table choice reaches those.", "",
