@@ -58,6 +58,8 @@
 #   bash scripts/gpu_check.sh gemm_ncu_mc  # issue 6, plan for session 34: do our 64 x 64 pairs' multicasts cut L2 requests at all
 #   bash scripts/gpu_check.sh gemm_ours_back  # issue 6, plan for session 35: the table's fallbacks against the new kernels
 #   bash scripts/gpu_check.sh gemm_back_then_grid  # issue 6, plan for session 39: that recheck, then the grid of its table
+#   bash scripts/gpu_check.sh gemm_torch_twins  # issue 6, plan for session 40: torch.matmul as dispatch, as torch, as its twin
+#   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1141,6 +1143,17 @@ moved = [(s, old[s].get("backend", "ours"), new[s].get("backend", "ours")) for s
          != (new[s].get("backend", "ours"), new[s].get("config"), new[s].get("lt_algo"))]
 print(f"entries changed: {len(moved)}", "; ".join(f"{m}x{n}x{k} {a}->{b}" for (m, n, k), a, b in moved)[:600])
 PY
+    ;;
+  gemm_torch_twins)
+    # Issue 6 (sessions 37-38): 12288x256x8192 and 16384x256x8192 read 4-7% slower through hgemm's torch fallback than as
+    # the torch baseline in both grids, the same call into the same buffers. Both in two capture orders beside an A/A
+    # twin, with each graph's kernels (benchmarks/gemm_torch_twins.py).
+    timeout 150 python3 benchmarks/gemm_torch_twins.py --out "$OUT/torch_twins.json" 2>&1 | tail -8
+    ;;
+  gemm_grid_twins)
+    # The plan for session 40's first call (about 420 s): the shipped table's grid, then the twins.
+    bash "$0" gemm_table_grid
+    bash "$0" gemm_torch_twins
     ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
