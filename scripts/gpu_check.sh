@@ -60,6 +60,7 @@
 #   bash scripts/gpu_check.sh gemm_back_then_grid  # issue 6, plan for session 39: that recheck, then the grid of its table
 #   bash scripts/gpu_check.sh gemm_torch_twins  # issue 6, plan for session 40: torch.matmul as dispatch, as torch, as its twin
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
+#   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1143,6 +1144,15 @@ moved = [(s, old[s].get("backend", "ours"), new[s].get("backend", "ours")) for s
          != (new[s].get("backend", "ours"), new[s].get("config"), new[s].get("lt_algo"))]
 print(f"entries changed: {len(moved)}", "; ".join(f"{m}x{n}x{k} {a}->{b}" for (m, n, k), a, b in moved)[:600])
 PY
+    ;;
+  gemm_bt)
+    # Issue 6 (session 39, written without a GPU): the B^T twins (B given transposed, the TN layout; opt-in through
+    # CUDAOPT_GEMM_BT=1) through their GPU tests (bitwise their kernels on B as given, every check of check_gemm), then
+    # timed on session 38's TN-only shapes against cuBLASLt autotuned NN and TN and against themselves on B as given
+    # (benchmarks/gemm_bt.py). About 4 minutes.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "bt_twin" 2>&1 | tail -4
+    timeout 300 python3 benchmarks/gemm_bt.py --shapes tn_only --out "$OUT/gemm_bt.jsonl" 2>&1 | tail -36
     ;;
   gemm_torch_twins)
     # Issue 6 (sessions 37-38): 12288x256x8192 and 16384x256x8192 read 4-7% slower through hgemm's torch fallback than as

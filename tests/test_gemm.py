@@ -169,6 +169,20 @@ def test_row_stride_accepts_row_padded_views_only():
         pad_rows(torch.zeros(2, 3, 4, dtype=torch.float16))
 
 
+def test_col_stride_accepts_transposed_views_only():
+    """col_stride (session 39): b = w.t() of a row-major (N, K) w, the TN layout hgemm's B^T kernels read."""
+    import torch
+
+    from cudaopt.gemm import col_stride, pad_rows
+
+    w = torch.zeros(24, 40, dtype=torch.float16)  # (N, K)
+    assert col_stride(w.t()) == 40 and col_stride(pad_rows(w).t()) == 64
+    assert col_stride(w) is None  # row-major: row_stride's case
+    assert col_stride(torch.zeros(24, 44, dtype=torch.float16)[:, :40].t()) is None  # stride 44: not a multiple of 8
+    assert col_stride(w[:, 1:33].t()) is None  # 2-byte offset
+    assert col_stride(w[:1].t()) == 40  # one column: any stride, its length rounded up to 8
+
+
 def test_packed_fast_path_agrees_with_row_stride():
     """hgemm's fast path (three is_contiguous calls) answers only where row_stride would give (k, n, n)."""
     import torch

@@ -292,6 +292,9 @@ def test_dispatcher_fits_a_neighbours_wgmma_split_count_to_this_k():
     assert dispatch.fit_splits(Choice("torch", gen2.id, 16), 64) == Choice("torch", gen2.id, 16)
 
 
+BT_TWIN_KERNELS = 13  # hgemm_wgmma.cu's kBtTwins (session 39)
+
+
 def _cuobjdump() -> str | None:
     found = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
     if found:
@@ -355,7 +358,10 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # the pairs with split-K (session 28): one kernel each of their own
     pair_splitk = re.findall(r"Function properties for (\S*hgemm_wgmma2_cluster_splitk_kernel\S*)\n\s*(.*)", out)
     assert len(pair_splitk) == len(SPLITK_PAIRS), out[-3000:]
-    for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs + pair_splitk:
+    # the B^T twins (session 39): one plain kernel each of the configs hgemm_wgmma.cu's kBtTwins lists
+    bt_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_bt_kernel\S*)\n\s*(.*)", out)
+    assert len(bt_funcs) == BT_TWIN_KERNELS, out[-3000:]
+    for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs + pair_splitk + bt_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
     assert "C7508" not in out and "serializ" not in out.lower(), out[-3000:]
     tool = _cuobjdump()
@@ -379,6 +385,11 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body, name
         assert "UTMALDG.2D" in body or "LDGSTS" in body, name
         assert "STG.E.64" in body, name  # (C itself by TMA store where the in-kernel fixup finishes a tile)
+    # B^T twins: B read K-major (no .tnspB on any HGMMA), loaded by TMA, stored by the TMA-store epilogue
+    bt = {name: body for name, body in funcs.items() if "hgemm_wgmma2_bt_kernel" in name}
+    assert len(bt) == BT_TWIN_KERNELS
+    for name, body in bt.items():
+        assert "HGMMA.64x" in body and ".tnspB" not in body and "UTMALDG.2D" in body and "UTMASTG.2D" in body, name
     reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_serial_kernel" in name)
     assert "LDG.E.128" in reduce and "STG.E.128" in reduce
     # 2x1 cluster kernels: B multicast TMA, cluster barriers (init and exit), remote mbarrier arrivals
@@ -767,6 +778,30 @@ def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):
     assert [(c.id, c.label, c.bk, c.stages, c.uncond, plain_twin(c).id, c.smem_bytes) for c in B3D_PAIR] == [
         (54, "wgmma64x128x128_pp_s4_cm2_u_b3", 128, 4, True, 22, deep.smem_bytes)]
     assert [kernel_lib.cudaopt_wgmma_b3d(c.index) for c in WGMMA_CONFIGS] == [int(c.b3d) for c in WGMMA_CONFIGS]
+
+
+def test_bt_twins_cover_the_tables_one_cta_configs_and_refuse_the_rest(kernel_lib):
+    """The B^T twins (session 39: B given K-major, the TN layout): every config whose plain kernel kBtTwins lists has
+    one (the cluster split-K "_cs" and B3D "_b3" twins share their twin's plain kernel), no cluster or swapped config
+    does, and the shipped table's most used one-CTA configs of our frame are among them. The entry point refuses a
+    config without a twin, a short B^T row stride and an unknown config before touching the GPU."""
+    import ctypes
+
+    from cudaopt.gemm import _lib
+
+    have = [c.id for c in WGMMA_CONFIGS if _lib.has_bt(c.id, lib=kernel_lib)]
+    assert have == [18, 19, 20, 21, 22, 25, 26, 27, 28, 32, 33, 34, 35, 37, 38, 42, 43, 46, 50, 52, 80]
+    by_id = {c.id: c for c in WGMMA_CONFIGS}
+    assert not any(by_id[i].cluster_m > 1 or by_id[i].swap for i in have)
+    assert {18, 21, 22, 25, 27, 37, 38, 42, 43} <= set(have)
+    assert not _lib.has_bt(0, lib=kernel_lib) and not _lib.has_bt(10_000, lib=kernel_lib)  # mma; no such config
+    f = kernel_lib.cudaopt_hgemm_wgmma_bt
+    f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 7 + [ctypes.c_void_p]
+    ok = (16, 16, 16, 256, 256, 256, 256, 256, 256)
+    assert f(*ok, by_id[113].index, None) == -1  # swapped: no twin
+    assert f(16, 16, 16, 256, 256, 256, 256, 128, 256, by_id[42].index, None) == -1  # ldbt < K
+    assert f(16, 16, 18, 256, 256, 256, 256, 256, 256, by_id[42].index, None) == -1  # C not 16-byte aligned
+    assert f(*ok, 10_000, None) == -1
 
 
 

@@ -989,3 +989,71 @@ def test_ours_back_pass_then_lt_pass_writes_a_dispatchable_table(tmp_path):
         s = (e["m"], e["n"], e["k"])
         r = check_gemm(lambda a, b, out, c=parsed[s]: hgemm(a, b, out=out, choice=c), *s)
         assert r.ok, (e, r)
+
+
+# B^T twins (session 39): B given transposed (b = w.t() of a row-major N x K w, the TN layout of nn.Linear's weight).
+# Tails in M, N and K (N = 136 and 520: a partial last tile of B^T's rows; K = 72 and 264: a partial last k-block),
+# K below one slot, and two of the large shapes only cuBLASLt's TN layout reached in session 38's grids.
+BT_SHAPES = [(64, 64, 64), (200, 136, 264), (1000, 520, 1032), (4104, 1544, 72), (2048, 8192, 4096),
+             (256, 12288, 512)]
+
+
+@pytest.mark.parametrize("shape", BT_SHAPES)
+def test_bt_twins_equal_their_kernels_on_b_as_given(shape, monkeypatch):
+    """Every config with a B^T twin, through hgemm with CUDAOPT_GEMM_BT=1 on b stored transposed: the twin ran (not
+    torch.matmul), its result is bitwise the same config's on B as given (the same wgmmas on the same tiles in the same
+    k order: only where the operand comes from differs) and within 1.25x torch.matmul's error against fp32; C's guard
+    columns past N (a padded output) untouched."""
+    import torch
+
+    from cudaopt.gemm import Choice, _lib, col_stride, hgemm, pad_rows
+    from cudaopt.gemm.configs import WGMMA_CONFIGS
+
+    monkeypatch.setenv("CUDAOPT_GEMM_BT", "1")
+    ran = []
+    real = _lib.launch_ours_bt
+    monkeypatch.setattr(_lib, "launch_ours_bt", lambda *args, **kw: (ran.append(args[6]), real(*args, **kw)))
+    m, n, k = shape
+    a, b, ref, torch_err = _operands(m, n, k, 3 * m + 7 * n + k)
+    bt = b.t().contiguous().t()  # the same values, stored N x K
+    assert col_stride(bt) == k and not bt.is_contiguous()
+    twins = [c for c in WGMMA_CONFIGS if _lib.has_bt(c.id)]
+    assert len(twins) >= 13
+    out = pad_rows(torch.empty((m, n), device="cuda", dtype=torch.float16))
+    storage = out._base
+    failures = []
+    for cfg in twins:
+        choice = Choice("ours", cfg.id, 1)
+        storage.fill_(7.0)
+        hgemm(a, bt, out=out, choice=choice)
+        want = hgemm(a, b, choice=choice)
+        torch.cuda.synchronize()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        if not (torch.equal(out, want) and err <= 1.25 * torch_err + 1e-4 and (storage[:, n:] == 7.0).all()):
+            failures.append((cfg.label, err, torch_err, torch.equal(out, want)))
+    assert ran == [c.id for c in twins]
+    assert not failures, failures
+
+
+def test_bt_twin_passes_every_check_and_the_dispatcher_takes_transposed_b(monkeypatch):
+    """One twin through every check of check_gemm (0/1 exact, random normal, guard bands, NaN propagation) with B
+    handed over transposed; then hgemm without a choice on transposed B: with CUDAOPT_GEMM_BT=1 the shape's choice
+    (its twin, or torch.matmul where the choice has none), without it torch.matmul, both matching torch."""
+    import torch
+
+    from cudaopt.gemm import Choice, hgemm
+    from cudaopt.gemm.correctness import check_gemm
+
+    monkeypatch.setenv("CUDAOPT_GEMM_BT", "1")
+    choice = Choice("ours", 42, 1)  # the 128 x 192 ping-pong, the table's most used large-shape config
+    r = check_gemm(lambda a_, b_, out: hgemm(a_, b_.t().contiguous().t(), out=out, choice=choice), 1000, 520, 1032,
+                   seed=5)
+    assert r.ok, r
+    for env in ("1", "0"):
+        monkeypatch.setenv("CUDAOPT_GEMM_BT", env)
+        for m, n, k in ((2048, 8192, 4096), (1000, 520, 1032), (4096, 4096, 4096)):
+            a, b, ref, torch_err = _operands(m, n, k, m + n + k)
+            got = hgemm(a, b.t().contiguous().t())
+            torch.cuda.synchronize()
+            err = ((got.float() - ref).norm() / ref.norm()).item()
+            assert err <= 1.25 * torch_err + 1e-4, (env, (m, n, k), err, torch_err)

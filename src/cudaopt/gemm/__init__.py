@@ -7,6 +7,8 @@ choosing the kernel per shape from the tuned table (see `dispatch`), or a labell
 
 from __future__ import annotations
 
+import os
+
 from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice, KernelConfig
 from cudaopt.gemm.dispatch import ROW_ALIGN, choose, heuristic_choice
 
@@ -35,6 +37,36 @@ def row_stride(t) -> int | None:
     if ld < cols or ld % 8 or t.data_ptr() % 16:
         return None
     return ld
+
+
+def col_stride(t) -> int | None:
+    """Elements between consecutive columns of a 2-D tensor stored transposed (unit row stride: t = w.t() of a
+    row-major w), where our B^T kernels can read it: a column stride at least the column length, a multiple of 8,
+    and a 16-byte-aligned start; None otherwise."""
+    rows, cols = t.shape
+    if rows > 1 and t.stride(0) != 1:
+        return None
+    ld = t.stride(1) if cols > 1 else -(-rows // 8) * 8
+    if ld < rows or ld % 8 or t.data_ptr() % 16:
+        return None
+    return ld
+
+
+BT_ENV = "CUDAOPT_GEMM_BT"  # "1": hgemm runs a transposed B through our B^T kernels (session 39; opt-in until timed)
+
+
+def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None):
+    """b stored transposed (b = w.t(), w N x K row-major: the TN layout): the shape's choice through its config's
+    B^T twin where it has one and runs without split-K, else torch.matmul. None where b is not such a view."""
+    ldbt, lda, ldc = col_stride(b), row_stride(a), row_stride(out)
+    if None in (ldbt, lda, ldc) or k % 8 or n % 8:
+        return None
+    choice = choice or choose(m, n, k, strides=(lda, ldbt, ldc))
+    if choice.backend != "ours" or choice.splits != 1 or not _lib.has_bt(choice.config):
+        return None
+    _lib.launch_ours_bt(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config,
+                        _raw_stream(a.device.index), lda, ldbt, ldc)
+    return out
 
 
 def _packed_strides(a, b, out, m: int, n: int, k: int) -> tuple[int, int, int] | None:
@@ -102,7 +134,9 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     `cudaopt.gemm._lib.new_workspace(M, N, splits)` (at least `workspace_bytes` long, its counter block
     zero; every call leaves it zero, so one buffer serves any number of calls on one stream); without
     one, split-K shapes take one from torch's caching allocator and zero its counters (a memset).
-    Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul.
+    Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul; with
+    CUDAOPT_GEMM_BT=1, b stored transposed (b = w.t() of a row-major N x K w, as nn.Linear's weight) runs the
+    shape's config through its B^T twin where it has one (`_lib.has_bt`; no split-K), else torch.matmul too.
     Where the table hands a shape to cuBLASLt ("cublaslt", `lt_fallback`), packed operands run the tuned
     algorithm (workspace is used for it when large enough) and others torch.matmul.
     """
@@ -115,6 +149,10 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     lds = _packed_strides(a, b, out, m, n, k) or (row_stride(a), row_stride(b), row_stride(out))
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
+        if lds[1] is None and os.environ.get(BT_ENV) == "1":
+            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice)
+            if done is not None:
+                return done
         return torch.matmul(a, b, out=out)
     choice = choice or choose(m, n, k, strides=lds)
     if choice.backend == "cublaslt" and lds == (k, n, n):  # its plans assume packed rows

@@ -238,6 +238,11 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_max_active_clusters.restype = _i
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, _i, ctypes.POINTER(_i)]  # (unit, rank, tiles_m, tiles_n, cm)
     lib.cudaopt_wgmma_cluster_tile.restype = _i
+    if hasattr(lib, "cudaopt_hgemm_wgmma_bt"):  # (session 39; a library built before has no B^T twins)
+        lib.cudaopt_hgemm_wgmma_bt.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _p]
+        lib.cudaopt_hgemm_wgmma_bt.restype = _i
+        lib.cudaopt_wgmma_has_bt.argtypes = [_i]
+        lib.cudaopt_wgmma_has_bt.restype = _i
     for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup",
                  "cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked",
                  "cudaopt_wgmma_set_reduce_fixed"):
@@ -333,6 +338,38 @@ def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, conf
                                                   (ws_ptr + skip) or None, max(ws_bytes - skip, 0), stream or None)
     if status != 0:
         _check(f"cudaopt_hgemm(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
+
+
+def has_bt(config: int, lib: ctypes.CDLL | None = None) -> bool:
+    """True where wgmma config `config` has a B^T twin (launch_ours_bt takes it): the one-CTA generation-2 configs
+    listed in hgemm_wgmma.cu's kBtTwins, no split-K. Host-only (no GPU needed)."""
+    if lib is None:
+        return _has_bt_own(config)
+    cfg = KERNEL_CONFIGS[config] if 0 <= config < len(KERNEL_CONFIGS) else None
+    if cfg is None or cfg.kind != "wgmma" or not hasattr(lib, "cudaopt_wgmma_has_bt"):
+        return False
+    return bool(lib.cudaopt_wgmma_has_bt(cfg.index))
+
+
+@functools.lru_cache(maxsize=None)
+def _has_bt_own(config: int) -> bool:  # (the package's library: asked once per config, not on every hgemm call)
+    return has_bt(config, kernels())
+
+
+def launch_ours_bt(a_ptr: int, bt_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, stream: int,
+                   lda: int | None = None, ldbt: int | None = None, ldc: int | None = None,
+                   lib: ctypes.CDLL | None = None) -> None:
+    """Row-major C = A @ B with B given as its transpose Bt (N x K row-major, row stride ldbt: the TN layout, e.g.
+    an nn.Linear weight) through config's B^T twin (session 39), no split-K. Raises GemmError where the config has
+    none (has_bt) or the arguments are refused."""
+    cfg = KERNEL_CONFIGS[config]
+    if not has_bt(config, lib):
+        raise GemmError(f"{cfg.label} has no B^T twin; the configs with one: _lib.has_bt")
+    lda, ldbt, ldc = lda or k, ldbt or k, ldc or n
+    status = (lib or wgmma_kernels()).cudaopt_hgemm_wgmma_bt(a_ptr, bt_ptr, c_ptr, m, n, k, lda, ldbt, ldc, cfg.index,
+                                                             stream or None)
+    if status != 0:
+        _check(f"cudaopt_hgemm_wgmma_bt(M={m}, N={n}, K={k}, config={config})", status)
 
 
 class LtPlan:

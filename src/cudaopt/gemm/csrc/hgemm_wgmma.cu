@@ -407,6 +407,14 @@ __device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t
   wgmma_m64nk16<N, 1, 0>(d, desc_a, desc_b, accumulate);
 }
 
+// B given K-major (BT, session 39: B^T stored N x K row-major, the TN layout of cuBLAS and of nn.Linear's weight): D(64 x
+// N) (+)= A(64 x 16, K-major) * B(16 x N, K-major smem: B^T's N rows, as A's rows are laid out): imm-trans-b = 0.
+template <int N>
+__device__ __forceinline__ void wgmma_m64k16_bt(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256, "our frame: N = 64, 128, 160, 192, 256");
+  wgmma_m64nk16<N, 0, 0>(d, desc_a, desc_b, accumulate);
+}
+
 template <int BM, int BN, int CONSUMERS, int STAGES>
 struct WgmmaTile {
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -565,8 +573,10 @@ __device__ __forceinline__ ItemAt item_at(int item, int num_units, int splits, i
 // K/64 chunks) and B's chunks in one 128-row box: two TMA instructions per 128 of K.
 // LATE (kLateWait, generation 2): this thread's PDL wait (pdl_late, role ROLE) follows its first item's coordinates,
 // and each later item's coordinates are worked out once the previous item's loads are issued.
+// BT (session 39): map_b is B^T's (N rows x K columns), and a k-block's B is one box of 64 columns x BN rows, which
+// lands as the slot's BN rows of 128 bytes in TMA's 128B swizzle (A's slot layout).
 template <class T, int BM, int BN, int STAGES, bool SPLITK = false, bool CSPLIT = false, bool B3D = false, int KB = 1,
-          bool LATE = false, PdlRole ROLE = kPdlGemm>
+          bool LATE = false, PdlRole ROLE = kPdlGemm, bool BT = false>
 __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                               unsigned char* slots_a, unsigned char* slots_b,
                                               uint64_t* full, uint64_t* empty, int tiles_m, int tiles_n,
@@ -616,7 +626,10 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
         static_assert(B3D, "128-deep slots load B through the 3-D map too");
         tma_load_3d_at(a_at(slot), map_a, 0, m0, k0 / 64, full_at(slot));
       }
-      if constexpr (B3D) {
+      if constexpr (BT) {
+        static_assert(KB == 1 && !B3D && BN <= 256, "B^T: 64-deep slots, one box of at most 256 rows");
+        tma_load_2d_at(b_at(slot, 0), map_b, k0, n0, full_at(slot));
+      } else if constexpr (B3D) {
         static_assert(T::kCols == 64, "the 3-D map of B has 64-column chunks");
         tma_load_3d_at(b_at(slot, 0), map_b, 0, k0, n0 / 64, full_at(slot));
       } else {
@@ -1234,7 +1247,8 @@ __device__ __forceinline__ void swapped_epilogue(float (&acc)[T::kMI][T::kAcc], 
 // memory and stores it as fp16 to C (c_ptr, ldc); a second cluster barrier keeps every CTA's shared
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
-          bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1, bool SWAP = false, bool KS = false>
+          bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1, bool SWAP = false, bool KS = false,
+          bool BT = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -1246,6 +1260,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
   static_assert(!KS || (T::kPingPong && !SPLITK && !CSPLIT && !CPA && !SHEPI && !B3D && KB == 1 && T::kAcc % 4 == 0),
                 "k-split consumers: the plain ping-pong's TMA kernel only");
+  static_assert(!BT || (!SPLITK && !CSPLIT && !CPA && !B3D && KB == 1 && !SWAP && !KS),
+                "B^T (K-major B): the plain TMA kernel only");
   // KS: both consumers on every item, alternating k-blocks (not ping-pong's alternating items).
   constexpr bool kPP = T::kPingPong && !KS;
   extern __shared__ unsigned char smem_raw[];
@@ -1302,7 +1318,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       }
     }
     if (!cp && wg_thread == 0)  // (kLateWait: waits once its first item's coordinates are known)
-      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB, kLateWait, kRole>(
+      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB, kLateWait, kRole, BT>(
           map_a, map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n, num_tiles, k_tiles, splits);
     else if (!cp)
       pdl_late<kRole>();
@@ -1369,6 +1385,13 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
           if constexpr (SWAP) {
             swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0, a_off, b_off);
+          } else if constexpr (BT) {  // B^T's BN rows of 128 bytes: A's descriptor form, 32 bytes a k-step
+            const uint64_t desc_b = SmemDesc<16, 8 * 128>(b_base).at(kk * 32, b_off);
+#pragma unroll
+            for (int mi = 0; mi < T::kMI; ++mi) {
+              const uint64_t desc_a = SmemDesc<16, 8 * 128>(a_base).at(mi * 64 * 128 + kk * 32, a_off);
+              wgmma_m64k16_bt<BN>(acc[mi], desc_a, desc_b, ((kt - kt_first) | kk) != 0);
+            }
           } else {
           const uint64_t desc_b =
               SmemDesc<T::kChunkBBytes, 8 * T::kRowBytes, T::kSwizzle>(b_base).at(kk * 16 * T::kRowBytes, b_off);
@@ -1982,6 +2005,16 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI>(&map_a, &map_b, &map_c, nullptr, M, N,
                                                                                K, 1, nullptr, nullptr, 0, 0, src);
+}
+
+// B^T twins of the plain kernel (BT, session 39): B given K-major (the caller's B^T, N x K row-major); TMA only.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_bt_kernel(const __grid_constant__ CUtensorMap map_a,
+                           const __grid_constant__ CUtensorMap map_b,
+                           const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, false, false, true>(
+      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
 
 // B3D twins of the plain and split-K kernels (produce_tiles: B's chunks in one 3-D box), TMA only; the
@@ -2599,6 +2632,38 @@ const WgmmaEntry kWgmmaConfigs[] = {
 };
 constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]);
 
+// B^T twins (session 39): a generation-2 plain kernel and its BT instantiation (hgemm_wgmma2_bt_kernel: the same tile,
+// schedule, slots and epilogue; B read K-major from the caller's B^T), found by the config's kernel2, so every config
+// whose plain kernel is listed has a twin. The one-CTA configs the shipped table runs most without split-K (their
+// indices in kWgmmaConfigs); the others (swapped, cluster, SHEPI, B3D-only) take B^T through torch.matmul.
+struct BtTwin {
+  Kernel2Fn nn, bt;
+};
+#define CUDAOPT_BT_TWIN(BM, BN, CONS, ST, SCHED, EPI) \
+  BtTwin { hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, hgemm_wgmma2_bt_kernel<BM, BN, CONS, ST, SCHED, EPI> }
+const BtTwin kBtTwins[] = {
+    CUDAOPT_BT_TWIN(128, 256, 2, 3, 1, 0),  // 4
+    CUDAOPT_BT_TWIN(256, 128, 2, 3, 1, 0),  // 5
+    CUDAOPT_BT_TWIN(64, 256, 2, 4, 2, 0),   // 6
+    CUDAOPT_BT_TWIN(128, 128, 2, 5, 2, 0),  // 7
+    CUDAOPT_BT_TWIN(64, 128, 2, 8, 2, 0),   // 8 (and 36, its B3D twin's plain kernel)
+    CUDAOPT_BT_TWIN(128, 256, 2, 4, 1, 2),  // 11
+    CUDAOPT_BT_TWIN(256, 128, 2, 4, 1, 1),  // 12
+    CUDAOPT_BT_TWIN(128, 128, 2, 6, 2, 1),  // 13
+    CUDAOPT_BT_TWIN(128, 192, 2, 5, 1, 1),  // 14
+    CUDAOPT_BT_TWIN(64, 64, 2, 8, 2, 1),    // 23
+    CUDAOPT_BT_TWIN(128, 128, 2, 6, 1, 1),  // 24
+    CUDAOPT_BT_TWIN(128, 192, 2, 4, 2, 1),  // 28
+    CUDAOPT_BT_TWIN(192, 128, 2, 4, 2, 1),  // 29
+};
+#undef CUDAOPT_BT_TWIN
+Kernel2Fn bt_twin(const WgmmaEntry& c) {
+  if (c.cluster > 1 || c.kernel2 == nullptr) return nullptr;
+  for (const BtTwin& t : kBtTwins)
+    if (t.nn == c.kernel2) return t.bt;
+  return nullptr;
+}
+
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                    const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                                    const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -2959,6 +3024,8 @@ int cudaopt_wgmma_init() {
       e = cudaFuncSetAttribute(c.kernel2_b3d, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e == cudaSuccess && c.kernel2_splitk_b3d)
       e = cudaFuncSetAttribute(c.kernel2_splitk_b3d, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
+    if (e == cudaSuccess && bt_twin(c))
+      e = cudaFuncSetAttribute(bt_twin(c), cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
@@ -3171,6 +3238,38 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   }
   if (st != 0 || counters != nullptr) return st;
   return launch_splitk_reduce(partials, c_half, M, N, ldc, splits, sms, s);
+}
+
+// 1 where config has a B^T twin (cudaopt_hgemm_wgmma_bt takes it), else 0.
+int cudaopt_wgmma_has_bt(int config) {
+  return config >= 0 && config < kNumWgmmaConfigs && bt_twin(kWgmmaConfigs[config]) != nullptr ? 1 : 0;
+}
+
+// C = A @ B with B given as its transpose (session 39): Bt is N x K row-major with leading dimension ldbt (the TN
+// layout; a PyTorch b.t() of a contiguous N x K weight), run by config's B^T twin, no split-K. Returns as
+// cudaopt_hgemm_wgmma_splitk; -1 also where the config has no twin (cudaopt_wgmma_has_bt).
+int cudaopt_hgemm_wgmma_bt(const void* A, const void* Bt, void* C, int M, int N, int K, int lda, int ldbt, int ldc,
+                           int config, void* stream) {
+  if (config < 0 || config >= kNumWgmmaConfigs || M <= 0 || N <= 0 || K <= 0) return -1;
+  if (K % 8 || N % 8 || lda % 8 || ldbt % 8 || ldc % 8 || lda < K || ldbt < K || ldc < N) return -1;
+  if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(Bt) | reinterpret_cast<uintptr_t>(C)) & 15)
+    return -1;
+  const WgmmaEntry& c = kWgmmaConfigs[config];
+  const Kernel2Fn fn = bt_twin(c);
+  if (fn == nullptr) return -1;
+  CUtensorMap map_a, map_b, map_c;
+  int st = tensor_map(operand_key(c, MapKey{A, M, K, lda, c.bm}), &map_a);
+  if (st != 0) return st;
+  st = tensor_map(operand_key(c, MapKey{Bt, N, K, ldbt, c.bn}), &map_b);  // boxes of 64 columns (of K) x BN rows
+  if (st != 0) return st;
+  st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, chunk_cols(c)), &map_c);
+  if (st != 0) return st;
+  const int sms = sm_count();
+  if (sms <= 0) return (int)cudaErrorInvalidDevice;
+  CpSrc none{};
+  void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &none};
+  return launch(reinterpret_cast<const void*>(fn), launch_grid(c, M, N, 1, sms), c.threads, c.smem_bytes,
+                static_cast<cudaStream_t>(stream), args, 1);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
