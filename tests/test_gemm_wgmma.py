@@ -292,7 +292,7 @@ def test_dispatcher_fits_a_neighbours_wgmma_split_count_to_this_k():
     assert dispatch.fit_splits(Choice("torch", gen2.id, 16), 64) == Choice("torch", gen2.id, 16)
 
 
-BT_TWIN_KERNELS = 13  # hgemm_wgmma.cu's kBtTwins (session 39)
+BT_TWIN_KERNELS = 20  # hgemm_wgmma.cu's kBtTwins (session 39): 13 in our frame, 7 swapped
 
 
 def _cuobjdump() -> str | None:
@@ -310,7 +310,7 @@ def _cuobjdump() -> str | None:
     return next((str(c) for c in cands if c.is_file()), None)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(300)  # (214 kernels: ~60 s of nvcc on an idle 2-core machine, twice that beside other work)
 def test_kernel_sources_compile_for_sm90a(tmp_path):
     """Both kernel sources build into one library for sm_90a; the wgmma kernels show no spills and
     no ignored setmaxnreg (C7508) or serialised-wgmma warnings; SASS holds HGMMA and UTMALDG when a
@@ -323,7 +323,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     lib = tmp_path / "libhgemm.so"
     srcs = [str(CSRC / name) for name in build.KERNEL_SOURCES]
     proc = subprocess.run([nvcc, *build.ARCH_FLAGS, *build.COMMON_FLAGS, "-Xptxas", "-v", *srcs, "-o", str(lib)],
-                          capture_output=True, text=True, timeout=110, check=False)
+                          capture_output=True, text=True, timeout=280, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     wgmma_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2?(?:_cluster|_swap|_ks)?_kernel\S*)\n\s*(.*)", out)
@@ -359,7 +359,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     pair_splitk = re.findall(r"Function properties for (\S*hgemm_wgmma2_cluster_splitk_kernel\S*)\n\s*(.*)", out)
     assert len(pair_splitk) == len(SPLITK_PAIRS), out[-3000:]
     # the B^T twins (session 39): one plain kernel each of the configs hgemm_wgmma.cu's kBtTwins lists
-    bt_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_bt_kernel\S*)\n\s*(.*)", out)
+    bt_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:swap_)?bt_kernel\S*)\n\s*(.*)", out)
     assert len(bt_funcs) == BT_TWIN_KERNELS, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs + pair_splitk + bt_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
@@ -385,11 +385,12 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "HGMMA.64x" in body and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body, name
         assert "UTMALDG.2D" in body or "LDGSTS" in body, name
         assert "STG.E.64" in body, name  # (C itself by TMA store where the in-kernel fixup finishes a tile)
-    # B^T twins: B read K-major (no .tnspB on any HGMMA), loaded by TMA, stored by the TMA-store epilogue
-    bt = {name: body for name, body in funcs.items() if "hgemm_wgmma2_bt_kernel" in name}
-    assert len(bt) == BT_TWIN_KERNELS
+    # B^T twins: both operands K-major (no .tnspA or .tnspB on any HGMMA, where our frame's kernels transpose B and the
+    # swapped ones A), loaded by TMA, stored by the TMA-store epilogue
+    bt = {name: body for name, body in funcs.items() if re.search(r"hgemm_wgmma2_(?:swap_)?bt_kernel", name)}
+    assert len(bt) == BT_TWIN_KERNELS and sum("swap_bt" in name for name in bt) == 7
     for name, body in bt.items():
-        assert "HGMMA.64x" in body and ".tnspB" not in body and "UTMALDG.2D" in body and "UTMASTG.2D" in body, name
+        assert "HGMMA.64x" in body and ".tnsp" not in body and "UTMALDG.2D" in body and "UTMASTG.2D" in body, name
     reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_serial_kernel" in name)
     assert "LDG.E.128" in reduce and "STG.E.128" in reduce
     # 2x1 cluster kernels: B multicast TMA, cluster barriers (init and exit), remote mbarrier arrivals
@@ -782,23 +783,25 @@ def test_b3d_configs_are_twins_of_the_64_row_ping_pongs(kernel_lib):
 
 def test_bt_twins_cover_the_tables_one_cta_configs_and_refuse_the_rest(kernel_lib):
     """The B^T twins (session 39: B given K-major, the TN layout): every config whose plain kernel kBtTwins lists has
-    one (the cluster split-K "_cs" and B3D "_b3" twins share their twin's plain kernel), no cluster or swapped config
-    does, and the shipped table's most used one-CTA configs of our frame are among them. The entry point refuses a
+    one (the cluster split-K "_cs" and B3D "_b3" twins share their twin's plain kernel), no cluster or k-split config
+    does, and the shipped table's most used one-CTA configs, of our frame and the swapped one, are among them. The entry point refuses a
     config without a twin, a short B^T row stride and an unknown config before touching the GPU."""
     import ctypes
 
     from cudaopt.gemm import _lib
 
     have = [c.id for c in WGMMA_CONFIGS if _lib.has_bt(c.id, lib=kernel_lib)]
-    assert have == [18, 19, 20, 21, 22, 25, 26, 27, 28, 32, 33, 34, 35, 37, 38, 42, 43, 46, 50, 52, 80]
+    assert have == [18, 19, 20, 21, 22, 25, 26, 27, 28, 32, 33, 34, 35, 37, 38, 42, 43, 46, 50, 52, 80,
+                    106, 107, 112, 113, 114, 115, 122]
     by_id = {c.id: c for c in WGMMA_CONFIGS}
-    assert not any(by_id[i].cluster_m > 1 or by_id[i].swap for i in have)
-    assert {18, 21, 22, 25, 27, 37, 38, 42, 43} <= set(have)
+    assert not any(by_id[i].cluster_m > 1 or by_id[i].ksplit for i in have)
+    assert [i for i in have if by_id[i].swap] == [106, 107, 112, 113, 114, 115, 122]  # the swapped ones the table runs
+    assert {18, 21, 22, 25, 27, 37, 38, 42, 43, 113} <= set(have)
     assert not _lib.has_bt(0, lib=kernel_lib) and not _lib.has_bt(10_000, lib=kernel_lib)  # mma; no such config
     f = kernel_lib.cudaopt_hgemm_wgmma_bt
     f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 7 + [ctypes.c_void_p]
     ok = (16, 16, 16, 256, 256, 256, 256, 256, 256)
-    assert f(*ok, by_id[113].index, None) == -1  # swapped: no twin
+    assert f(*ok, by_id[102].index, None) == -1  # the 160-row swapped tile: no twin
     assert f(16, 16, 16, 256, 256, 256, 256, 128, 256, by_id[42].index, None) == -1  # ldbt < K
     assert f(16, 16, 18, 256, 256, 256, 256, 256, 256, by_id[42].index, None) == -1  # C not 16-byte aligned
     assert f(*ok, 10_000, None) == -1

@@ -415,6 +415,15 @@ __device__ __forceinline__ void wgmma_m64k16_bt(float (&d)[N / 2], uint64_t desc
   wgmma_m64nk16<N, 0, 0>(d, desc_a, desc_b, accumulate);
 }
 
+// The swapped operands with B given K-major (BT and SWAP): wgmma's A is 64 of B^T's rows (K-major, imm-trans-a = 0).
+template <int N>
+__device__ __forceinline__ void wgmma_m64k16_swapped_bt(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                                                        int accumulate) {
+  static_assert(N == 16 || N == 32 || N == 64 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192,
+                "swapped: N = 16, 32, 64, 144, 160, 168, 176, 192");
+  wgmma_m64nk16<N, 0, 0>(d, desc_a, desc_b, accumulate);
+}
+
 template <int BM, int BN, int CONSUMERS, int STAGES>
 struct WgmmaTile {
   static constexpr int kThreads = (CONSUMERS + 1) * 128;
@@ -1156,14 +1165,23 @@ struct WgmmaTile2 {
 // The swapped operands' k-step and epilogue (SWAP; the plain and cluster bodies both call them).
 // One 16-deep k-step: wgmma's A is B's chunk mi (M-major, 128B swizzle), its B all BM rows of A (K-major). a_base
 // and b_base are the ring's, a_off and b_off the slot's offsets in 16-byte units (SmemDesc::at).
-template <class T, int BM>
+// BT (session 39): the slot holds B^T's BN rows of 128 bytes (K-major), so wgmma's A is rows 64 mi.. of it, in A's
+// descriptor form (the same 8 KB offset a chunk has in the N-major slot).
+template <class T, int BM, bool BT = false>
 __device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], uint32_t a_base, uint32_t b_base, int kk,
                                                int accumulate, uint32_t a_off, uint32_t b_off) {
   const uint64_t desc_at = SmemDesc<16, 8 * 128>(a_base).at(kk * 32, a_off);
 #pragma unroll
   for (int mi = 0; mi < T::kMI; ++mi) {
-    const uint64_t desc_bt = SmemDesc<T::kChunkBBytes, 8 * 128>(b_base).at(mi * T::kChunkBBytes + kk * 16 * 128, b_off);
-    wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
+    if constexpr (BT) {
+      static_assert(T::kChunkBBytes == 64 * 128, "64 rows of B^T where the N-major slot has a 64-column chunk");
+      const uint64_t desc_b = SmemDesc<16, 8 * 128>(b_base).at(mi * 64 * 128 + kk * 32, b_off);
+      wgmma_m64k16_swapped_bt<BM>(acc[mi], desc_b, desc_at, accumulate);
+    } else {
+      const uint64_t desc_bt =
+          SmemDesc<T::kChunkBBytes, 8 * 128>(b_base).at(mi * T::kChunkBBytes + kk * 16 * 128, b_off);
+      wgmma_m64k16_swapped<BM>(acc[mi], desc_bt, desc_at, accumulate);
+    }
   }
 }
 // Chain c holds D^T for C's 64-column chunk c: thread (warp, lane) has D rows (C columns) 16 warp + lane / 4 (+ 8) and
@@ -1260,8 +1278,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
   static_assert(!KS || (T::kPingPong && !SPLITK && !CSPLIT && !CPA && !SHEPI && !B3D && KB == 1 && T::kAcc % 4 == 0),
                 "k-split consumers: the plain ping-pong's TMA kernel only");
-  static_assert(!BT || (!SPLITK && !CSPLIT && !CPA && !B3D && KB == 1 && !SWAP && !KS),
-                "B^T (K-major B): the plain TMA kernel only");
+  static_assert(!BT || (!SPLITK && !CSPLIT && !CPA && !B3D && KB == 1 && !KS),
+                "B^T (K-major B): the plain TMA kernels only (our frame or the swapped one)");
   // KS: both consumers on every item, alternating k-blocks (not ping-pong's alternating items).
   constexpr bool kPP = T::kPingPong && !KS;
   extern __shared__ unsigned char smem_raw[];
@@ -1384,7 +1402,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 #pragma unroll
         for (int kk = 0; kk < KB * kBK / 16; ++kk) {  // (KB = 2: A's k-chunk kk / 4, B's rows 16 kk..)
           if constexpr (SWAP) {
-            swapped_k_step<T, BM>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0, a_off, b_off);
+            swapped_k_step<T, BM, BT>(acc, a_base, b_base, kk, ((kt - kt_first) | kk) != 0, a_off, b_off);
           } else if constexpr (BT) {  // B^T's BN rows of 128 bytes: A's descriptor form, 32 bytes a k-step
             const uint64_t desc_b = SmemDesc<16, 8 * 128>(b_base).at(kk * 32, b_off);
 #pragma unroll
@@ -2017,6 +2035,16 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
 
+// ... and of the swapped-operand kernel.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_swap_bt_kernel(const __grid_constant__ CUtensorMap map_a,
+                                const __grid_constant__ CUtensorMap map_b,
+                                const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, true, false, true>(
+      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
+}
+
 // B3D twins of the plain and split-K kernels (produce_tiles: B's chunks in one 3-D box), TMA only; the
 // host launches them with a 3-D map of B, only where N % 64 == 0 (elsewhere the twin's 2-D kernels).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, int KB = 1>
@@ -2635,12 +2663,18 @@ constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]
 // B^T twins (session 39): a generation-2 plain kernel and its BT instantiation (hgemm_wgmma2_bt_kernel: the same tile,
 // schedule, slots and epilogue; B read K-major from the caller's B^T), found by the config's kernel2, so every config
 // whose plain kernel is listed has a twin. The one-CTA configs the shipped table runs most without split-K (their
-// indices in kWgmmaConfigs); the others (swapped, cluster, SHEPI, B3D-only) take B^T through torch.matmul.
+// indices in kWgmmaConfigs), in our frame and the swapped one (hgemm_wgmma2_swap_bt_kernel); the others (cluster,
+// SHEPI, k-split, 160-wide, B3D-only) take B^T through torch.matmul.
 struct BtTwin {
   Kernel2Fn nn, bt;
 };
 #define CUDAOPT_BT_TWIN(BM, BN, CONS, ST, SCHED, EPI) \
   BtTwin { hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, hgemm_wgmma2_bt_kernel<BM, BN, CONS, ST, SCHED, EPI> }
+#define CUDAOPT_BT_SWAP_TWIN(BM, BN, CONS, ST, SCHED, EPI)        \
+  BtTwin {                                                          \
+    hgemm_wgmma2_swap_kernel<BM, BN, CONS, ST, SCHED, EPI>,         \
+        hgemm_wgmma2_swap_bt_kernel<BM, BN, CONS, ST, SCHED, EPI>   \
+  }
 const BtTwin kBtTwins[] = {
     CUDAOPT_BT_TWIN(128, 256, 2, 3, 1, 0),  // 4
     CUDAOPT_BT_TWIN(256, 128, 2, 3, 1, 0),  // 5
@@ -2655,8 +2689,17 @@ const BtTwin kBtTwins[] = {
     CUDAOPT_BT_TWIN(128, 128, 2, 6, 1, 1),  // 24
     CUDAOPT_BT_TWIN(128, 192, 2, 4, 2, 1),  // 28
     CUDAOPT_BT_TWIN(192, 128, 2, 4, 2, 1),  // 29
+    // the swapped ping-pongs the table runs (cuBLAS's frame: BM rows of our M are the wgmma's N)
+    CUDAOPT_BT_SWAP_TWIN(176, 128, 2, 4, 2, 1),  // 93
+    CUDAOPT_BT_SWAP_TWIN(192, 128, 2, 4, 2, 1),  // 92
+    CUDAOPT_BT_SWAP_TWIN(168, 128, 2, 4, 2, 1),  // 98
+    CUDAOPT_BT_SWAP_TWIN(32, 64, 2, 12, 2, 1),   // 99
+    CUDAOPT_BT_SWAP_TWIN(32, 128, 2, 8, 2, 1),   // 100
+    CUDAOPT_BT_SWAP_TWIN(64, 64, 2, 8, 2, 1),    // 101
+    CUDAOPT_BT_SWAP_TWIN(16, 64, 2, 16, 2, 1),   // 108
 };
 #undef CUDAOPT_BT_TWIN
+#undef CUDAOPT_BT_SWAP_TWIN
 Kernel2Fn bt_twin(const WgmmaEntry& c) {
   if (c.cluster > 1 || c.kernel2 == nullptr) return nullptr;
   for (const BtTwin& t : kBtTwins)
