@@ -66,7 +66,8 @@ def one_shape(shape, configs: list[int] | None, rounds: int, seed: int) -> list[
         stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
 
         def bt_run(i: int) -> None:
-            _lib.launch_ours_bt(x.a[i].data_ptr(), x.bt[i].data_ptr(), x.c[i].data_ptr(), m, n, k, cid, stream())
+            _lib.launch_ours_bt(x.a[i].data_ptr(), x.bt[i].data_ptr(), x.c[i].data_ptr(), m, n, k, cid, 1, 0, 0,
+                                stream())
 
         cands = {"ours_nn": ours_launch(x, m, n, k, choice), "ours_bt": bt_run}
         # bitwise: the twin against its kernel on B as given, input set 0

@@ -292,7 +292,7 @@ def test_dispatcher_fits_a_neighbours_wgmma_split_count_to_this_k():
     assert dispatch.fit_splits(Choice("torch", gen2.id, 16), 64) == Choice("torch", gen2.id, 16)
 
 
-BT_TWIN_KERNELS = 20  # hgemm_wgmma.cu's kBtTwins (session 39): 13 in our frame, 7 swapped
+BT_TWIN_KERNELS = 31  # hgemm_wgmma.cu's kBtTwins (session 39): 13 plain and 11 split-K in our frame, 7 swapped
 
 
 def _cuobjdump() -> str | None:
@@ -359,7 +359,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     pair_splitk = re.findall(r"Function properties for (\S*hgemm_wgmma2_cluster_splitk_kernel\S*)\n\s*(.*)", out)
     assert len(pair_splitk) == len(SPLITK_PAIRS), out[-3000:]
     # the B^T twins (session 39): one plain kernel each of the configs hgemm_wgmma.cu's kBtTwins lists
-    bt_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:swap_)?bt_kernel\S*)\n\s*(.*)", out)
+    bt_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:swap_|splitk_)?bt_kernel\S*)\n\s*(.*)", out)
     assert len(bt_funcs) == BT_TWIN_KERNELS, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs + pair_splitk + bt_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
@@ -387,10 +387,12 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "STG.E.64" in body, name  # (C itself by TMA store where the in-kernel fixup finishes a tile)
     # B^T twins: both operands K-major (no .tnspA or .tnspB on any HGMMA, where our frame's kernels transpose B and the
     # swapped ones A), loaded by TMA, stored by the TMA-store epilogue
-    bt = {name: body for name, body in funcs.items() if re.search(r"hgemm_wgmma2_(?:swap_)?bt_kernel", name)}
+    bt = {name: body for name, body in funcs.items() if re.search(r"hgemm_wgmma2_(?:swap_|splitk_)?bt_kernel", name)}
     assert len(bt) == BT_TWIN_KERNELS and sum("swap_bt" in name for name in bt) == 7
+    assert sum("splitk_bt" in name for name in bt) == 11
     for name, body in bt.items():
-        assert "HGMMA.64x" in body and ".tnsp" not in body and "UTMALDG.2D" in body and "UTMASTG.2D" in body, name
+        assert "HGMMA.64x" in body and ".tnsp" not in body and "UTMALDG.2D" in body, name
+        assert ("STG.E.64" if "splitk_bt" in name else "UTMASTG.2D") in body, name  # (split-K: fp32 partials)
     reduce = next(body for name, body in funcs.items() if "wgmma_splitk_reduce_serial_kernel" in name)
     assert "LDG.E.128" in reduce and "STG.E.128" in reduce
     # 2x1 cluster kernels: B multicast TMA, cluster barriers (init and exit), remote mbarrier arrivals
@@ -791,6 +793,9 @@ def test_bt_twins_cover_the_tables_one_cta_configs_and_refuse_the_rest(kernel_li
     from cudaopt.gemm import _lib
 
     have = [c.id for c in WGMMA_CONFIGS if _lib.has_bt(c.id, lib=kernel_lib)]
+    # split-K twins: where the config has a split-K kernel (not the 192-accumulator ping-pongs 42-43, nor swapped)
+    assert [c.id for c in WGMMA_CONFIGS if _lib.has_bt(c.id, 4, lib=kernel_lib)] == [
+        18, 19, 20, 21, 22, 25, 26, 27, 28, 32, 33, 34, 35, 37, 38, 46, 50, 52, 80]
     assert have == [18, 19, 20, 21, 22, 25, 26, 27, 28, 32, 33, 34, 35, 37, 38, 42, 43, 46, 50, 52, 80,
                     106, 107, 112, 113, 114, 115, 122]
     by_id = {c.id: c for c in WGMMA_CONFIGS}
@@ -799,12 +804,16 @@ def test_bt_twins_cover_the_tables_one_cta_configs_and_refuse_the_rest(kernel_li
     assert {18, 21, 22, 25, 27, 37, 38, 42, 43, 113} <= set(have)
     assert not _lib.has_bt(0, lib=kernel_lib) and not _lib.has_bt(10_000, lib=kernel_lib)  # mma; no such config
     f = kernel_lib.cudaopt_hgemm_wgmma_bt
-    f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 7 + [ctypes.c_void_p]
+    f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 8 + [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
     ok = (16, 16, 16, 256, 256, 256, 256, 256, 256)
-    assert f(*ok, by_id[102].index, None) == -1  # the 160-row swapped tile: no twin
-    assert f(16, 16, 16, 256, 256, 256, 256, 128, 256, by_id[42].index, None) == -1  # ldbt < K
-    assert f(16, 16, 18, 256, 256, 256, 256, 256, 256, by_id[42].index, None) == -1  # C not 16-byte aligned
-    assert f(*ok, 10_000, None) == -1
+    assert f(*ok, by_id[102].index, 1, None, 0, None) == -1  # the 160-row swapped tile: no twin
+    assert f(16, 16, 16, 256, 256, 256, 256, 128, 256, by_id[42].index, 1, None, 0, None) == -1  # ldbt < K
+    assert f(16, 16, 18, 256, 256, 256, 256, 256, 256, by_id[42].index, 1, None, 0, None) == -1  # C misaligned
+    assert f(*ok, 10_000, 1, None, 0, None) == -1
+    assert f(*ok, by_id[42].index, 2, 16, 1 << 30, None) == -1  # 42 has no split-K kernel, so no split-K twin
+    assert f(*ok, by_id[22].index, 2, None, 0, None) == -1  # split-K without a workspace
+    assert f(*ok, by_id[22].index, 2, 16, 64, None) == -1  # ... or with one too small
+    assert f(*ok, by_id[22].index, 5, 16, 1 << 30, None) == -1  # more splits than K's 4 k-blocks
 
 
 

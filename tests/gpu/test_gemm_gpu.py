@@ -1000,14 +1000,15 @@ BT_SHAPES = [(64, 64, 64), (200, 136, 264), (1000, 520, 1032), (4104, 1544, 72),
 
 @pytest.mark.parametrize("shape", BT_SHAPES)
 def test_bt_twins_equal_their_kernels_on_b_as_given(shape, monkeypatch):
-    """Every config with a B^T twin, through hgemm with CUDAOPT_GEMM_BT=1 on b stored transposed: the twin ran (not
+    """Every config with a B^T twin, plain and (where it has one) split-K, through hgemm with CUDAOPT_GEMM_BT=1 on b
+    stored transposed: the twin ran (not
     torch.matmul), its result is bitwise the same config's on B as given (the same wgmmas on the same tiles in the same
     k order: only where the operand comes from differs) and within 1.25x torch.matmul's error against fp32; C's guard
     columns past N (a padded output) untouched."""
     import torch
 
     from cudaopt.gemm import Choice, _lib, col_stride, hgemm, pad_rows
-    from cudaopt.gemm.configs import WGMMA_CONFIGS
+    from cudaopt.gemm.configs import WGMMA_CONFIGS, wgmma_k_blocks
 
     monkeypatch.setenv("CUDAOPT_GEMM_BT", "1")
     ran = []
@@ -1021,17 +1022,20 @@ def test_bt_twins_equal_their_kernels_on_b_as_given(shape, monkeypatch):
     assert len(twins) >= 13
     out = pad_rows(torch.empty((m, n), device="cuda", dtype=torch.float16))
     storage = out._base
-    failures = []
-    for cfg in twins:
-        choice = Choice("ours", cfg.id, 1)
+    failures, runs = [], []
+    # (split-K twins where the config has a split-K kernel: 3 splits, or fewer where K has fewer k-blocks)
+    choices = [Choice("ours", c.id, 1) for c in twins] + [
+        Choice("ours", c.id, min(3, wgmma_k_blocks(k))) for c in twins if _lib.has_bt(c.id, 2)]
+    for choice in choices:
         storage.fill_(7.0)
         hgemm(a, bt, out=out, choice=choice)
         want = hgemm(a, b, choice=choice)
         torch.cuda.synchronize()
+        runs.append(choice.config)
         err = ((out.float() - ref).norm() / ref.norm()).item()
         if not (torch.equal(out, want) and err <= 1.25 * torch_err + 1e-4 and (storage[:, n:] == 7.0).all()):
-            failures.append((cfg.label, err, torch_err, torch.equal(out, want)))
-    assert ran == [c.id for c in twins]
+            failures.append((choice.label(), err, torch_err, torch.equal(out, want)))
+    assert ran == runs and len(choices) > len(twins)
     assert not failures, failures
 
 

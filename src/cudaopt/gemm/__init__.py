@@ -55,17 +55,20 @@ def col_stride(t) -> int | None:
 BT_ENV = "CUDAOPT_GEMM_BT"  # "1": hgemm runs a transposed B through our B^T kernels (session 39; opt-in until timed)
 
 
-def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None):
+def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None, workspace):
     """b stored transposed (b = w.t(), w N x K row-major: the TN layout): the shape's choice through its config's
-    B^T twin where it has one and runs without split-K, else torch.matmul. None where b is not such a view."""
+    B^T twin where it has one for the choice's splits; None (torch.matmul) where it has none or b is not such a view."""
     ldbt, lda, ldc = col_stride(b), row_stride(a), row_stride(out)
     if None in (ldbt, lda, ldc) or k % 8 or n % 8:
         return None
     choice = choice or choose(m, n, k, strides=(lda, ldbt, ldc))
-    if choice.backend != "ours" or choice.splits != 1 or not _lib.has_bt(choice.config):
+    if choice.backend != "ours" or not _lib.has_bt(choice.config, choice.splits):
         return None
-    _lib.launch_ours_bt(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config,
-                        _raw_stream(a.device.index), lda, ldbt, ldc)
+    ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
+    if ws_bytes and (workspace is None or workspace.numel() * workspace.element_size() < ws_bytes):
+        workspace = _lib.new_workspace(m, n, choice.splits, a.device)
+    _lib.launch_ours_bt(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config, choice.splits,
+                        workspace.data_ptr() if ws_bytes else 0, ws_bytes, _raw_stream(a.device.index), lda, ldbt, ldc)
     return out
 
 
@@ -136,7 +139,7 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     one, split-K shapes take one from torch's caching allocator and zero its counters (a memset).
     Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul; with
     CUDAOPT_GEMM_BT=1, b stored transposed (b = w.t() of a row-major N x K w, as nn.Linear's weight) runs the
-    shape's config through its B^T twin where it has one (`_lib.has_bt`; no split-K), else torch.matmul too.
+    shape's config through its B^T twin where it has one for its splits (`_lib.has_bt`), else torch.matmul too.
     Where the table hands a shape to cuBLASLt ("cublaslt", `lt_fallback`), packed operands run the tuned
     algorithm (workspace is used for it when large enough) and others torch.matmul.
     """
@@ -150,7 +153,7 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
         if lds[1] is None and os.environ.get(BT_ENV) == "1":
-            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice)
+            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace)
             if done is not None:
                 return done
         return torch.matmul(a, b, out=out)

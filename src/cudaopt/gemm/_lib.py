@@ -239,7 +239,7 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.cudaopt_wgmma_cluster_tile.argtypes = [_i, _i, _i, _i, _i, ctypes.POINTER(_i)]  # (unit, rank, tiles_m, tiles_n, cm)
     lib.cudaopt_wgmma_cluster_tile.restype = _i
     if hasattr(lib, "cudaopt_hgemm_wgmma_bt"):  # (session 39; a library built before has no B^T twins)
-        lib.cudaopt_hgemm_wgmma_bt.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _p]
+        lib.cudaopt_hgemm_wgmma_bt.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _i, _p, _sz, _p]
         lib.cudaopt_hgemm_wgmma_bt.restype = _i
         lib.cudaopt_wgmma_has_bt.argtypes = [_i]
         lib.cudaopt_wgmma_has_bt.restype = _i
@@ -340,36 +340,41 @@ def launch_ours(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, conf
         _check(f"cudaopt_hgemm(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
 
 
-def has_bt(config: int, lib: ctypes.CDLL | None = None) -> bool:
-    """True where wgmma config `config` has a B^T twin (launch_ours_bt takes it): the one-CTA generation-2 configs
-    listed in hgemm_wgmma.cu's kBtTwins, no split-K. Host-only (no GPU needed)."""
-    if lib is None:
-        return _has_bt_own(config)
+def has_bt(config: int, splits: int = 1, lib: ctypes.CDLL | None = None) -> bool:
+    """True where wgmma config `config` has a B^T twin that runs `splits` (launch_ours_bt takes it): the one-CTA
+    generation-2 configs listed in hgemm_wgmma.cu's kBtTwins, split-K where the config has a split-K kernel.
+    Host-only (no GPU needed)."""
+    mask = _bt_mask_own(config) if lib is None else _bt_mask(config, lib)
+    return bool(mask & (1 if splits == 1 else 2))
+
+
+def _bt_mask(config: int, lib: ctypes.CDLL) -> int:
     cfg = KERNEL_CONFIGS[config] if 0 <= config < len(KERNEL_CONFIGS) else None
     if cfg is None or cfg.kind != "wgmma" or not hasattr(lib, "cudaopt_wgmma_has_bt"):
-        return False
-    return bool(lib.cudaopt_wgmma_has_bt(cfg.index))
+        return 0
+    return int(lib.cudaopt_wgmma_has_bt(cfg.index))
 
 
 @functools.lru_cache(maxsize=None)
-def _has_bt_own(config: int) -> bool:  # (the package's library: asked once per config, not on every hgemm call)
-    return has_bt(config, kernels())
+def _bt_mask_own(config: int) -> int:  # (the package's library: asked once per config, not on every hgemm call)
+    return _bt_mask(config, kernels())
 
 
-def launch_ours_bt(a_ptr: int, bt_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, stream: int,
-                   lda: int | None = None, ldbt: int | None = None, ldc: int | None = None,
-                   lib: ctypes.CDLL | None = None) -> None:
+def launch_ours_bt(a_ptr: int, bt_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, splits: int,
+                   ws_ptr: int, ws_bytes: int, stream: int, lda: int | None = None, ldbt: int | None = None,
+                   ldc: int | None = None, lib: ctypes.CDLL | None = None) -> None:
     """Row-major C = A @ B with B given as its transpose Bt (N x K row-major, row stride ldbt: the TN layout, e.g.
-    an nn.Linear weight) through config's B^T twin (session 39), no split-K. Raises GemmError where the config has
-    none (has_bt) or the arguments are refused."""
+    an nn.Linear weight) through config's B^T twin (session 39); splits > 1 writes fp32 partials into the workspace
+    (workspace_bytes(m, n, splits)) for the reduce kernel. Raises GemmError where the config has no such twin (has_bt)
+    or the arguments are refused."""
     cfg = KERNEL_CONFIGS[config]
-    if not has_bt(config, lib):
-        raise GemmError(f"{cfg.label} has no B^T twin; the configs with one: _lib.has_bt")
+    if not has_bt(config, splits, lib):
+        raise GemmError(f"{cfg.label} has no B^T twin for splits={splits}; the configs with one: _lib.has_bt")
     lda, ldbt, ldc = lda or k, ldbt or k, ldc or n
     status = (lib or wgmma_kernels()).cudaopt_hgemm_wgmma_bt(a_ptr, bt_ptr, c_ptr, m, n, k, lda, ldbt, ldc, cfg.index,
-                                                             stream or None)
+                                                             splits, ws_ptr or None, ws_bytes, stream or None)
     if status != 0:
-        _check(f"cudaopt_hgemm_wgmma_bt(M={m}, N={n}, K={k}, config={config})", status)
+        _check(f"cudaopt_hgemm_wgmma_bt(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
 
 
 class LtPlan:

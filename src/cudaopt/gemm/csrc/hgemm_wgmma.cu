@@ -1278,8 +1278,8 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   static_assert(!SHEPI || (!SPLITK && !CSPLIT), "shared staging: plain kernels only");
   static_assert(!KS || (T::kPingPong && !SPLITK && !CSPLIT && !CPA && !SHEPI && !B3D && KB == 1 && T::kAcc % 4 == 0),
                 "k-split consumers: the plain ping-pong's TMA kernel only");
-  static_assert(!BT || (!SPLITK && !CSPLIT && !CPA && !B3D && KB == 1 && !KS),
-                "B^T (K-major B): the plain TMA kernels only (our frame or the swapped one)");
+  static_assert(!BT || (!CSPLIT && !CPA && !B3D && KB == 1 && !KS),
+                "B^T (K-major B): the TMA kernels only (plain or split-K in our frame, plain swapped)");
   // KS: both consumers on every item, alternating k-blocks (not ping-pong's alternating items).
   constexpr bool kPP = T::kPingPong && !KS;
   extern __shared__ unsigned char smem_raw[];
@@ -2035,6 +2035,17 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
 
+// ... of the split-K kernel (the reduce kernel sums its partials; no in-kernel fixup) ...
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_splitk_bt_kernel(const __grid_constant__ CUtensorMap map_a,
+                                  const __grid_constant__ CUtensorMap map_b,
+                                  const __grid_constant__ CUtensorMap map_c, float* partials,
+                                  int* counters, int M, int N, int K, int splits, half* c_ptr, int ldc,
+                                  int spread, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, false, false, false, 1, false, false, true>(
+      &map_a, &map_b, &map_c, partials, M, N, K, splits, counters, c_ptr, ldc, spread, CpSrc{});
+}
 // ... and of the swapped-operand kernel.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
@@ -2665,29 +2676,36 @@ constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]
 // whose plain kernel is listed has a twin. The one-CTA configs the shipped table runs most without split-K (their
 // indices in kWgmmaConfigs), in our frame and the swapped one (hgemm_wgmma2_swap_bt_kernel); the others (cluster,
 // SHEPI, k-split, 160-wide, B3D-only) take B^T through torch.matmul.
+// A config with a split-K kernel gets a split-K twin too (splitk_bt), whose partials the reduce kernel sums.
 struct BtTwin {
   Kernel2Fn nn, bt;
+  Kernel2SplitFn splitk_bt = nullptr;
 };
 #define CUDAOPT_BT_TWIN(BM, BN, CONS, ST, SCHED, EPI) \
   BtTwin { hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, hgemm_wgmma2_bt_kernel<BM, BN, CONS, ST, SCHED, EPI> }
+#define CUDAOPT_BT_TWIN_SK(BM, BN, CONS, ST, SCHED, EPI)                                                                \
+  BtTwin {                                                                                                             \
+    hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, hgemm_wgmma2_bt_kernel<BM, BN, CONS, ST, SCHED, EPI>,           \
+        hgemm_wgmma2_splitk_bt_kernel<BM, BN, CONS, ST, SCHED, EPI>                                                   \
+  }
 #define CUDAOPT_BT_SWAP_TWIN(BM, BN, CONS, ST, SCHED, EPI)        \
   BtTwin {                                                          \
     hgemm_wgmma2_swap_kernel<BM, BN, CONS, ST, SCHED, EPI>,         \
         hgemm_wgmma2_swap_bt_kernel<BM, BN, CONS, ST, SCHED, EPI>   \
   }
 const BtTwin kBtTwins[] = {
-    CUDAOPT_BT_TWIN(128, 256, 2, 3, 1, 0),  // 4
-    CUDAOPT_BT_TWIN(256, 128, 2, 3, 1, 0),  // 5
-    CUDAOPT_BT_TWIN(64, 256, 2, 4, 2, 0),   // 6
-    CUDAOPT_BT_TWIN(128, 128, 2, 5, 2, 0),  // 7
-    CUDAOPT_BT_TWIN(64, 128, 2, 8, 2, 0),   // 8 (and 36, its B3D twin's plain kernel)
-    CUDAOPT_BT_TWIN(128, 256, 2, 4, 1, 2),  // 11
-    CUDAOPT_BT_TWIN(256, 128, 2, 4, 1, 1),  // 12
-    CUDAOPT_BT_TWIN(128, 128, 2, 6, 2, 1),  // 13
-    CUDAOPT_BT_TWIN(128, 192, 2, 5, 1, 1),  // 14
-    CUDAOPT_BT_TWIN(64, 64, 2, 8, 2, 1),    // 23
-    CUDAOPT_BT_TWIN(128, 128, 2, 6, 1, 1),  // 24
-    CUDAOPT_BT_TWIN(128, 192, 2, 4, 2, 1),  // 28
+    CUDAOPT_BT_TWIN_SK(128, 256, 2, 3, 1, 0),  // 4
+    CUDAOPT_BT_TWIN_SK(256, 128, 2, 3, 1, 0),  // 5
+    CUDAOPT_BT_TWIN_SK(64, 256, 2, 4, 2, 0),   // 6
+    CUDAOPT_BT_TWIN_SK(128, 128, 2, 5, 2, 0),  // 7
+    CUDAOPT_BT_TWIN_SK(64, 128, 2, 8, 2, 0),   // 8 (and 36, its B3D twin's plain kernel)
+    CUDAOPT_BT_TWIN_SK(128, 256, 2, 4, 1, 2),  // 11
+    CUDAOPT_BT_TWIN_SK(256, 128, 2, 4, 1, 1),  // 12
+    CUDAOPT_BT_TWIN_SK(128, 128, 2, 6, 2, 1),  // 13
+    CUDAOPT_BT_TWIN_SK(128, 192, 2, 5, 1, 1),  // 14
+    CUDAOPT_BT_TWIN_SK(64, 64, 2, 8, 2, 1),    // 23
+    CUDAOPT_BT_TWIN_SK(128, 128, 2, 6, 1, 1),  // 24
+    CUDAOPT_BT_TWIN(128, 192, 2, 4, 2, 1),  // 28 (no split-K kernel: 192 accumulators a thread)
     CUDAOPT_BT_TWIN(192, 128, 2, 4, 2, 1),  // 29
     // the swapped ping-pongs the table runs (cuBLAS's frame: BM rows of our M are the wgmma's N)
     CUDAOPT_BT_SWAP_TWIN(176, 128, 2, 4, 2, 1),  // 93
@@ -2699,12 +2717,22 @@ const BtTwin kBtTwins[] = {
     CUDAOPT_BT_SWAP_TWIN(16, 64, 2, 16, 2, 1),   // 108
 };
 #undef CUDAOPT_BT_TWIN
+#undef CUDAOPT_BT_TWIN_SK
 #undef CUDAOPT_BT_SWAP_TWIN
-Kernel2Fn bt_twin(const WgmmaEntry& c) {
+const BtTwin* bt_twins(const WgmmaEntry& c) {
   if (c.cluster > 1 || c.kernel2 == nullptr) return nullptr;
   for (const BtTwin& t : kBtTwins)
-    if (t.nn == c.kernel2) return t.bt;
+    if (t.nn == c.kernel2) return &t;
   return nullptr;
+}
+Kernel2Fn bt_twin(const WgmmaEntry& c) {
+  const BtTwin* t = bt_twins(c);
+  return t ? t->bt : nullptr;
+}
+// (only where the config's own split-K kernel exists: its max_splits then holds for the twin too)
+Kernel2SplitFn bt_splitk_twin(const WgmmaEntry& c) {
+  const BtTwin* t = bt_twins(c);
+  return t && c.kernel2_splitk ? t->splitk_bt : nullptr;
 }
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
@@ -3069,6 +3097,8 @@ int cudaopt_wgmma_init() {
       e = cudaFuncSetAttribute(c.kernel2_splitk_b3d, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e == cudaSuccess && bt_twin(c))
       e = cudaFuncSetAttribute(bt_twin(c), cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
+    if (e == cudaSuccess && bt_splitk_twin(c))
+      e = cudaFuncSetAttribute(bt_splitk_twin(c), cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
@@ -3283,36 +3313,57 @@ int cudaopt_hgemm_wgmma_splitk(const void* A, const void* B, void* C, int M, int
   return launch_splitk_reduce(partials, c_half, M, N, ldc, splits, sms, s);
 }
 
-// 1 where config has a B^T twin (cudaopt_hgemm_wgmma_bt takes it), else 0.
+// What config's B^T twins can run: 0 none, 1 the plain kernel (cudaopt_hgemm_wgmma_bt with splits 1), 3 split-K too.
 int cudaopt_wgmma_has_bt(int config) {
-  return config >= 0 && config < kNumWgmmaConfigs && bt_twin(kWgmmaConfigs[config]) != nullptr ? 1 : 0;
+  if (config < 0 || config >= kNumWgmmaConfigs) return 0;
+  const WgmmaEntry& c = kWgmmaConfigs[config];
+  return (bt_twin(c) ? 1 : 0) | (bt_splitk_twin(c) ? 2 : 0);
 }
 
 // C = A @ B with B given as its transpose (session 39): Bt is N x K row-major with leading dimension ldbt (the TN
-// layout; a PyTorch b.t() of a contiguous N x K weight), run by config's B^T twin, no split-K. Returns as
-// cudaopt_hgemm_wgmma_splitk; -1 also where the config has no twin (cudaopt_wgmma_has_bt).
+// layout; a PyTorch b.t() of a contiguous N x K weight), run by config's B^T twin, K split `splits` ways (splits > 1:
+// the split-K twin's fp32 partials in workspace, as cudaopt_hgemm_wgmma_splitk lays them out, summed by the reduce
+// kernel). Returns as cudaopt_hgemm_wgmma_splitk; -1 also where the config has no such twin (cudaopt_wgmma_has_bt).
 int cudaopt_hgemm_wgmma_bt(const void* A, const void* Bt, void* C, int M, int N, int K, int lda, int ldbt, int ldc,
-                           int config, void* stream) {
+                           int config, int splits, void* workspace, size_t workspace_bytes, void* stream) {
   if (config < 0 || config >= kNumWgmmaConfigs || M <= 0 || N <= 0 || K <= 0) return -1;
   if (K % 8 || N % 8 || lda % 8 || ldbt % 8 || ldc % 8 || lda < K || ldbt < K || ldc < N) return -1;
   if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(Bt) | reinterpret_cast<uintptr_t>(C)) & 15)
     return -1;
   const WgmmaEntry& c = kWgmmaConfigs[config];
   const Kernel2Fn fn = bt_twin(c);
-  if (fn == nullptr) return -1;
+  const Kernel2SplitFn splitk_fn = bt_splitk_twin(c);
+  if (fn == nullptr || splits < 1 || (splits > 1 && splitk_fn == nullptr)) return -1;
+  if (splits > cudaopt_wgmma_max_splits(config) || splits > (K + kBK - 1) / kBK) return -1;
+  if (splits > 1 && (workspace == nullptr || (reinterpret_cast<uintptr_t>(workspace) & 15) ||
+                     workspace_bytes < cudaopt_wgmma_workspace_bytes(M, N, splits)))
+    return -1;
   CUtensorMap map_a, map_b, map_c;
   int st = tensor_map(operand_key(c, MapKey{A, M, K, lda, c.bm}), &map_a);
   if (st != 0) return st;
   st = tensor_map(operand_key(c, MapKey{Bt, N, K, ldbt, c.bn}), &map_b);  // boxes of 64 columns (of K) x BN rows
   if (st != 0) return st;
-  st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, chunk_cols(c)), &map_c);
-  if (st != 0) return st;
   const int sms = sm_count();
   if (sms <= 0) return (int)cudaErrorInvalidDevice;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
   CpSrc none{};
-  void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &none};
-  return launch(reinterpret_cast<const void*>(fn), launch_grid(c, M, N, 1, sms), c.threads, c.smem_bytes,
-                static_cast<cudaStream_t>(stream), args, 1);
+  if (splits == 1) {
+    st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, chunk_cols(c)), &map_c);
+    if (st != 0) return st;
+    void* args[] = {&map_a, &map_b, &map_c, &M, &N, &K, &none};
+    return launch(reinterpret_cast<const void*>(fn), launch_grid(c, M, N, 1, sms), c.threads, c.smem_bytes, s, args,
+                  1);
+  }
+  float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + cudaopt_wgmma_counter_bytes(M, N));
+  half* c_half = static_cast<half*>(C);
+  int* no_counters = nullptr;
+  int no_spread = 0;
+  void* args[] = {&map_a, &map_b, &map_a, &partials, &no_counters, &M, &N, &K, &splits, &c_half, &ldc, &no_spread,
+                  &none};  // (the map of C is an unused argument of the split-K kernel without the ticket fixup)
+  st = launch(reinterpret_cast<const void*>(splitk_fn), launch_grid(c, M, N, splits, sms), c.threads, c.smem_bytes, s,
+              args, 1);
+  if (st != 0) return st;
+  return launch_splitk_reduce(partials, c_half, M, N, ldc, splits, sms, s);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
