@@ -34,13 +34,10 @@ def tn_only_shapes(root: Path) -> list[tuple[int, int, int]]:
 
 
 def parse_shapes(text: str, root: Path) -> list[tuple[int, int, int]]:
-    if text == "tn_only":
-        return tn_only_shapes(root)
-    out = []
-    for part in text.split(","):
-        m, n, k = (int(v) for v in part.lower().split("x"))
-        out.append((m, n, k))
-    return out
+    """'tn_only' (above), or anything bench-gemm's --shapes takes ('grid', 'sample:N', a file, 'MxNxK,...')."""
+    from cudaopt.gemm.shapes import parse_shapes as gemm_shapes
+
+    return tn_only_shapes(root) if text == "tn_only" else gemm_shapes(text)
 
 
 def one_shape(shape, configs: list[int] | None, rounds: int, seed: int) -> list[dict]:
@@ -53,21 +50,24 @@ def one_shape(shape, configs: list[int] | None, rounds: int, seed: int) -> list[
     from cudaopt.gemm.timing import time_gpu
 
     m, n, k = shape
-    ids = configs or [choose(m, n, k).as_ours().config]
+    # the table's choice of ours (its config and splits), or each given config without split-K
+    picks = [Choice("ours", c, 1) for c in configs] if configs else [choose(m, n, k).as_ours()]
     rows = []
-    for cid in ids:
-        if not _lib.has_bt(cid):
-            rows.append({"shape": list(shape), "config": cid, "skipped": "no B^T twin"})
+    for choice in picks:
+        cid, splits = choice.config, choice.splits
+        if not _lib.has_bt(cid, splits):
+            rows.append({"shape": list(shape), "config": cid, "splits": splits, "skipped": "no B^T twin"})
             continue
         torch.manual_seed(seed)
         sets = num_sets(m, n, k)
-        x = make_inputs(m, n, k, sets, 0, with_blas=True)  # x.bt: B^T, N x K contiguous, as the TN baselines read it
-        choice = Choice("ours", cid, 1)
+        ws_bytes = _lib.workspace_bytes(m, n, splits)
+        # x.bt: B^T, N x K contiguous, as the TN baselines read it; x.ws: the split-K workspace, counters zero
+        x = make_inputs(m, n, k, sets, ws_bytes, with_blas=True)
         stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
 
         def bt_run(i: int) -> None:
-            _lib.launch_ours_bt(x.a[i].data_ptr(), x.bt[i].data_ptr(), x.c[i].data_ptr(), m, n, k, cid, 1, 0, 0,
-                                stream())
+            _lib.launch_ours_bt(x.a[i].data_ptr(), x.bt[i].data_ptr(), x.c[i].data_ptr(), m, n, k, cid, splits,
+                                x.ws.data_ptr(), ws_bytes, stream())
 
         cands = {"ours_nn": ours_launch(x, m, n, k, choice), "ours_bt": bt_run}
         # bitwise: the twin against its kernel on B as given, input set 0
@@ -80,15 +80,17 @@ def one_shape(shape, configs: list[int] | None, rounds: int, seed: int) -> list[
         t = time_with_lt_auto(cands, x, m, n, k, sets, rounds, rng)
         per_round: dict[str, list[float]] = {}
         time_gpu(cands, sets, rounds=rounds, rng=rng, per_round=per_round)  # the two of ours, paired
-        rows.append({"shape": list(shape), "config": cid, "bitwise_equal": equal, "us": t,
+        rows.append({"shape": list(shape), "config": cid, "splits": splits, "bitwise_equal": equal, "us": t,
                      "nn_over_bt_paired": paired_ratio(per_round, ("ours_nn",), "ours_bt")})
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shapes", default="tn_only", help="tn_only (session 38's floor.csv) or a comma list of MxNxK")
-    ap.add_argument("--configs", default="", help="comma list of config ids (default: each shape's table config)")
+    ap.add_argument("--shapes", default="tn_only",
+                    help="tn_only (session 38's floor.csv), grid, sample:N, a file, or a comma list of MxNxK")
+    ap.add_argument("--configs", default="",
+                    help="comma list of config ids, run without split-K (default: each shape's table config and splits)")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="one JSON line per (shape, config) here")
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = open(args.out, "w") if args.out else None
     # every column a ratio of times, > 1 where the second named is faster
-    print(f"{'shape':>17} {'config':>6} {'bitwise':>7} {'lt_nn/nn':>9} {'lt_tn/bt':>9} {'lt_max/bt':>9} "
+    print(f"{'shape':>17} {'config':>9} {'bitwise':>7} {'lt_nn/nn':>9} {'lt_tn/bt':>9} {'lt_max/bt':>9} "
           f"{'lt_nn/lt_tn':>11} {'nn/bt (paired)':>14}")
     gains = []
     for shape in shapes:
@@ -116,14 +118,14 @@ def main(argv: list[str] | None = None) -> int:
                 out.write(json.dumps(r) + "\n")
                 out.flush()
             if "skipped" in r:
-                print(f"{'x'.join(map(str, shape)):>17} {r['config']:>6} {r['skipped']}")
+                print(f"{'x'.join(map(str, shape)):>17} {r['config']:>6}/{r['splits']:<2} {r['skipped']}")
                 continue
             t = r["us"]
             lt_max = min(t.get("lt_auto_nn", float("inf")), t.get("lt_auto_tn", float("inf")))
             speed = lambda ref, ours: ref / ours if ours and ref else float("nan")  # noqa: E731  (> 1: ours faster)
             p = r["nn_over_bt_paired"]
             gains.append(p if p else float("nan"))
-            print(f"{'x'.join(map(str, shape)):>17} {r['config']:>6} {str(r['bitwise_equal']):>7} "
+            print(f"{'x'.join(map(str, shape)):>17} {r['config']:>6}/{r['splits']:<2} {str(r['bitwise_equal']):>7} "
                   f"{speed(t.get('lt_auto_nn'), t['ours_nn']):>9.4f} {speed(t.get('lt_auto_tn'), t['ours_bt']):>9.4f} "
                   f"{speed(lt_max, t['ours_bt']):>9.4f} {speed(t.get('lt_auto_nn'), t.get('lt_auto_tn')):>11.4f} "
                   f"{(p if p else float('nan')):>14.4f}", flush=True)
