@@ -814,10 +814,11 @@ def _chain_choices():
             Choice("ours", MMA_CONFIGS[6].id, 3)]
 
 
-def _chain_errors(choices, graph: bool, seed: int) -> list[tuple[str, float]]:
+def _chain_errors(choices, graph: bool, seed: int, transposed: bool = False) -> list[tuple[str, float]]:
     """x <- x @ B_i, five calls, each reading its predecessor's output, per choice (eagerly, or captured in a CUDA
     graph and replayed), against the same chain in fp32 with fp16 rounding between steps: (label, relative error)
-    of each choice whose error is not under 5e-3."""
+    of each choice whose error is not under 5e-3. transposed: every B_i stored transposed (the B^T twins; the caller
+    sets CUDAOPT_GEMM_BT=1)."""
     import torch
 
     from cudaopt.gemm import _lib, hgemm
@@ -827,6 +828,8 @@ def _chain_errors(choices, graph: bool, seed: int) -> list[tuple[str, float]]:
     g = torch.Generator(device="cuda").manual_seed(seed)
     bs = [torch.randn(n, n, device="cuda", dtype=torch.float16, generator=g) / n ** 0.5 for _ in range(5)]
     x0 = torch.randn(n, n, device="cuda", dtype=torch.float16, generator=g)
+    if transposed:
+        bs = [b.t().contiguous().t() for b in bs]
     ref = x0
     for b in bs:
         ref = (ref.float() @ b.float()).half()
@@ -892,6 +895,21 @@ def test_back_to_back_calls_of_every_table_family_read_their_predecessors_output
     choices = _table_family_choices()
     assert len(choices) >= 6  # (the shipped table uses a dozen families or more)
     assert not _chain_errors(choices, graph, seed=1)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_back_to_back_b_transposed_calls_read_their_predecessors_output(graph, monkeypatch):
+    """The same chain through the B^T twins (session 39): cooperative and ping-pong in our frame, split-K (its reduce
+    kernel follows), and swapped; each ran its twin (not torch.matmul)."""
+    from cudaopt.gemm import Choice, _lib
+
+    monkeypatch.setenv("CUDAOPT_GEMM_BT", "1")
+    ran = []
+    real = _lib.launch_ours_bt
+    monkeypatch.setattr(_lib, "launch_ours_bt", lambda *args, **kw: (ran.append(args[6]), real(*args, **kw)))
+    choices = [Choice("ours", 18, 1), Choice("ours", 42, 1), Choice("ours", 22, 4), Choice("ours", 113, 1)]
+    assert not _chain_errors(choices, graph, seed=2, transposed=True)
+    assert set(ran) == {18, 42, 22, 113}
 
 
 def test_cublaslt_fallback_runs_every_listed_algorithm_correctly(monkeypatch):
