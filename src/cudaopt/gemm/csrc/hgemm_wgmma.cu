@@ -386,10 +386,12 @@ __device__ __forceinline__ void fence_operands(float (&d)[R]) {
 // 64 x 192 tiles give 128 tiles on a 256 x 12288 or 128 x 12288 C, where 128 x 256 tiles leave 36 of 132 SMs idle
 // (96 tiles). N = 160 (session 26): cuBLASLt's tile on 82 of the 113 large shapes where it beat the table is
 // 128 x 160 (nvjet_sm90_hsh_128x160_64x5_2x1).
-template <int N>
+// TB = 0 (BT, session 39): B given K-major (B^T stored N x K row-major, the TN layout of cuBLAS and of nn.Linear's
+// weight), its smem slot B^T's N rows laid out as A's rows are: imm-trans-b = 0.
+template <int N, int TB = 1>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256, "our frame: N = 64, 128, 160, 192, 256");
-  wgmma_m64nk16<N, 0, 1>(d, desc_a, desc_b, accumulate);
+  wgmma_m64nk16<N, 0, TB>(d, desc_a, desc_b, accumulate);
 }
 
 // The swapped operands (session 26, SWAP in WgmmaTile2): D^T(64 x N) (+)= B^T(64 x 16, our B's 64-column chunk: M-major
@@ -399,29 +401,13 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 // ping-pongs, session 15's notes) and 192. Session 28: 32 and 64, the narrow tiles of the small long-K shapes
 // (cuBLASLt's fastest there is a 64x32 tile in its frame, 32 rows of our M: one wave without split-K). Session 29: 16,
 // the narrowest (the latency-bound small shapes, where 32 rows beat the 64 x 64 tile by spreading over more SMs).
-template <int N>
+// TA = 0 (BT): B given K-major, wgmma's A is 64 of B^T's rows (K-major): imm-trans-a = 0.
+template <int N, int TA = 1>
 __device__ __forceinline__ void wgmma_m64k16_swapped(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                      int accumulate) {
   static_assert(N == 16 || N == 32 || N == 64 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192,
                 "swapped: N = 16, 32, 64, 144, 160, 168, 176, 192");
-  wgmma_m64nk16<N, 1, 0>(d, desc_a, desc_b, accumulate);
-}
-
-// B given K-major (BT, session 39: B^T stored N x K row-major, the TN layout of cuBLAS and of nn.Linear's weight): D(64 x
-// N) (+)= A(64 x 16, K-major) * B(16 x N, K-major smem: B^T's N rows, as A's rows are laid out): imm-trans-b = 0.
-template <int N>
-__device__ __forceinline__ void wgmma_m64k16_bt(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256, "our frame: N = 64, 128, 160, 192, 256");
-  wgmma_m64nk16<N, 0, 0>(d, desc_a, desc_b, accumulate);
-}
-
-// The swapped operands with B given K-major (BT and SWAP): wgmma's A is 64 of B^T's rows (K-major, imm-trans-a = 0).
-template <int N>
-__device__ __forceinline__ void wgmma_m64k16_swapped_bt(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
-                                                        int accumulate) {
-  static_assert(N == 16 || N == 32 || N == 64 || N == 144 || N == 160 || N == 168 || N == 176 || N == 192,
-                "swapped: N = 16, 32, 64, 144, 160, 168, 176, 192");
-  wgmma_m64nk16<N, 0, 0>(d, desc_a, desc_b, accumulate);
+  wgmma_m64nk16<N, TA, 0>(d, desc_a, desc_b, accumulate);
 }
 
 template <int BM, int BN, int CONSUMERS, int STAGES>
@@ -1176,7 +1162,7 @@ __device__ __forceinline__ void swapped_k_step(float (&acc)[T::kMI][T::kAcc], ui
     if constexpr (BT) {
       static_assert(T::kChunkBBytes == 64 * 128, "64 rows of B^T where the N-major slot has a 64-column chunk");
       const uint64_t desc_b = SmemDesc<16, 8 * 128>(b_base).at(mi * 64 * 128 + kk * 32, b_off);
-      wgmma_m64k16_swapped_bt<BM>(acc[mi], desc_b, desc_at, accumulate);
+      wgmma_m64k16_swapped<BM, 0>(acc[mi], desc_b, desc_at, accumulate);
     } else {
       const uint64_t desc_bt =
           SmemDesc<T::kChunkBBytes, 8 * 128>(b_base).at(mi * T::kChunkBBytes + kk * 16 * 128, b_off);
@@ -1408,7 +1394,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
 #pragma unroll
             for (int mi = 0; mi < T::kMI; ++mi) {
               const uint64_t desc_a = SmemDesc<16, 8 * 128>(a_base).at(mi * 64 * 128 + kk * 32, a_off);
-              wgmma_m64k16_bt<BN>(acc[mi], desc_a, desc_b, ((kt - kt_first) | kk) != 0);
+              wgmma_m64k16<BN, 0>(acc[mi], desc_a, desc_b, ((kt - kt_first) | kk) != 0);
             }
           } else {
           const uint64_t desc_b =
