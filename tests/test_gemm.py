@@ -472,6 +472,12 @@ def test_floor_and_aa_are_also_read_paired_within_rounds(tmp_path):
     assert "Paired within rounds" in md and "| all | 2 | 1.0000 | 0.00% | 0.0% |" in md
     rows = (tmp_path / "floor.csv").read_text().splitlines()
     assert rows[0].endswith(",tn_only,paired_ratio") and rows[1].startswith("64,64,64,") and rows[1].endswith(",1.0000")
+    import csv
+
+    with open(tmp_path / "shapes.csv", newline="") as f:  # shapes.csv carries each paired ratio beside the checks
+        by_shape = {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in csv.DictReader(f)}
+    assert by_shape[b]["paired_dispatch_vs_lt_auto_max"] == "0.9700" and by_shape[c]["paired_dispatch_vs_torch"] == "0.9900"
+    assert by_shape[a]["dispatch"] == bench.TORCH_DISPATCH
     res.paired = {}  # a run logged before session 39: the old rows only
     bench.write_outputs(res, tmp_path, "t")
     md = (tmp_path / "summary.md").read_text()

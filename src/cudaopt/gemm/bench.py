@@ -547,7 +547,13 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     )
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_shape_csv(out_dir / "shapes.csv", res.times, res.checks)
+    # (the within-round paired ratios beside the checks: "paired_ours_vs_torch" and the like, for later readers of
+    # several grids, e.g. the floor on paired ratios across runs)
+    extra = {s: dict(c or {}) for s, c in res.checks.items()}
+    for name, shape_ratios in res.paired.items():
+        for s, r in shape_ratios.items():
+            extra.setdefault(s, {})["paired_" + name.replace(" ", "_")] = f"{r:.4f}"
+    write_shape_csv(out_dir / "shapes.csv", res.times, extra)
     write_summary_csv(out_dir / "summary.csv", res.summaries)
     n_ok = sum(1 for c in res.checks.values() if c["correct"])
     md = [f"## {title}", "", (f"shapes timed: {len(res.times.get('ours', {}))}; correct (all checks): "
