@@ -4,6 +4,7 @@ resumable benchmark/tuner bookkeeping (GPU work monkeypatched)."""
 import contextlib
 import json
 import math
+import statistics
 import time
 
 import numpy as np
@@ -872,6 +873,32 @@ def test_paired_ratio_cancels_a_drift_shared_within_rounds():
     per_round["ours"][2] = float("nan")  # a failed round is left out, not a crash
     assert paired_ratio(per_round, ("torch",), "ours") == pytest.approx(1.25)
     assert paired_ratios({"torch": [1.0]}) == {} and paired_ratio({}, ("torch",), "ours") is None
+
+
+def test_b_transposed_twin_is_summarised_against_the_tn_layouts(tmp_path, no_gpu):
+    """CUDAOPT_GEMM_BENCH_BT=1 (session 39) adds "ours_bt", timed where the choice has a B^T twin: summarised against
+    cuBLASLt's and cuBLAS's TN layouts, the max and ours (over the shapes it ran), paired against lt_auto_tn and ours;
+    a run without it has none of these rows."""
+    from cudaopt.gemm.stats import paired_ratios
+
+    def fake(index, shape, env):
+        t = {"ours": 2.0, "torch": 2.5, "dispatch": 2.0, "lt_auto_nn": 2.2, "lt_auto_tn": 2.1, "cublas_tn": 2.3}
+        if index != 1:  # shape 1's choice has no twin: no ours_bt there
+            t["ours_bt"] = 1.9
+        return t, {"correct": True}, {}
+
+    no_gpu.setattr(bench, "_bench_shape", fake)
+    res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
+    rows = {s.baseline: s for s in res.summaries if s.group == "all"}
+    assert rows["ours_bt vs lt_auto_tn"].n == 2 and rows["ours_bt vs lt_auto_tn"].median_ratio == pytest.approx(2.1 / 1.9)
+    assert {"ours_bt vs cublas_tn", "ours_bt vs lt_auto_max", "ours_bt vs ours"} <= set(rows)
+    per_round = {"ours": [2.0, 2.2], "ours_bt": [1.9, 2.0], "lt_auto_tn": [2.1, 2.3], "torch": [2.5, 2.5]}
+    got = paired_ratios(per_round)
+    assert got["ours_bt vs lt_auto_tn"] == pytest.approx(statistics.median([2.1 / 1.9, 2.3 / 2.0]))
+    assert got["ours_bt vs ours"] == pytest.approx(statistics.median([2.0 / 1.9, 2.2 / 2.0]))
+    no_gpu.setattr(bench, "_bench_shape", lambda i, s, e: ({"ours": 2.0, "lt_auto_tn": 2.1}, {"correct": True}, {}))
+    assert not any(s.baseline.startswith("ours_bt") for s in bench.run_bench(
+        SHAPES5[:2], out_dir=tmp_path / "plain", log=lambda s: None).summaries)
 
 
 def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():

@@ -1079,3 +1079,18 @@ def test_bt_twin_passes_every_check_and_the_dispatcher_takes_transposed_b(monkey
             torch.cuda.synchronize()
             err = ((got.float() - ref).norm() / ref.norm()).item()
             assert err <= 1.25 * torch_err + 1e-4, (env, (m, n, k), err, torch_err)
+
+
+def test_bench_times_and_checks_the_b_transposed_twins(tmp_path, monkeypatch):
+    """bench-gemm with CUDAOPT_GEMM_BENCH_BT=1 (session 39) on two shapes whose table choice has a B^T twin: "ours_bt"
+    timed beside the TN baselines and summarised against them, and the twin through every check ("bt_correct")."""
+    from cudaopt.gemm import _lib, bench
+    from cudaopt.gemm.dispatch import choose
+
+    monkeypatch.setenv("CUDAOPT_GEMM_BENCH_BT", "1")
+    shapes = [(2048, 8192, 4096), (1024, 1024, 1024)]
+    assert all(_lib.has_bt(c.config, c.splits) for c in (choose(*s).as_ours() for s in shapes))
+    res = bench.run_bench(shapes, rounds=3, out_dir=tmp_path, log=lambda s: None)
+    assert set(res.times["ours_bt"]) == set(shapes)
+    assert all(res.checks[s].get("bt_correct") is True for s in shapes), res.checks
+    assert any(s.baseline == "ours_bt vs lt_auto_tn" for s in res.summaries)

@@ -120,6 +120,20 @@ def torch_launch(x: ShapeInputs):
     return lambda i: torch.matmul(x.a[i], x.b[i], out=x.c[i])
 
 
+BT_BENCH_ENV = "CUDAOPT_GEMM_BENCH_BT"  # "1": also time our B^T twins ("ours_bt", on x.bt) where the choice has one
+
+
+def ours_bt_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice):
+    """One call of choice's B^T twin (session 39) on input set i: B read from the pre-transposed x.bt, the TN
+    baselines' operand; its split-K partials in x.ws."""
+    ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
+
+    def run(i: int) -> None:
+        _lib.launch_ours_bt(x.a[i].data_ptr(), x.bt[i].data_ptr(), x.c[i].data_ptr(), m, n, k, choice.config,
+                            choice.splits, x.ws.data_ptr(), ws_bytes, _stream())
+    return run
+
+
 def blas_launches(x: ShapeInputs, m: int, n: int, k: int, plans: dict) -> dict:
     lib = _lib.blas()
 
@@ -357,6 +371,10 @@ def summarize_result(res: BenchResult) -> None:
         for base in ("torch", "cublas_max", "lt_auto_max"):
             if base in times:
                 res.summaries += summarize_by_class(f"ours_nopdl vs {base}", ratios(times[base], times["ours_nopdl"]))
+    if "ours_bt" in times:  # (CUDAOPT_GEMM_BENCH_BT=1, the shapes whose choice has a B^T twin) against the TN layouts
+        for base in ("lt_auto_tn", "cublas_tn", "lt_auto_max", "ours"):
+            if base in times:
+                res.summaries += summarize_by_class(f"ours_bt vs {base}", ratios(times[base], times["ours_bt"]))
 
 
 # --- the GPU side: one shape, setup, health ---------------------------------------------------------
@@ -392,6 +410,9 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
              "torch": torch_launch(x)}
     if os.environ.get("CUDAOPT_GEMM_PDL_AB") == "1":  # what programmatic dependent launch buys, same run
         cands["ours_nopdl"] = ours_launch(x, m, n, k, ours_choice, pdl=False)
+    with_bt = os.environ.get(BT_BENCH_ENV) == "1" and bool(x.bt) and _lib.has_bt(ours_choice.config, ours_choice.splits)
+    if with_bt:  # (session 39) the same kernel reading B transposed, beside the TN baselines given the same x.bt
+        cands["ours_bt"] = ours_bt_launch(x, m, n, k, ours_choice)
     plans = {}
     try:
         if env.with_blas:
@@ -413,7 +434,22 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
         chk = {"correct": r.ok, "exact01": r.exact_ok, "normal": r.normal_ok, "nan": r.nan_ok,
                "guard": r.guard_ok, "rel_err": f"{r.rel_err:.3e}", "torch_rel_err": f"{r.ref_rel_err:.3e}",
                "choice": ours_choice.label(), "dispatch": choice.label()}
+        if with_bt:  # the twin through the same checks, B handed over transposed (a column of its own)
+            chk["bt_correct"] = check_gemm(lambda a, b, out, c=ours_choice: _bt_call(a, b, out, c), m, n, k,
+                                           seed=env.seed + index).ok
     return t, chk, paired_ratios(per_round)
+
+
+def _bt_call(a, b, out, choice: Choice):
+    """hgemm's B^T path for check_gemm: b stored transposed, then choice's twin (an error where it refuses)."""
+    import torch
+
+    from cudaopt.gemm import _hgemm_bt
+
+    m, k = a.shape
+    if _hgemm_bt(torch, _lib, a, b.t().contiguous().t(), out, m, b.shape[1], k, choice, None) is None:
+        raise _lib.GemmError(f"{choice.label()}: the B^T twin refused these operands")
+    return out
 
 
 def _gpu_setup(seed: int, with_blas: bool, log) -> bool:

@@ -68,7 +68,10 @@ PAIRS = (("ours vs torch", ("torch",), "ours"),
          ("dispatch vs torch", ("torch",), "dispatch"),
          # (session 39) the floor's comparison: per-shape medians taken apart carry the round-to-round clock changes
          # under the power cap (the run's A/A sd 1.1%, so a tie reads under 0.98x on ~4% of shapes); paired they cancel
-         ("dispatch vs lt_auto_max", ("lt_auto_nn", "lt_auto_tn"), "dispatch"))
+         ("dispatch vs lt_auto_max", ("lt_auto_nn", "lt_auto_tn"), "dispatch"),
+         # (session 39, CUDAOPT_GEMM_BENCH_BT=1) our B^T twins against cuBLASLt on the same B^T, and against ours
+         ("ours_bt vs lt_auto_tn", ("lt_auto_tn",), "ours_bt"),
+         ("ours_bt vs ours", ("ours",), "ours_bt"))
 
 
 def paired_ratio(per_round: dict[str, list[float]], refs: tuple[str, ...], ours: str) -> float | None:
