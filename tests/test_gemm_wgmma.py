@@ -359,7 +359,7 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     pair_splitk = re.findall(r"Function properties for (\S*hgemm_wgmma2_cluster_splitk_kernel\S*)\n\s*(.*)", out)
     assert len(pair_splitk) == len(SPLITK_PAIRS), out[-3000:]
     # the B^T twins (session 39): one plain kernel each of the configs hgemm_wgmma.cu's kBtTwins lists
-    bt_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:swap_|splitk_)?bt_kernel\S*)\n\s*(.*)", out)
+    bt_funcs = re.findall(r"Function properties for (\S*hgemm_wgmma2_(?:splitk_)?bt_kernel\S*)\n\s*(.*)", out)
     assert len(bt_funcs) == BT_TWIN_KERNELS, out[-3000:]
     for name, props in wgmma_funcs + splitk_funcs + b3d_funcs + deep_pairs + pair_splitk + bt_funcs:
         assert "0 bytes spill stores, 0 bytes spill loads" in props, (name, props)
@@ -387,8 +387,8 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
         assert "STG.E.64" in body, name  # (C itself by TMA store where the in-kernel fixup finishes a tile)
     # B^T twins: both operands K-major (no .tnspA or .tnspB on any HGMMA, where our frame's kernels transpose B and the
     # swapped ones A), loaded by TMA, stored by the TMA-store epilogue
-    bt = {name: body for name, body in funcs.items() if re.search(r"hgemm_wgmma2_(?:swap_|splitk_)?bt_kernel", name)}
-    assert len(bt) == BT_TWIN_KERNELS and sum("swap_bt" in name for name in bt) == 7
+    bt = {name: body for name, body in funcs.items() if re.search(r"hgemm_wgmma2_(?:splitk_)?bt_kernel", name)}
+    assert len(bt) == BT_TWIN_KERNELS and sum(bool(re.search(r"_bt_kernelI(?:Li\d+E){6}Lb1E", name)) for name in bt) == 7
     assert sum("splitk_bt" in name for name in bt) == 11
     for name, body in bt.items():
         assert "HGMMA.64x" in body and ".tnsp" not in body and "UTMALDG.2D" in body, name

@@ -2011,17 +2011,18 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                                                K, 1, nullptr, nullptr, 0, 0, src);
 }
 
-// B^T twins of the plain kernel (BT, session 39): B given K-major (the caller's B^T, N x K row-major); TMA only.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+// B^T twins of the plain kernel (BT, session 39): B given K-major (the caller's B^T, N x K row-major); TMA only, in
+// our frame or (SWAP) the swapped one.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0, bool SWAP = false>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_bt_kernel(const __grid_constant__ CUtensorMap map_a,
                            const __grid_constant__ CUtensorMap map_b,
                            const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, false, false, true>(
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, SWAP, false, true>(
       &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
 
-// ... of the split-K kernel (the reduce kernel sums its partials; no in-kernel fixup) ...
+// ... and of the split-K kernel (the reduce kernel sums its partials; no in-kernel fixup).
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_splitk_bt_kernel(const __grid_constant__ CUtensorMap map_a,
@@ -2031,15 +2032,6 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                   int spread, CpSrc) {
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, true, EPI, false, false, false, false, 1, false, false, true>(
       &map_a, &map_b, &map_c, partials, M, N, K, splits, counters, c_ptr, ldc, spread, CpSrc{});
-}
-// ... and of the swapped-operand kernel.
-template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI>
-__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
-    hgemm_wgmma2_swap_bt_kernel(const __grid_constant__ CUtensorMap map_a,
-                                const __grid_constant__ CUtensorMap map_b,
-                                const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc) {
-  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, true, false, true>(
-      &map_a, &map_b, &map_c, nullptr, M, N, K, 1, nullptr, nullptr, 0, 0, CpSrc{});
 }
 
 // B3D twins of the plain and split-K kernels (produce_tiles: B's chunks in one 3-D box), TMA only; the
@@ -2660,7 +2652,7 @@ constexpr int kNumWgmmaConfigs = sizeof(kWgmmaConfigs) / sizeof(kWgmmaConfigs[0]
 // B^T twins (session 39): a generation-2 plain kernel and its BT instantiation (hgemm_wgmma2_bt_kernel: the same tile,
 // schedule, slots and epilogue; B read K-major from the caller's B^T), found by the config's kernel2, so every config
 // whose plain kernel is listed has a twin. The one-CTA configs the shipped table runs most without split-K (their
-// indices in kWgmmaConfigs), in our frame and the swapped one (hgemm_wgmma2_swap_bt_kernel); the others (cluster,
+// indices in kWgmmaConfigs), in our frame and the swapped one (hgemm_wgmma2_bt_kernel's SWAP); the others (cluster,
 // SHEPI, k-split, 160-wide, B3D-only) take B^T through torch.matmul.
 // A config with a split-K kernel gets a split-K twin too (splitk_bt), whose partials the reduce kernel sums.
 struct BtTwin {
@@ -2677,7 +2669,7 @@ struct BtTwin {
 #define CUDAOPT_BT_SWAP_TWIN(BM, BN, CONS, ST, SCHED, EPI)        \
   BtTwin {                                                          \
     hgemm_wgmma2_swap_kernel<BM, BN, CONS, ST, SCHED, EPI>,         \
-        hgemm_wgmma2_swap_bt_kernel<BM, BN, CONS, ST, SCHED, EPI>   \
+        hgemm_wgmma2_bt_kernel<BM, BN, CONS, ST, SCHED, EPI, true>  \
   }
 const BtTwin kBtTwins[] = {
     CUDAOPT_BT_TWIN_SK(128, 256, 2, 3, 1, 0),  // 4
