@@ -1151,7 +1151,9 @@ PY
     # timed on session 38's TN-only shapes against cuBLASLt autotuned NN and TN and against themselves on B as given
     # (benchmarks/gemm_bt.py). About 4 minutes.
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "bt_twin or b_transposed" 2>&1 | tail -4
+    # (session 40: and the test that the cuBLASLt algorithm a grid records is the one the dispatcher's fallback runs)
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
+      -k "bt_twin or b_transposed or records_the_cublaslt" 2>&1 | tail -4
     timeout 300 python3 benchmarks/gemm_bt.py --shapes tn_only --out "$OUT/gemm_bt.jsonl" 2>&1 | tail -36
     ;;
   gemm_torch_twins)

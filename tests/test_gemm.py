@@ -1247,6 +1247,53 @@ def test_grid_choice_moves_only_what_every_grid_agrees_on(tmp_path):
     assert len(rechoose(entries, grids[:1], margin=1.01)[1]) == 6  # (g1 alone agrees with every move)
 
 
+def test_grid_choice_hands_a_shape_to_the_cublaslt_algorithm_every_grid_timed_faster(tmp_path):
+    """(session 40) bench-gemm records which cuBLASLt algorithm "lt_auto_nn" was; a shape moves to that algorithm
+    (the dispatcher's cuBLASLt fallback) where every grid reads it faster and the grids recording it name one."""
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import parse_table
+    from cudaopt.gemm.report import write_shape_csv
+    from cudaopt.gemm.grid_choice import load_grid, rechoose
+
+    ours = Choice("ours", 20, 1).label()
+
+    def grid(path, rows):  # {shape: (ours, torch, lt_auto_nn, dispatch us, dispatch label, lt_auto_nn_algo or None)}
+        times = {n: {s: r[i] for s, r in rows.items()} for i, n in enumerate(("ours", "torch", "lt_auto_nn", "dispatch"))}
+        extra = {s: {"dispatch": r[4], "choice": ours, "correct": True,
+                     **({} if r[5] is None else {"lt_auto_nn_algo": r[5]})} for s, r in rows.items()}
+        write_shape_csv(path, times, extra)
+        return load_grid(path)
+
+    shapes = [(64, 64, 64 * i) for i in range(1, 7)]
+    a, b, c, d, e, f = shapes
+    entries = [{"m": 64, "n": 64, "k": 64, "backend": "ours", "config": 20},  # a: lt faster in both: to algo 4
+               {"m": 64, "n": 64, "k": 128, "backend": "torch", "config": 20},  # b: ours and lt faster: lt, the larger
+               {"m": 64, "n": 64, "k": 192, "backend": "ours", "config": 20},  # c: the grids name two algorithms
+               {"m": 64, "n": 64, "k": 256, "backend": "cublaslt", "lt_algo": 2, "config": 20},  # d: already algo 2
+               {"m": 64, "n": 64, "k": 320, "backend": "cublaslt", "lt_algo": 2, "config": 20},  # e: algo 5 faster
+               {"m": 64, "n": 64, "k": 384, "backend": "ours", "config": 20}]  # f: faster in one grid only
+    lt2 = "fallback:cublaslt_nn_algo2"
+    g1 = {a: (10, 11, 9.0, 10, ours, 4), b: (9.5, 10, 9.0, 10, "fallback:torch", 1),
+          c: (10, 11, 9.0, 10, ours, 3), d: (10, 11, 9.0, 10, lt2, 2), e: (10, 11, 9.0, 10, lt2, 5),
+          f: (10, 11, 9.0, 10, ours, 0)}
+    # (the second grid is one from before session 40 for shape a: no algorithm recorded, only its time)
+    g2 = {**g1, a: (10, 11, 9.0, 10, ours, None), c: (10, 11, 9.0, 10, ours, 7), f: (10, 11, 10.0, 10, ours, 0)}
+    new, moves = rechoose(entries, [grid(tmp_path / "g1.csv", g1), grid(tmp_path / "g2.csv", g2)], margin=1.01)
+    assert [(m.shape, m.was, m.to) for m in moves] == [
+        (a, ours, "cublaslt"), (b, "fallback:torch", "cublaslt"), (e, lt2, "cublaslt")]
+    table = parse_table({"entries": new})  # what the dispatcher loads
+    assert table[a] == Choice("cublaslt", 20, 1, 4) and table[b] == Choice("cublaslt", 20, 1, 1)
+    assert table[e] == Choice("cublaslt", 20, 1, 5) and table[c] == Choice("ours", 20, 1)
+    assert table[d] == Choice("cublaslt", 20, 1, 2) and table[f] == Choice("ours", 20, 1)
+    by = {(x["m"], x["n"], x["k"]): x for x in new}
+    assert by[a]["grid_choice"] == {"from": ours, "to": "cublaslt", "grids": 2, "ratios": [1.1111, 1.1111],
+                                    "margin": 1.01, "lt_algo": 4}
+    # (with no algorithm recorded anywhere, no cuBLASLt move: session 38's grids give only ours <-> torch)
+    g_old = {s: (*r[:5], None) for s, r in g1.items()}
+    _, moves = rechoose(entries, [grid(tmp_path / "o1.csv", g_old), grid(tmp_path / "o2.csv", g_old)], margin=1.01)
+    assert [(m.shape, m.to) for m in moves] == [(b, "ours")]
+
+
 def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input(tmp_path):
     import json
     import subprocess

@@ -325,7 +325,8 @@ def gemm_table_from_grids_cmd(
     out: Path = typer.Option(..., help="Table to write (may be --table)."),
     margin: float = typer.Option(1.01, help="Move a shape only where every grid reads the new choice faster by this factor."),
 ) -> None:
-    """Move shapes between ours and torch.matmul where every grid agrees (no GPU): a candidate table for a fresh grid."""
+    """Move shapes between ours, torch.matmul and cuBLASLt's autotuned algorithm where every grid agrees (no GPU): a
+    candidate table for a fresh grid."""
     import json
 
     from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose

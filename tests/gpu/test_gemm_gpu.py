@@ -1094,3 +1094,37 @@ def test_bench_times_and_checks_the_b_transposed_twins(tmp_path, monkeypatch):
     assert set(res.times["ours_bt"]) == set(shapes)
     assert all(res.checks[s].get("bt_correct") is True for s in shapes), res.checks
     assert any(s.baseline == "ours_bt vs lt_auto_tn" for s in res.summaries)
+
+
+def test_bench_records_the_cublaslt_algorithm_it_timed_and_the_dispatcher_runs_that_one(tmp_path):
+    """(session 40) bench-gemm writes which algorithm "lt_auto_nn" / "lt_auto_tn" were (gemm-table-from-grids hands
+    shapes to it); the index means the same algorithm to the dispatcher's cuBLASLt fallback: one product, bit for bit."""
+    import csv
+
+    import torch
+
+    from cudaopt.gemm import _lib, bench, hgemm
+    from cudaopt.gemm.configs import Choice
+
+    shape = m, n, k = (512, 1024, 2048)
+    res = bench.run_bench([shape], rounds=3, out_dir=tmp_path, log=lambda s: None)
+    chk = res.checks[shape]
+    algo = chk["lt_auto_nn_algo"]
+    assert isinstance(algo, int) and algo >= 0 and isinstance(chk["lt_auto_tn_algo"], int), chk
+    bench.write_outputs(res, tmp_path, "t")
+    with open(tmp_path / "shapes.csv", newline="") as f:
+        assert next(csv.DictReader(f))["lt_auto_nn_algo"] == str(algo)
+
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    plan = _lib.LtPlan(m, n, k, 0, bench.LT_WORKSPACE)
+    try:
+        assert algo < plan.count
+        ws = torch.empty(bench.LT_WORKSPACE, device="cuda", dtype=torch.uint8)
+        c_bench = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        plan.run(algo, a.data_ptr(), b.data_ptr(), c_bench.data_ptr(), ws.data_ptr(), bench.LT_WORKSPACE,
+                 torch.cuda.current_stream().cuda_stream)
+    finally:
+        plan.close()
+    c_dispatch = hgemm(a, b, choice=Choice("cublaslt", 0, 1, algo))
+    assert torch.equal(c_bench, c_dispatch)

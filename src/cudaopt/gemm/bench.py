@@ -414,10 +414,13 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
     if with_bt:  # (session 39) the same kernel reading B transposed, beside the TN baselines given the same x.bt
         cands["ours_bt"] = ours_bt_launch(x, m, n, k, ours_choice)
     plans = {}
+    lt_algos = {}  # (session 40) which cuBLASLt algorithm "lt_auto" timed: gemm-table-from-grids can hand a shape to it
     try:
         if env.with_blas:
             plans = lt_plans(x, m, n, k, sets, rng)
             cands.update(blas_launches(x, m, n, k, plans))
+            lt_algos = {f"lt_auto_{tag}_algo": int(plans[f"best{layout}"]) for layout, tag in ((0, "nn"), (1, "tn"))
+                        if layout in plans}
         per_round: dict[str, list[float]] = {}
         if env.timing == "gpu":
             t = time_gpu(cands, sets, rounds=env.rounds, server=(env.mode == "server"), rng=rng, per_round=per_round)
@@ -433,7 +436,7 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv) -> tuple[dict[str, flo
         r = check_gemm(lambda a, b, out, c=ours_choice: hgemm(a, b, out=out, choice=c), m, n, k, seed=env.seed + index)
         chk = {"correct": r.ok, "exact01": r.exact_ok, "normal": r.normal_ok, "nan": r.nan_ok,
                "guard": r.guard_ok, "rel_err": f"{r.rel_err:.3e}", "torch_rel_err": f"{r.ref_rel_err:.3e}",
-               "choice": ours_choice.label(), "dispatch": choice.label()}
+               "choice": ours_choice.label(), "dispatch": choice.label(), **lt_algos}
         if with_bt:  # the twin through the same checks, B handed over transposed (a column of its own)
             chk["bt_correct"] = check_gemm(lambda a, b, out, c=ours_choice: _bt_call(a, b, out, c), m, n, k,
                                            seed=env.seed + index).ok

@@ -9,7 +9,12 @@ graph replays (bench.py), which is also how the benchmark of record reads the di
 `rechoose` moves a shape only where every grid given agrees by a margin, and only between what the grids timed:
 - a shape handed to torch.matmul or cuBLASLt goes to ours (the table's kernel of record, the one the grid timed as
   "ours") where in every grid dispatch / ours > margin and ours passed the grid's checks;
-- a shape on ours goes to torch.matmul where in every grid dispatch / torch > margin.
+- a shape on ours goes to torch.matmul where in every grid dispatch / torch > margin;
+- (session 40) any shape goes to cuBLASLt's autotuned NN algorithm (the dispatcher's "cublaslt" fallback) where in every
+  grid dispatch / lt_auto_nn > margin and the grids that record the algorithm (`lt_auto_nn_algo`, bench-gemm from
+  session 40 on) all name the same one; at least one must. Session 38's two grids had 15 shapes where cuBLASLt's best
+  NN algorithm beat the dispatcher's choice (ours, torch.matmul or another cuBLASLt algorithm) by over 1% in both.
+Where more than one move qualifies, the one whose smallest gain over the grids is largest is taken.
 A grid whose dispatch label for a shape is not the table's choice (it ran another table) does not count for that
 shape. Judge the new table on a fresh grid: the grids it was chosen from read it optimistically.
 """
@@ -28,7 +33,7 @@ from cudaopt.gemm.dispatch import Shape, entry_choice
 class Move:
     shape: Shape
     was: str  # the table's dispatch label before
-    to: str  # "ours" or "torch"
+    to: str  # "ours", "torch" or "cublaslt"
     ratios: tuple[float, ...]  # per grid, dispatch time over the new choice's
 
 
@@ -61,6 +66,19 @@ def _us(row: dict, name: str) -> float:
     return t if t > 0 else math.nan
 
 
+def lt_algo(rows: list[dict]) -> int | None:
+    """The cuBLASLt NN algorithm (index into the heuristic's list, as the table's lt_algo) that the grids' autotuning
+    agreed on: the one every grid recording `lt_auto_nn_algo` names; None where none records it or two differ."""
+    named = {str(r.get("lt_auto_nn_algo") or "").strip() for r in rows} - {""}
+    if len(named) != 1:
+        return None
+    try:
+        algo = int(named.pop())
+    except ValueError:
+        return None
+    return algo if algo >= 0 else None
+
+
 def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01) -> tuple[list[dict], list[Move]]:
     """The entries with the moves every grid agrees on (module docstring), each moved entry carrying a
     "grid_choice" record; and the moves."""
@@ -83,19 +101,28 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         if any(r is None or r["dispatch"] != choice.label() or r["choice"] != choice.as_ours().label() for r in rows):
             out.append(e)
             continue
-        to = "ours" if choice.backend != "ours" else "torch"
-        ratios = tuple(_us(r, "dispatch") / _us(r, to) for r in rows)
-        agreed = all(x > margin for x in ratios)  # (NaN: never)
-        if to == "ours":
-            agreed = agreed and all(r["correct"] == "True" for r in rows)
+        options = {"ours": "ours"} if choice.backend != "ours" else {"torch": "torch"}  # move -> the grid's column
+        algo = lt_algo(rows)
+        if algo is not None and not (choice.backend == "cublaslt" and choice.algo == algo):
+            options["cublaslt"] = "lt_auto_nn"
+        agreed = {}
+        for to, column in options.items():
+            ratios = tuple(_us(r, "dispatch") / _us(r, column) for r in rows)
+            if all(x > margin for x in ratios) and (to != "ours" or all(r["correct"] == "True" for r in rows)):
+                agreed[to] = ratios  # (NaN never passes)
         if not agreed:
             out.append(e)
             continue
+        to = max(agreed, key=lambda t: min(agreed[t]))
+        ratios = agreed[to]
         rec = {"from": choice.label(), "to": to, "grids": len(rows), "ratios": [round(x, 4) for x in ratios],
                "margin": margin}
         if to == "ours":  # the fallback's records go, as when the ours-back pass takes a shape back
             moved = {k: v for k, v in e.items() if k not in ("lt_algo", "lt_fallback")}
             moved["backend"] = "ours"
+        elif to == "cublaslt":  # the kernel of record (config, splits) stays, as for a tuned fallback
+            moved = {**e, "backend": "cublaslt", "lt_algo": algo}
+            rec["lt_algo"] = algo
         else:
             moved = {**e, "backend": "torch"}
         out.append({**moved, "grid_choice": rec})
