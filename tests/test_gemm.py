@@ -1259,6 +1259,7 @@ def test_grid_choice_hands_a_shape_to_the_cublaslt_algorithm_every_grid_timed_fa
 
     def grid(path, rows):  # {shape: (ours, torch, lt_auto_nn, dispatch us, dispatch label, lt_auto_nn_algo or None)}
         times = {n: {s: r[i] for s, r in rows.items()} for i, n in enumerate(("ours", "torch", "lt_auto_nn", "dispatch"))}
+        times["lt_auto_max"] = times["lt_auto_nn"]
         extra = {s: {"dispatch": r[4], "choice": ours, "correct": True,
                      **({} if r[5] is None else {"lt_auto_nn_algo": r[5]})} for s, r in rows.items()}
         write_shape_csv(path, times, extra)
@@ -1278,9 +1279,14 @@ def test_grid_choice_hands_a_shape_to_the_cublaslt_algorithm_every_grid_timed_fa
           f: (10, 11, 9.0, 10, ours, 0)}
     # (the second grid is one from before session 40 for shape a: no algorithm recorded, only its time)
     g2 = {**g1, a: (10, 11, 9.0, 10, ours, None), c: (10, 11, 9.0, 10, ours, 7), f: (10, 11, 10.0, 10, ours, 0)}
-    new, moves = rechoose(entries, [grid(tmp_path / "g1.csv", g1), grid(tmp_path / "g2.csv", g2)], margin=1.01)
-    assert [(m.shape, m.was, m.to) for m in moves] == [
-        (a, ours, "cublaslt"), (b, "fallback:torch", "cublaslt"), (e, lt2, "cublaslt")]
+    grids = [grid(tmp_path / "g1.csv", g1), grid(tmp_path / "g2.csv", g2)]
+    new, moves = rechoose(entries, grids, margin=1.01)
+    assert [(m.shape, m.was, m.to, m.algo) for m in moves] == [
+        (a, ours, "cublaslt", 4), (b, "fallback:torch", "cublaslt", 1), (e, lt2, "cublaslt", 5)]
+    # (left out, the first grid reads shape c's move to algorithm 7, chosen from the second, on its own algorithm 3)
+    from cudaopt.gemm.grid_choice import held_out
+
+    assert [h.approx for h in held_out(entries, grids)] == [1, 1]
     table = parse_table({"entries": new})  # what the dispatcher loads
     assert table[a] == Choice("cublaslt", 20, 1, 4) and table[b] == Choice("cublaslt", 20, 1, 1)
     assert table[e] == Choice("cublaslt", 20, 1, 5) and table[c] == Choice("ours", 20, 1)
@@ -1292,6 +1298,36 @@ def test_grid_choice_hands_a_shape_to_the_cublaslt_algorithm_every_grid_timed_fa
     g_old = {s: (*r[:5], None) for s, r in g1.items()}
     _, moves = rechoose(entries, [grid(tmp_path / "o1.csv", g_old), grid(tmp_path / "o2.csv", g_old)], margin=1.01)
     assert [(m.shape, m.to) for m in moves] == [(b, "ours")]
+
+
+def test_leaving_each_grid_out_reads_the_other_grids_choice_on_it(tmp_path):
+    """(session 40) held_out: rechoose from all grids but one, read the moves on that one against cuBLASLt autotuned
+    max; a move only some grids support does not count for them."""
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.grid_choice import GridError, held_out, load_grid
+    from cudaopt.gemm.report import write_shape_csv
+
+    ours = Choice("ours", 20, 1).label()
+    a, b = (64, 64, 64), (128, 64, 64)
+    entries = [{"m": 64, "n": 64, "k": 64, "backend": "torch", "config": 20},  # ours faster in every grid
+               {"m": 128, "n": 64, "k": 64, "backend": "ours", "config": 20}]  # torch faster in grid 0 only
+
+    def grid(path, torch_b):  # columns: ours, torch, dispatch, lt_auto_max
+        rows = {a: (9.5, 10.5, 10.5, 9.9), b: (10.0, torch_b, 10.0, 9.9)}
+        times = {n: {s: r[i] for s, r in rows.items()} for i, n in enumerate(("ours", "torch", "dispatch", "lt_auto_max"))}
+        write_shape_csv(path, times, {a: {"dispatch": "fallback:torch", "choice": ours, "correct": True},
+                                      b: {"dispatch": ours, "choice": ours, "correct": True}})
+        return load_grid(path)
+
+    grids = [grid(tmp_path / f"g{i}.csv", tb) for i, tb in enumerate((9.0, 10.5, 10.5))]
+    got = held_out(entries, grids, margin=1.01)
+    assert [(h.grid, h.shapes, h.moves, h.approx, h.floor_before, h.floor_after) for h in got] == [
+        (0, 2, 1, 0, 1, 0), (1, 2, 1, 0, 1, 0), (2, 2, 1, 0, 1, 0)]
+    before = ((9.9 / 10.5 - 1) + (9.9 / 10.0 - 1)) / 2
+    after = ((9.9 / 9.5 - 1) + (9.9 / 10.0 - 1)) / 2
+    assert got[0].mean_before == pytest.approx(before) and got[0].mean_after == pytest.approx(after)
+    with pytest.raises(GridError, match="two or more grids"):
+        held_out(entries, grids[:1])
 
 
 def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input(tmp_path):
@@ -1313,6 +1349,7 @@ def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input
     p = run("--table", table, "--grid", g1, "--grid", g2, "--out", tmp_path / "new.json")
     assert p.returncode == 0, p.stderr
     assert "1 of 1 shapes moved" in " ".join(p.stdout.split())
+    assert "left out" in p.stdout and "no cuBLASLt autotuned times" in p.stdout  # (these grids have no lt_auto_max)
     data = json.loads((tmp_path / "new.json").read_text())
     assert data["device"] == "test" and parse_table(data)[(64, 64, 64)] == Choice("ours", 20, 1)
     for args, want in ((("--grid", tmp_path / "none.csv"), "no such file"),

@@ -352,6 +352,19 @@ def gemm_table_from_grids_cmd(
         by[key] = by.get(key, 0) + 1
     console.print(f"{len(moves)} of {len(entries)} shapes moved ({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
                   f"table: {out}. Judge it on a fresh grid, not on these.")
+    if len(grids) >= 2:  # (session 40) what a fresh grid may show: each grid read on the choice of the others
+        from rich.table import Table
+
+        from cudaopt.gemm.grid_choice import held_out
+
+        t = Table(title="each grid left out: chosen from the others, read on it (against cuBLASLt autotuned max)")
+        for col in ("grid left out", "shapes", "moved", "under 0.98x", "mean"):
+            t.add_column(col)
+        for h in held_out(data["entries"], [load_grid(g) for g in grids], margin):
+            t.add_row("/".join(grids[h.grid].parts[-2:]), str(h.shapes), str(h.moves) + (f" ({h.approx} approx.)" if h.approx else ""),
+                      *((f"{h.floor_before} -> {h.floor_after}", f"{h.mean_before:+.2%} -> {h.mean_after:+.2%}")
+                        if h.shapes else ("-", "- (no cuBLASLt autotuned times in this grid)")))
+        console.print(t)
 
 
 @app.command("serve")

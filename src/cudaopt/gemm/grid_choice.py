@@ -35,6 +35,7 @@ class Move:
     was: str  # the table's dispatch label before
     to: str  # "ours", "torch" or "cublaslt"
     ratios: tuple[float, ...]  # per grid, dispatch time over the new choice's
+    algo: int = -1  # a move to "cublaslt": the algorithm's index (the table's lt_algo)
 
 
 class GridError(ValueError):
@@ -126,5 +127,64 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         else:
             moved = {**e, "backend": "torch"}
         out.append({**moved, "grid_choice": rec})
-        moves.append(Move(shape, choice.label(), to, ratios))
+        moves.append(Move(shape, choice.label(), to, ratios, algo if to == "cublaslt" else -1))
     return out, moves
+
+
+# --- how much a rechosen table gains, read on a grid it was not chosen from (session 40) ---------------------------
+
+MOVE_COLUMN = {"ours": "ours", "torch": "torch", "cublaslt": "lt_auto_nn"}  # a move's target -> a grid's column
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One grid held out: the table rechosen from the other grids, read on this one against cuBLASLt autotuned max."""
+
+    grid: int  # its index among the grids given
+    shapes: int  # shapes it ran with the table's own choice (the ones read)
+    moves: int  # of those, moved by the other grids' choice
+    approx: int  # cuBLASLt moves read on this grid's own autotuned NN algorithm, which is another index than the move's
+    floor_before: int  # shapes under the floor, dispatch as the table ran
+    floor_after: int  # and with the moved shapes read on their new choice's column
+    mean_before: float  # mean of lt_auto_max / dispatch - 1
+    mean_after: float
+
+
+def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
+             floor: float = 0.98) -> list[HeldOut]:
+    """Leave one grid out: rechoose from the others, read the moves on the one left out. The grids a table was chosen
+    from read it optimistically (the noise that passed the margin counts again); a grid left out does not, so this is
+    what the candidate may show on a fresh grid, with no GPU time spent on one. Needs two or more grids; with two each
+    reading rests on a one-grid choice, noisier than the choice from both that the table gets."""
+    if len(grids) < 2:
+        raise GridError("leaving a grid out needs two or more grids")
+    out = []
+    for i, grid in enumerate(grids):
+        _, moves = rechoose(entries, grids[:i] + grids[i + 1:], margin)
+        moved = {mv.shape: mv for mv in moves}
+        n = moved_n = approx = floor_before = floor_after = 0
+        sum_before = sum_after = 0.0
+        for e in entries:
+            shape = (int(e["m"]), int(e["n"]), int(e["k"]))
+            row = grid.get(shape)
+            base, t0 = (_us(row, "lt_auto_max"), _us(row, "dispatch")) if row else (math.nan, math.nan)
+            if row is None or row["dispatch"] != entry_choice(e).label() or not (base > 0 and t0 > 0):
+                continue
+            t1 = t0
+            mv = moved.get(shape)
+            if mv is not None:
+                t1 = _us(row, MOVE_COLUMN[mv.to])
+                if not t1 > 0:  # (the grid did not time the new choice: read as it ran)
+                    t1 = t0
+                else:
+                    moved_n += 1
+                    if mv.to == "cublaslt" and lt_algo([row]) not in (None, mv.algo):
+                        approx += 1
+            n += 1
+            floor_before += base / t0 < floor
+            floor_after += base / t1 < floor
+            sum_before += base / t0 - 1
+            sum_after += base / t1 - 1
+        out.append(HeldOut(i, n, moved_n, approx, floor_before, floor_after,
+                           sum_before / n if n else math.nan, sum_after / n if n else math.nan))
+    return out
