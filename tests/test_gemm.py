@@ -350,6 +350,33 @@ def test_run_bench_killed_then_resumed(tmp_path, no_gpu):
     assert calls == [0, 1, 2, 3, 4] and len(bench.load_log(tmp_path / bench.SHAPE_LOG)) == 5  # log started afresh
 
 
+def test_run_bench_shuffled_order_is_seeded_covers_every_shape_and_resumes(tmp_path, no_gpu):
+    """(session 40) order="shuffled": a seeded permutation, so a budget-cut run leaves out shapes of every class, not
+    the largest; the same seed gives the same order, resuming runs the rest, and a bad order is one clear error."""
+    shapes = [(64 * (i + 1), 64, 64) for i in range(12)]
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
+    bench.run_bench(shapes, out_dir=tmp_path / "a", log=lambda s: None, order="shuffled", seed=3)
+    first = list(calls)
+    assert sorted(first) == list(range(12)) and first != list(range(12))
+    calls.clear()
+    bench.run_bench(shapes, out_dir=tmp_path / "b", log=lambda s: None, order="shuffled", seed=3)
+    assert calls == first  # (seeded)
+    calls.clear()
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, kill_at=first[5]))
+    with pytest.raises(_Killed):
+        bench.run_bench(shapes, out_dir=tmp_path / "c", log=lambda s: None, order="shuffled", seed=3)
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
+    res = bench.run_bench(shapes, out_dir=tmp_path / "c", log=lambda s: None, order="shuffled", seed=3)
+    assert calls == first and len(res.times["ours"]) == 12  # the first five, then the rest in the same order
+    with pytest.raises(ValueError, match="order 'random'"):
+        bench.run_bench(shapes, out_dir=tmp_path / "d", log=lambda s: None, order="random")
+    from cudaopt.gemm.cli import check_args
+
+    with pytest.raises(ValueError, match="order 'sorted': use 'list' or 'shuffled'"):
+        check_args("grid", order="sorted")
+
+
 def test_run_bench_of_a_diagnostic_build_is_labelled_and_not_mixed(tmp_path, no_gpu):
     """Session 37: with CUDAOPT_GEMM_DEFINES the package's kernel library is a diagnostic build; its shapes' records
     carry the defines, a resumed run of the shipped build measures them afresh (and the reverse) instead of mixing

@@ -503,19 +503,26 @@ def _shape_line(pos: int, total: int, index: int, shape: Shape, t: dict, chk: di
             + (f"ok={chk['correct']}" if chk is not None else ""))
 
 
+ORDERS = ("list", "shuffled")
+
+
 def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", table_path: str | None = None,
               with_blas: bool = True, check: bool = True, rounds: int = 15, seed: int = 0,
               budget_s: float | None = None, out_dir: str | Path | None = None, resume: bool = True,
-              shard: str | None = None, log=print) -> BenchResult:
+              shard: str | None = None, log=print, order: str = "list") -> BenchResult:
     """Benchmark the shapes (this shard's, not yet in the log when resuming) until the budget is spent.
 
     With out_dir, each finished shape is appended to out_dir/shapes.jsonl at once; resume=True skips
     the shapes already there (a different mode/timing does not count), resume=False starts the log
     afresh. The result covers every logged shape of `shapes` (all shards), not only this run's. A
     shape whose benchmark raises is logged as failed; if the CUDA context is unusable afterwards the
-    run stops there (res.aborted), keeping what is logged. Failed shapes are not retried on resume."""
+    run stops there (res.aborted), keeping what is logged. Failed shapes are not retried on resume.
+    order: "list" runs the shapes in the list's order (the grid's: by FLOPs); "shuffled" (session 40) in an order drawn
+    from `seed`, so that a run the budget cuts short leaves out shapes of every class alike, not the largest."""
     if mode not in ("offline", "server") or timing not in ("gpu", "call"):
         raise ValueError("mode is 'offline' or 'server'; timing is 'gpu' or 'call'")
+    if order not in ORDERS:
+        raise ValueError(f"order {order!r}: use one of {', '.join(ORDERS)}")
     picked = shard_indices(len(shapes), parse_shard(shard))
     t_start = time.perf_counter()
     log_path = Path(out_dir) / SHAPE_LOG if out_dir is not None else None
@@ -529,6 +536,8 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
         else:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text("")
+    if order == "shuffled":  # (the whole list, then the logged ones out: a resumed run keeps the first run's order)
+        random.Random(f"order:{seed}").shuffle(picked)
     todo = [i for i in picked if shapes[i] not in records]
     if records:
         log(f"resuming from {log_path}: {len(picked) - len(todo)} of {len(picked)} shapes already done")

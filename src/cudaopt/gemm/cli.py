@@ -17,15 +17,17 @@ from cudaopt.gemm.shapes import Shape, parse_shapes
 
 
 def check_args(shapes: str, mode: str = "offline", timing: str = "gpu", shard: str | None = None,
-               budget_s: float | None = None, rounds: int = 1) -> list[Shape]:
+               budget_s: float | None = None, rounds: int = 1, order: str = "list") -> list[Shape]:
     """Validate the options before any GPU work; returns the shapes. ValueError with one clear line."""
-    from cudaopt.gemm.bench import parse_shard
+    from cudaopt.gemm.bench import ORDERS, parse_shard
     from cudaopt.gemm.build import BuildError, check_defines, env_defines
 
     if mode not in ("offline", "server"):
         raise ValueError(f"mode {mode!r}: use 'offline' or 'server'")
     if timing not in ("gpu", "call"):
         raise ValueError(f"timing {timing!r}: use 'gpu' or 'call'")
+    if order not in ORDERS:
+        raise ValueError(f"order {order!r}: use {' or '.join(repr(o) for o in ORDERS)}")
     parse_shard(shard)
     try:  # a diagnostic build asked for through the environment: its defines checked before anything is built
         check_defines(env_defines())
@@ -43,18 +45,20 @@ def check_args(shapes: str, mode: str = "offline", timing: str = "gpu", shard: s
 
 def bench_gemm(shapes: str = "grid", mode: str = "offline", timing: str = "gpu", out_dir: str | Path = "runs/gemm",
                table: str | None = None, baselines: bool = True, check: bool = True, rounds: int = 15,
-               seed: int = 0, budget_s: float | None = None, resume: bool = True, shard: str | None = None) -> Path:
+               seed: int = 0, budget_s: float | None = None, resume: bool = True, shard: str | None = None,
+               order: str = "list") -> Path:
     """Benchmark ours vs torch.matmul / cuBLAS / cuBLASLt; writes shapes.csv, summary.csv/.md,
     speedup.png and checks.json under out_dir and returns out_dir. Each shape is logged to
     out_dir/shapes.jsonl as it finishes; resume=True skips logged shapes and reports over all of
-    them, resume=False starts the log afresh."""
+    them, resume=False starts the log afresh. order="shuffled": the shapes in a seeded random order, so that a
+    budget that cuts the run short leaves out every class alike."""
     from cudaopt.gemm.bench import run_bench, write_outputs
 
-    shape_list = check_args(shapes, mode, timing, shard, budget_s, rounds)
+    shape_list = check_args(shapes, mode, timing, shard, budget_s, rounds, order)
     out = Path(out_dir)
     res = run_bench(shape_list, mode=mode, timing=timing, table_path=table, with_blas=baselines,
                     check=check, rounds=rounds, seed=seed, budget_s=budget_s, out_dir=out, resume=resume,
-                    shard=shard)
+                    shard=shard, order=order)
     write_outputs(res, out, f"HGEMM {mode} / {timing} timing")
     return out
 
