@@ -989,7 +989,7 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     T=src/cudaopt/gemm/tuned_h200.json; mkdir -p "$OUT/modes"
     for spec in "offline call grid ${GEMM_CALL_BUDGET_S:-110}" "server gpu ${GEMM_SERVER_SHAPES:-sample:300:0} ${GEMM_SERVER_BUDGET_S:-130}"; do
       set -- $spec; D="$OUT/modes/${1}_$2"
-      # (session 40: shuffled, so a budget-cut pass leaves out every class alike; before, grid order left out the largest)
+      # (session 40: shuffled, so a budget-cut pass leaves out every kind alike; grid order left out M = 16384 in session 38)
       timeout $(( $4 + 40 )) python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$3', mode='$1', timing='$2', out_dir='$D', table='$T', check=False, budget_s=$4, order='${GEMM_MODES_ORDER:-shuffled}')" \
         > "$D.log" 2>&1 || true
       echo "$1 / $2: $(tail -1 "$D.log")"

@@ -248,8 +248,8 @@ def bench_gemm_cmd(
     budget_s: Optional[float] = typer.Option(None, "--budget-s", help="Start no new shape after this many seconds; the rest waits for the next run."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip shapes already in OUT/shapes.jsonl (--no-resume starts the log afresh)."),
     shard: Optional[str] = typer.Option(None, help="i/n: only the shapes whose index % n == i."),
-    order: str = typer.Option("list", help="list (the shapes' order; the grid's is by FLOPs) | shuffled (seeded: a "
-                              "run the budget cuts short leaves out every work class alike)."),
+    order: str = typer.Option("list", help="list (the shapes' order; the grid's is M, then N, then K) | shuffled "
+                              "(seeded: a run the budget cuts short leaves out every kind of shape alike)."),
 ) -> None:
     """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid."""
     from cudaopt.gemm.cli import bench_gemm, check_args

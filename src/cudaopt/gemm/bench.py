@@ -517,8 +517,8 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     afresh. The result covers every logged shape of `shapes` (all shards), not only this run's. A
     shape whose benchmark raises is logged as failed; if the CUDA context is unusable afterwards the
     run stops there (res.aborted), keeping what is logged. Failed shapes are not retried on resume.
-    order: "list" runs the shapes in the list's order (the grid's: by FLOPs); "shuffled" (session 40) in an order drawn
-    from `seed`, so that a run the budget cuts short leaves out shapes of every class alike, not the largest."""
+    order: "list" runs the shapes in the list's order (the grid's: M, then N, then K); "shuffled" (session 40) in an order
+    drawn from `seed`, so that a run the budget cuts short leaves out shapes of every kind alike, not the largest M."""
     if mode not in ("offline", "server") or timing not in ("gpu", "call"):
         raise ValueError("mode is 'offline' or 'server'; timing is 'gpu' or 'call'")
     if order not in ORDERS:
