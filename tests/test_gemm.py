@@ -1310,10 +1310,12 @@ def test_grid_choice_hands_a_shape_to_the_cublaslt_algorithm_every_grid_timed_fa
     new, moves = rechoose(entries, grids, margin=1.01)
     assert [(m.shape, m.was, m.to, m.algo) for m in moves] == [
         (a, ours, "cublaslt", 4), (b, "fallback:torch", "cublaslt", 1), (e, lt2, "cublaslt", 5)]
-    # (left out, the first grid reads shape c's move to algorithm 7, chosen from the second, on its own algorithm 3)
+    # (each grid left out: the other's moves read on it; c's move to the other grid's algorithm is one it did not time,
+    # a's to algorithm 4 is read on the second grid's autotuned NN time, which names no algorithm: approximate)
     from cudaopt.gemm.grid_choice import held_out
 
-    assert [h.approx for h in held_out(entries, grids)] == [1, 1]
+    assert [(r.same, r.columns, r.approx, r.unread) for _, r in held_out(entries, grids)] == [(3, 2, 0, 1),
+                                                                                           (1, 3, 1, 1)]
     table = parse_table({"entries": new})  # what the dispatcher loads
     assert table[a] == Choice("cublaslt", 20, 1, 4) and table[b] == Choice("cublaslt", 20, 1, 1)
     assert table[e] == Choice("cublaslt", 20, 1, 5) and table[c] == Choice("ours", 20, 1)
@@ -1348,13 +1350,69 @@ def test_leaving_each_grid_out_reads_the_other_grids_choice_on_it(tmp_path):
 
     grids = [grid(tmp_path / f"g{i}.csv", tb) for i, tb in enumerate((9.0, 10.5, 10.5))]
     got = held_out(entries, grids, margin=1.01)
-    assert [(h.grid, h.shapes, h.moves, h.approx, h.floor_before, h.floor_after) for h in got] == [
-        (0, 2, 1, 0, 1, 0), (1, 2, 1, 0, 1, 0), (2, 2, 1, 0, 1, 0)]
+    assert [(n, r.grid, r.shapes, r.same, r.columns, r.floor_grid, r.floor_table) for n, r in got] == [
+        (1, 0, 2, 1, 1, 1, 0), (1, 1, 2, 1, 1, 1, 0), (1, 2, 2, 1, 1, 1, 0)]
     before = ((9.9 / 10.5 - 1) + (9.9 / 10.0 - 1)) / 2
     after = ((9.9 / 9.5 - 1) + (9.9 / 10.0 - 1)) / 2
-    assert got[0].mean_before == pytest.approx(before) and got[0].mean_after == pytest.approx(after)
+    assert got[0][1].mean_grid == pytest.approx(before) and got[0][1].mean_table == pytest.approx(after)
     with pytest.raises(GridError, match="two or more grids"):
         held_out(entries, grids[:1])
+
+
+def test_a_candidate_table_is_read_on_a_grid_of_another_table_from_the_columns_it_timed(tmp_path):
+    """(session 40) read_table / `cudaopt gemm-table-on-grids`: each choice read where the grid timed it (its
+    dispatcher, our kernel of record, torch.matmul, the named cuBLASLt algorithm), approximately where the grid names no
+    algorithm, and left out where the grid did not time it; beside the grid's own dispatcher on the same shapes."""
+    import gzip
+    import json
+    import subprocess
+    import sys
+
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.grid_choice import load_grid, read_table
+    from cudaopt.gemm.report import write_shape_csv
+
+    ours = Choice("ours", 20, 1).label()
+    shapes = [(64, 64, 64 * i) for i in range(1, 9)]
+    # the grid: (ours, torch, lt_auto_nn, dispatch, lt_auto_max us, dispatch label, lt_auto_nn_algo or None)
+    rows = {shapes[0]: (9.0, 10.0, 10.0, 10.0, 10.0, ours, 1),  # candidate: ours as run -> same
+            shapes[1]: (9.0, 10.0, 10.0, 10.0, 9.9, "fallback:torch", 1),  # candidate: ours -> column (9.0)
+            shapes[2]: (9.0, 10.0, 10.0, 10.0, 9.9, "fallback:torch", 1),  # candidate: config 21 -> unread
+            shapes[3]: (10.0, 9.5, 10.0, 10.0, 9.5, ours, 1),  # candidate: torch -> column (9.5)
+            shapes[4]: (10.0, 11.0, 9.0, 10.0, 9.0, ours, 3),  # candidate: cuBLASLt 3, named -> column (9.0)
+            shapes[5]: (10.0, 11.0, 9.0, 10.0, 9.0, ours, None),  # candidate: cuBLASLt 3, unnamed -> approx (9.0)
+            shapes[6]: (10.0, 11.0, 9.0, 10.0, 9.0, ours, 2)}  # candidate: cuBLASLt 3, 2 named -> unread
+    # (shapes[7]: not in the grid)
+    times = {c: {s: r[i] for s, r in rows.items()}
+             for i, c in enumerate(("ours", "torch", "lt_auto_nn", "dispatch", "lt_auto_max"))}
+    extra = {s: {"dispatch": r[5], "choice": ours, "correct": True,
+                 **({} if r[6] is None else {"lt_auto_nn_algo": r[6]})} for s, r in rows.items()}
+    write_shape_csv(tmp_path / "g.csv", times, extra)
+    entries = [{"m": m, "n": n, "k": k, "backend": b, "config": c, **({"lt_algo": 3} if b == "cublaslt" else {})}
+               for (m, n, k), (b, c) in zip(shapes, [("ours", 20), ("ours", 20), ("ours", 21), ("torch", 20),
+                                                     ("cublaslt", 20), ("cublaslt", 20), ("cublaslt", 20), ("ours", 20)])]
+    r = read_table(entries, load_grid(tmp_path / "g.csv"))
+    assert (r.shapes, r.same, r.columns, r.approx, r.unread) == (5, 1, 3, 1, 2)
+    assert (r.floor_grid, r.floor_table) == (3, 0)  # (9.5/10, 9.0/10 twice under 0.98x as the grid ran them)
+    read = [(10.0, 10.0, 10.0), (9.9, 10.0, 9.0), (9.5, 10.0, 9.5), (9.0, 10.0, 9.0), (9.0, 10.0, 9.0)]
+    assert r.mean_grid == pytest.approx(sum(b / g - 1 for b, g, _ in read) / 5)
+    assert r.mean_table == pytest.approx(sum(b / t - 1 for b, _, t in read) / 5)
+
+    table = tmp_path / "cand.json.gz"
+    table.write_bytes(gzip.compress(json.dumps({"entries": entries}).encode()))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "cudaopt.cli", "gemm-table-on-grids", *map(str, a)],
+                                    capture_output=True, text=True, timeout=120, check=False)
+    p = run("--table", table, "--grid", tmp_path / "g.csv")
+    said = " ".join(p.stdout.split())
+    assert p.returncode == 0, p.stderr
+    assert "5 shapes read (1 as the grid ran them, 3 from its other columns, 1 on cuBLASLt's autotuned NN" in said
+    assert "2 not timed there, left out" in said and "under 0.98x 3 -> 0" in said
+    (tmp_path / "bad.json").write_text("{")
+    for args, want in ((("--table", tmp_path / "none.json", "--grid", tmp_path / "g.csv"), "no table at"),
+                       (("--table", tmp_path / "bad.json", "--grid", tmp_path / "g.csv"), "not a JSON table"),
+                       (("--table", table, "--grid", tmp_path / "none.csv"), "no such file")):
+        p = run(*args)
+        assert p.returncode == 2 and p.stderr.startswith("error: ") and want in p.stderr, p.stderr
 
 
 def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input(tmp_path):

@@ -359,14 +359,52 @@ def gemm_table_from_grids_cmd(
 
         console.print("Each grid left out, the table rechosen from the others and read on it (against cuBLASLt "
                       "autotuned max):")
-        for h in held_out(data["entries"], [load_grid(g) for g in grids], margin):
-            name = "/".join(grids[h.grid].parts[-2:])
-            if not h.shapes:
-                console.print(f"  {name}: no cuBLASLt autotuned times in this grid")
-                continue
-            approx = f" ({h.approx} read on another cuBLASLt algorithm)" if h.approx else ""
-            console.print(f"  {name}: {h.moves} of {h.shapes} shapes moved{approx}; under 0.98x {h.floor_before} -> "
-                          f"{h.floor_after}; mean {h.mean_before:+.2%} -> {h.mean_after:+.2%}")
+        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin):
+            _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
+
+
+def _print_reading(grid: Path, r, lead: str = "") -> None:
+    """One line of a table read on a grid (grid_choice.TableReading)."""
+    name = "/".join(grid.parts[-2:])
+    if not r.shapes:
+        console.print(f"  {name}: {lead}no shape read (no cuBLASLt autotuned times in this grid, or none of the "
+                      "table's choices timed)")
+        return
+    how = f"{r.same} as the grid ran them, {r.columns} from its other columns"
+    how += f", {r.approx} on cuBLASLt's autotuned NN time for an algorithm it does not name" if r.approx else ""
+    how += f"; {r.unread} not timed there, left out" if r.unread else ""
+    console.print(f"  {name}: {lead}{r.shapes} shapes read ({how}); under 0.98x {r.floor_grid} -> {r.floor_table}; "
+                  f"mean {r.mean_grid:+.2%} -> {r.mean_table:+.2%} (the grid's dispatcher -> the table)")
+
+
+@app.command("gemm-table-on-grids")
+def gemm_table_on_grids_cmd(
+    table: Path = typer.Option(..., help="A candidate table (.json or .json.gz)."),
+    grids: list[Path] = typer.Option(..., "--grid", help="A grid run's shapes.csv (bench-gemm, offline, GPU timing), "
+                                     "best one the candidate was not chosen from."),
+) -> None:
+    """Read a candidate table on grids already run (no GPU): per grid, its floor count and mean against cuBLASLt
+    autotuned max beside the grid's own dispatcher, from the columns each grid timed."""
+    import gzip
+    import json
+
+    from cudaopt.gemm.grid_choice import GridError, load_grid, read_table
+
+    if not table.is_file():
+        _usage_error(f"no table at {table}: give a tuned table's path with --table")
+    try:
+        raw = gzip.decompress(table.read_bytes()) if table.suffix == ".gz" else table.read_bytes()
+        data = json.loads(raw)
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            raise GridError(f"{table}: not a tuned table (no entries list)")
+        readings = [read_table(data["entries"], load_grid(g), i) for i, g in enumerate(grids)]
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:
+        _usage_error(f"{table}: not a JSON table ({e})")
+    except (GridError, KeyError, ValueError) as e:
+        _usage_error(str(e))
+    console.print(f"{table} read on {len(grids)} grid(s), against cuBLASLt autotuned max:")
+    for g, r in zip(grids, readings):
+        _print_reading(g, r)
 
 
 @app.command("serve")

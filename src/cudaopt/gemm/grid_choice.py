@@ -131,60 +131,83 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
     return out, moves
 
 
-# --- how much a rechosen table gains, read on a grid it was not chosen from (session 40) ---------------------------
-
-MOVE_COLUMN = {"ours": "ours", "torch": "torch", "cublaslt": "lt_auto_nn"}  # a move's target -> a grid's column
-
+# --- a table read on grids of another table, and each grid left out (session 40) --------------------------------
 
 @dataclass(frozen=True)
-class HeldOut:
-    """One grid held out: the table rechosen from the other grids, read on this one against cuBLASLt autotuned max."""
+class TableReading:
+    """A table's choices read on one grid (which may have run another table), against cuBLASLt autotuned max, beside
+    what the grid's own dispatcher ran on the same shapes."""
 
     grid: int  # its index among the grids given
-    shapes: int  # shapes it ran with the table's own choice (the ones read)
-    moves: int  # of those, moved by the other grids' choice
-    approx: int  # cuBLASLt moves read on this grid's own autotuned NN algorithm, which is another index than the move's
-    floor_before: int  # shapes under the floor, dispatch as the table ran
-    floor_after: int  # and with the moved shapes read on their new choice's column
-    mean_before: float  # mean of lt_auto_max / dispatch - 1
-    mean_after: float
+    shapes: int  # shapes read: the grid timed lt_auto_max and the table's choice
+    same: int  # of those, the grid's dispatcher ran the table's choice itself
+    columns: int  # read on another of the grid's candidates: ours (the same kernel), torch.matmul, or cuBLASLt's
+    #               autotuned NN algorithm where the grid names that very algorithm
+    approx: int  # a cuBLASLt algorithm the grid does not name (grids before session 40): read on its autotuned NN time,
+    #              the fastest of its list, so optimistic
+    unread: int  # choices the grid did not time (another kernel of ours, another named cuBLASLt algorithm): left out
+    floor_grid: int  # shapes under the floor as the grid's dispatcher ran them
+    floor_table: int  # and as the table would run them
+    mean_grid: float  # mean of lt_auto_max / time - 1, the grid's dispatcher
+    mean_table: float  # and the table's
+
+
+def choice_time(choice, row: dict) -> tuple[float, str]:
+    """What a grid row says `choice` takes (us), and how it was read: "same" (the grid's dispatcher ran it), "columns",
+    "approx" or "unread" (NaN), as TableReading counts them."""
+    if row["dispatch"] == choice.label():
+        return _us(row, "dispatch"), "same"
+    if choice.backend == "ours":
+        return (_us(row, "ours"), "columns") if row["choice"] == choice.label() else (math.nan, "unread")
+    if choice.backend == "torch":
+        return _us(row, "torch"), "columns"
+    named = lt_algo([row])
+    if named is None:
+        return _us(row, "lt_auto_nn"), "approx"
+    return (_us(row, "lt_auto_nn"), "columns") if named == choice.algo else (math.nan, "unread")
+
+
+def read_table(entries: list[dict], grid: dict[Shape, dict], index: int = 0, floor: float = 0.98) -> TableReading:
+    """The table's choices read on the grid, shape by shape (choice_time), against the grid's dispatcher on the same
+    shapes. A grid chosen from reads a table optimistically; read a candidate on grids it was not chosen from."""
+    counts = {"same": 0, "columns": 0, "approx": 0, "unread": 0}
+    n = floor_grid = floor_table = 0
+    sum_grid = sum_table = 0.0
+    for e in entries:
+        shape = (int(e["m"]), int(e["n"]), int(e["k"]))
+        row = grid.get(shape)
+        if row is None:
+            continue
+        base, t_grid = _us(row, "lt_auto_max"), _us(row, "dispatch")
+        if not (base > 0 and t_grid > 0):
+            continue
+        t, how = choice_time(entry_choice(e), row)
+        counts[how] += 1
+        if not t > 0:  # (unread, or a column the grid left empty)
+            if how != "unread":
+                counts[how] -= 1
+                counts["unread"] += 1
+            continue
+        n += 1
+        floor_grid += base / t_grid < floor
+        floor_table += base / t < floor
+        sum_grid += base / t_grid - 1
+        sum_table += base / t - 1
+    return TableReading(index, n, counts["same"], counts["columns"], counts["approx"], counts["unread"], floor_grid,
+                        floor_table, sum_grid / n if n else math.nan, sum_table / n if n else math.nan)
 
 
 def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
-             floor: float = 0.98) -> list[HeldOut]:
-    """Leave one grid out: rechoose from the others, read the moves on the one left out. The grids a table was chosen
-    from read it optimistically (the noise that passed the margin counts again); a grid left out does not, so this is
-    what the candidate may show on a fresh grid, with no GPU time spent on one. Needs two or more grids; with two each
-    reading rests on a one-grid choice, noisier than the choice from both that the table gets."""
+             floor: float = 0.98) -> list[tuple[int, TableReading]]:
+    """Leave one grid out: rechoose from the others, read the new table on the one left out (read_table); per grid,
+    (the moves the others chose, the reading). The grids a table was chosen from read it optimistically (the noise
+    that passed the margin counts again); a grid left out does not, so this is what the candidate may show on a fresh
+    grid, with no GPU time spent on one. Needs two or more grids; with two, each reading rests on a one-grid choice,
+    noisier than the choice from both that the table gets."""
     if len(grids) < 2:
         raise GridError("leaving a grid out needs two or more grids")
     out = []
     for i, grid in enumerate(grids):
-        _, moves = rechoose(entries, grids[:i] + grids[i + 1:], margin)
-        moved = {mv.shape: mv for mv in moves}
-        n = moved_n = approx = floor_before = floor_after = 0
-        sum_before = sum_after = 0.0
-        for e in entries:
-            shape = (int(e["m"]), int(e["n"]), int(e["k"]))
-            row = grid.get(shape)
-            base, t0 = (_us(row, "lt_auto_max"), _us(row, "dispatch")) if row else (math.nan, math.nan)
-            if row is None or row["dispatch"] != entry_choice(e).label() or not (base > 0 and t0 > 0):
-                continue
-            t1 = t0
-            mv = moved.get(shape)
-            if mv is not None:
-                t1 = _us(row, MOVE_COLUMN[mv.to])
-                if not t1 > 0:  # (the grid did not time the new choice: read as it ran)
-                    t1 = t0
-                else:
-                    moved_n += 1
-                    if mv.to == "cublaslt" and lt_algo([row]) not in (None, mv.algo):
-                        approx += 1
-            n += 1
-            floor_before += base / t0 < floor
-            floor_after += base / t1 < floor
-            sum_before += base / t0 - 1
-            sum_after += base / t1 - 1
-        out.append(HeldOut(i, n, moved_n, approx, floor_before, floor_after,
-                           sum_before / n if n else math.nan, sum_after / n if n else math.nan))
+        new, moves = rechoose(entries, grids[:i] + grids[i + 1:], margin)
+        out.append((len(moves), read_table(new, grid, i, floor)))
     return out
