@@ -894,7 +894,10 @@ def test_paired_ratio_cancels_a_drift_shared_within_rounds():
     assert paired_ratio(per_round, ("torch",), "ours") == pytest.approx(1.25)
     assert paired_ratio(per_round, ("lt_auto_nn", "lt_auto_tn"), "ours") == pytest.approx(9.0 / 8.0)
     got = paired_ratios(per_round)
-    assert set(got) == {"ours vs torch", "ours vs lt_auto_max", "dispatch vs torch", "dispatch vs lt_auto_max"}
+    assert set(got) == {"ours vs torch", "ours vs lt_auto_max", "dispatch vs torch", "dispatch vs lt_auto_max",
+                        "ours vs dispatch", "lt_auto_nn vs dispatch"}  # (the last two: session 40, the table's moves)
+    assert got["ours vs dispatch"] == pytest.approx(1.25, abs=2e-3)
+    assert got["lt_auto_nn vs dispatch"] == pytest.approx(10.0 / 9.0, abs=2e-3)
     assert got["dispatch vs lt_auto_max"] == pytest.approx(0.9, abs=1e-3)
     assert got["dispatch vs torch"] == pytest.approx(1.0, abs=1e-3)
     per_round["ours"][2] = float("nan")  # a failed round is left out, not a crash
@@ -1327,6 +1330,37 @@ def test_grid_choice_hands_a_shape_to_the_cublaslt_algorithm_every_grid_timed_fa
     g_old = {s: (*r[:5], None) for s, r in g1.items()}
     _, moves = rechoose(entries, [grid(tmp_path / "o1.csv", g_old), grid(tmp_path / "o2.csv", g_old)], margin=1.01)
     assert [(m.shape, m.to) for m in moves] == [(b, "ours")]
+
+
+def test_grid_choice_paired_reads_the_within_round_ratios_where_a_grid_has_them(tmp_path):
+    """(session 40) rechoose(paired=True): a grid's paired_* columns (bench-gemm's within-round ratios) decide a move
+    instead of its two medians; a grid without them is read on its medians; off by default."""
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.grid_choice import load_grid, rechoose
+    from cudaopt.gemm.report import write_shape_csv
+
+    ours = Choice("ours", 20, 1).label()
+    a, b, c = (64, 64, 64), (128, 64, 64), (256, 64, 64)
+    entries = [{"m": s[0], "n": 64, "k": 64, "backend": bk, "config": 20}
+               for s, bk in ((a, "torch"), (b, "torch"), (c, "ours"))]
+    # medians: a's ours 5% faster, b's 0.5%, c's torch 3% faster; paired: a 1.004, b 1.03, c torch/dispatch 1.0
+    times = {"ours": {a: 9.5, b: 9.95, c: 10.0}, "torch": {a: 10.0, b: 10.0, c: 9.7},
+             "dispatch": {a: 10.0, b: 10.0, c: 10.0}}
+    extra = {a: {"dispatch": "fallback:torch", "paired_ours_vs_dispatch": "1.0040"},
+             b: {"dispatch": "fallback:torch", "paired_ours_vs_dispatch": "1.0300"},
+             c: {"dispatch": ours, "paired_dispatch_vs_torch": "1.0000"}}
+    for d in extra.values():
+        d.update(choice=ours, correct=True)
+    write_shape_csv(tmp_path / "g.csv", times, extra)
+    write_shape_csv(tmp_path / "old.csv", times, {s: {k: v for k, v in d.items() if not k.startswith("paired")}
+                                                  for s, d in extra.items()})
+    g, old = load_grid(tmp_path / "g.csv"), load_grid(tmp_path / "old.csv")
+    moved = lambda grids, **kw: [(m.shape, m.to) for m in rechoose(entries, grids, 1.01, **kw)[1]]  # noqa: E731
+    assert moved([g]) == [(a, "ours"), (c, "torch")]  # the medians
+    assert moved([g], paired=True) == [(b, "ours")]
+    assert moved([old], paired=True) == moved([old])  # (no paired columns: the medians)
+    new, _ = rechoose(entries, [g], 1.01, paired=True)
+    assert new[1]["grid_choice"]["paired"] is True and new[1]["grid_choice"]["ratios"] == [1.03]
 
 
 def test_leaving_each_grid_out_reads_the_other_grids_choice_on_it(tmp_path):

@@ -326,6 +326,8 @@ def gemm_table_from_grids_cmd(
                                      "give two or more, from separate runs."),
     out: Path = typer.Option(..., help="Table to write (may be --table)."),
     margin: float = typer.Option(1.01, help="Move a shape only where every grid reads the new choice faster by this factor."),
+    paired: bool = typer.Option(False, "--paired", help="Read each grid's ratios within rounds where it has them "
+                                "(grids from session 40 on), not from its two medians."),
 ) -> None:
     """Move shapes between ours, torch.matmul and cuBLASLt's autotuned algorithm where every grid agrees (no GPU): a
     candidate table for a fresh grid."""
@@ -340,7 +342,7 @@ def gemm_table_from_grids_cmd(
         data = json.loads(table.read_text())
         if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
             raise GridError(f"{table}: not a tuned table (no entries list)")
-        entries, moves = rechoose(data["entries"], [load_grid(g) for g in grids], margin)
+        entries, moves = rechoose(data["entries"], [load_grid(g) for g in grids], margin, paired)
     except json.JSONDecodeError as e:
         _usage_error(f"{table}: not JSON ({e})")
     except GridError as e:
@@ -359,7 +361,7 @@ def gemm_table_from_grids_cmd(
 
         console.print("Each grid left out, the table rechosen from the others and read on it (against cuBLASLt "
                       "autotuned max):")
-        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin):
+        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin, paired=paired):
             _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
 
 

@@ -80,9 +80,31 @@ def lt_algo(rows: list[dict]) -> int | None:
     return algo if algo >= 0 else None
 
 
-def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01) -> tuple[list[dict], list[Move]]:
+# (session 40) a move's ratio read within rounds: the shapes.csv column of bench-gemm's paired comparison, and whether
+# it is dispatch / target (False) or target / dispatch (True, to be inverted)
+PAIRED_MOVE = {"ours": ("paired_ours_vs_dispatch", False), "torch": ("paired_dispatch_vs_torch", True),
+               "cublaslt": ("paired_lt_auto_nn_vs_dispatch", False)}
+
+
+def move_ratio(row: dict, to: str, column: str, paired: bool = False) -> float:
+    """dispatch time over the move's target's in one grid row: of the two medians, or with `paired` the median of the
+    within-round ratios where the grid has them (grids from session 40 on), else the medians'."""
+    if paired:
+        name, invert = PAIRED_MOVE[to]
+        try:
+            v = float(row.get(name) or "nan")
+        except ValueError:
+            v = math.nan
+        if v > 0:
+            return 1.0 / v if invert else v
+    return _us(row, "dispatch") / _us(row, column)
+
+
+def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
+             paired: bool = False) -> tuple[list[dict], list[Move]]:
     """The entries with the moves every grid agrees on (module docstring), each moved entry carrying a
-    "grid_choice" record; and the moves."""
+    "grid_choice" record; and the moves. paired: read each grid's ratio within rounds where it has them (move_ratio);
+    kept off by default until a grid shows the paired A/A tighter than the medians'."""
     if not grids:
         raise GridError("give at least one grid")
     if not margin >= 1.0:
@@ -108,7 +130,7 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
             options["cublaslt"] = "lt_auto_nn"
         agreed = {}
         for to, column in options.items():
-            ratios = tuple(_us(r, "dispatch") / _us(r, column) for r in rows)
+            ratios = tuple(move_ratio(r, to, column, paired) for r in rows)
             if all(x > margin for x in ratios) and (to != "ours" or all(r["correct"] == "True" for r in rows)):
                 agreed[to] = ratios  # (NaN never passes)
         if not agreed:
@@ -117,7 +139,7 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         to = max(agreed, key=lambda t: min(agreed[t]))
         ratios = agreed[to]
         rec = {"from": choice.label(), "to": to, "grids": len(rows), "ratios": [round(x, 4) for x in ratios],
-               "margin": margin}
+               "margin": margin, **({"paired": True} if paired else {})}
         if to == "ours":  # the fallback's records go, as when the ours-back pass takes a shape back
             moved = {k: v for k, v in e.items() if k not in ("lt_algo", "lt_fallback")}
             moved["backend"] = "ours"
@@ -198,7 +220,7 @@ def read_table(entries: list[dict], grid: dict[Shape, dict], index: int = 0, flo
 
 
 def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
-             floor: float = 0.98) -> list[tuple[int, TableReading]]:
+             floor: float = 0.98, paired: bool = False) -> list[tuple[int, TableReading]]:
     """Leave one grid out: rechoose from the others, read the new table on the one left out (read_table); per grid,
     (the moves the others chose, the reading). The grids a table was chosen from read it optimistically (the noise
     that passed the margin counts again); a grid left out does not, so this is what the candidate may show on a fresh
@@ -208,6 +230,6 @@ def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         raise GridError("leaving a grid out needs two or more grids")
     out = []
     for i, grid in enumerate(grids):
-        new, moves = rechoose(entries, grids[:i] + grids[i + 1:], margin)
+        new, moves = rechoose(entries, grids[:i] + grids[i + 1:], margin, paired)
         out.append((len(moves), read_table(new, grid, i, floor)))
     return out

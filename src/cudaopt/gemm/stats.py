@@ -71,7 +71,11 @@ PAIRS = (("ours vs torch", ("torch",), "ours"),
          ("dispatch vs lt_auto_max", ("lt_auto_nn", "lt_auto_tn"), "dispatch"),
          # (session 39, CUDAOPT_GEMM_BENCH_BT=1) our B^T twins against cuBLASLt on the same B^T, and against ours
          ("ours_bt vs lt_auto_tn", ("lt_auto_tn",), "ours_bt"),
-         ("ours_bt vs ours", ("ours",), "ours_bt"))
+         ("ours_bt vs ours", ("ours",), "ours_bt"),
+         # (session 40) gemm-table-from-grids' moves read within rounds too (its --paired): dispatch against what a
+         # shape may move to. On a shape the dispatcher runs ours, "ours vs dispatch" is one kernel twice: an A/A.
+         ("ours vs dispatch", ("dispatch",), "ours"),
+         ("lt_auto_nn vs dispatch", ("dispatch",), "lt_auto_nn"))
 
 
 def paired_ratio(per_round: dict[str, list[float]], refs: tuple[str, ...], ours: str) -> float | None:
