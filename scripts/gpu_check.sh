@@ -138,7 +138,7 @@ adopt_then_grid() {
     rm -rf /tmp/adopt_work  # (measured afresh, as gemm_table_grid)
     OUT="$OUT/grid" GEMM_WORK=/tmp/adopt_work GEMM_RESUME=/tmp/adopt_table GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 timeout "$2" \
-      bash scripts/gpu_gemm.sh grid 5 "$3" 0 2>&1 | grep -A48 "SHORT TABLE (ours" | head -40
+      bash scripts/gpu_gemm.sh grid 5 "$3" 0 2>&1 | grep -A56 "SHORT TABLE (ours" | head -48
     rm -f "$OUT/grid/tuned.json"  # (inside results.tgz; at most 8 files come back from a device call)
   fi
 }
@@ -665,7 +665,7 @@ print(f'{math.exp(sum(map(math.log, r)) / len(r)):.4f} {sum(v > 1 for v in r)}/{
         OUT="$OUT/grid" CUDAOPT_GEMM_L2_PROMOTION="$GEMM_L2_GRID" GEMM_WORK=/tmp/l2_work GEMM_RESUME=/tmp/l2_table \
           GEMM_TESTS=0 GEMM_SHARDS=1 GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto \
           timeout "${GEMM_L2_GRID_LIMIT:-240}" bash scripts/gpu_gemm.sh grid 5 "$(( ${GEMM_L2_GRID_LIMIT:-240} - 30 ))" 0 \
-          2>&1 | grep -A48 "SHORT TABLE (ours" | head -40
+          2>&1 | grep -A56 "SHORT TABLE (ours" | head -48
         rm -f "$OUT/grid/tuned.json"
       fi
     fi
@@ -1197,7 +1197,7 @@ PY
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/grid/small_state_before.json" 2>&1 | sed 's/^/before: /'
     OUT="$OUT/grid" GEMM_WORK=/tmp/table_grid_work GEMM_RESUME=/tmp/table_grid GEMM_TESTS=0 GEMM_SHARDS=1 \
       GEMM_MODE_SAMPLES=0 GEMM_BENCH_ROUNDS=20 GEMM_SMOKE_PASSED=auto timeout "${GEMM_TABLE_GRID_LIMIT:-420}" \
-      bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A48 "SHORT TABLE (ours" | head -40
+      bash scripts/gpu_gemm.sh grid 5 "${GEMM_TABLE_GRID_BENCH_S:-330}" 0 2>&1 | grep -A56 "SHORT TABLE (ours" | head -48
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/grid/small_state_after.json" 2>&1 | sed 's/^/after: /'
     kill "$clocks_pid" 2>/dev/null
     python3 scripts/clock_summary.py "$OUT/grid/clocks.csv" --shapes /tmp/table_grid_work/offline_gpu/shapes.jsonl || true

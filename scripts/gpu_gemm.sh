@@ -227,8 +227,11 @@ grep -E "^## |\| (ours|ours_nopdl|dispatch) vs (torch|cublas_max|lt_heur_max|lt_
 grep -E "^\| ours_bt vs (lt_auto_tn|lt_auto_max|ours)( \(paired\))? \| all" "$OUT/summaries.md"  # (CUDAOPT_GEMM_BENCH_BT=1)
 grep -E "^shapes timed|^kernel library: a diagnostic" "$OUT/summaries.md"
 # The run's own per-shape noise (bench-gemm's A/A: torch.matmul timed as dispatch and as torch), all and the noisiest class;
-# from session 39 a second pair of rows, the same shapes paired within rounds.
-grep -A24 "^### A/A" "$OUT/summaries.md" | grep -E "^\| (all|1e10-1e11) \|" | sed 's/^/A\/A noise /'
+# from session 39 a second pair of rows, the same shapes paired within rounds; from session 40 the same for our kernel
+# timed as dispatch and as ours (the shapes the table runs ours on).
+awk '/^### A\/A: torch/ {t = "A/A noise (torch)"} /^### A\/A: our/ {t = "A/A noise (ours)"}
+     /^### / && !/^### A\/A/ {t = ""} /^Paired within rounds/ && t != "" {t = t " paired"}
+     t != "" && /^\| (all|1e10-1e11) \|/ {print t " " $0}' "$OUT/summaries.md"
 # The dispatcher's 0.98x floor (session 36): shapes under it per baseline, and how many only cuBLAS's TN layout reaches.
 grep -A9 "^### Dispatcher floor" "$OUT/summaries.md" | grep -E "^\| (lt_auto_max|lt_auto_max \(paired\)|torch) \|" \
   | sed 's/^/floor /'

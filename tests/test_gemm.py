@@ -437,6 +437,31 @@ def test_bench_report_carries_the_runs_own_aa_noise(tmp_path, no_gpu):
     assert "A/A" not in (tmp_path / "summary.md").read_text()
 
 
+def test_bench_report_carries_a_second_aa_on_the_shapes_dispatched_to_ours(tmp_path):
+    """(session 40) where the dispatcher runs ours, "dispatch" and "ours" are one kernel: t_ours / t_dispatch is a
+    second A/A over far more shapes (session 38's grids: 660 against 128), medians and paired, in summary.md."""
+    from cudaopt.gemm.stats import aa_spread
+
+    a, b, c = (64, 64, 64), (128, 128, 128), (256, 256, 256)
+    label = "wgmma64x64x64_pp_s8_e1"
+    times = {"dispatch": {a: 10.0, b: 10.0, c: 10.0}, "ours": {a: 10.1, b: 9.9, c: 9.0}, "torch": {a: 11, b: 11, c: 10.0}}
+    checks = {a: {"correct": True, "dispatch": label, "choice": label},
+              b: {"correct": True, "dispatch": label, "choice": label},
+              c: {"correct": True, "dispatch": bench.TORCH_DISPATCH, "choice": label}}  # (c: ours is not dispatch)
+    paired = {"ours vs dispatch": {a: 1 / 1.005, b: 1.0, c: 1.11}}
+    res = bench.BenchResult(times=times, checks=checks, paired=paired)
+    assert bench.aa_ratios(res, twin="ours") == pytest.approx({a: 1.01, b: 0.99})
+    assert bench.aa_ratios(res, twin="ours", paired=True) == pytest.approx({a: 1.005, b: 1.0})
+    assert bench.aa_ratios(res) == pytest.approx({c: 1.0})  # (the torch A/A: c only)
+    with pytest.raises(ValueError, match="twin 'lt'"):
+        bench.aa_ratios(res, twin="lt")
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "### A/A: our kernel timed as dispatch and as ours (shapes the table runs ours on)" in md
+    (group, n, geo, sd, dev), *_ = aa_spread(bench.aa_ratios(res, twin="ours"))
+    assert (group, n) == ("all", 2) and f"| all | 2 | {geo:.4f} | {100 * sd:.2f}% | {100 * dev:.1f}% |" in md
+
+
 def test_dispatch_floor_tells_the_tn_only_shapes_from_the_others(tmp_path):
     """stats.dispatch_floor (session 36): the shapes dispatch runs under 0.98x of a baseline, slowest first; tn_only
     where the baseline's TN layout beats every NN-readable candidate of the run by more than 2% (no table choice

@@ -333,18 +333,27 @@ def result_from_records(records: dict[Shape, dict]) -> BenchResult:
 TORCH_DISPATCH = Choice("torch").label()  # the dispatch label (check record) of a shape handed to torch.matmul
 
 
-def aa_ratios(res: BenchResult, paired: bool = False) -> dict[Shape, float]:
-    """t_torch / t_dispatch on the shapes whose dispatch is torch.matmul itself (known from the check records):
-    one kernel timed as two interleaved candidates, an A/A of the run (empty without checks). paired: the
-    within-round paired ratios of those shapes instead of the ratio of the two medians."""
-    torch_shapes = {s for s, c in res.checks.items() if (c or {}).get("dispatch") == TORCH_DISPATCH}
+def aa_ratios(res: BenchResult, paired: bool = False, twin: str = "torch") -> dict[Shape, float]:
+    """An A/A of the run (empty without checks): one kernel timed as two interleaved candidates, t_twin / t_dispatch.
+    twin "torch": the shapes the table hands to torch.matmul, timed as dispatch and as torch. twin "ours" (session 40):
+    the shapes it runs ours on, timed as dispatch and as ours (the same kernel of record; several times as many shapes,
+    every class). paired: the within-round paired ratios of those shapes instead of the ratio of the two medians."""
+    if twin == "torch":
+        picked = {s for s, c in res.checks.items() if (c or {}).get("dispatch") == TORCH_DISPATCH}
+        pair, invert = "dispatch vs torch", False  # (t_torch / t_dispatch)
+    elif twin == "ours":
+        picked = {s for s, c in res.checks.items()
+                  if (c or {}).get("dispatch") and c.get("dispatch") == c.get("choice")}
+        pair, invert = "ours vs dispatch", True  # (t_dispatch / t_ours, inverted)
+    else:
+        raise ValueError(f"twin {twin!r}: 'torch' or 'ours'")
     if paired:
-        shape_ratios = res.paired.get("dispatch vs torch", {})
-    elif "torch" in res.times and "dispatch" in res.times:
-        shape_ratios = ratios(res.times["torch"], res.times["dispatch"])
+        shape_ratios = {s: (1.0 / r if invert else r) for s, r in res.paired.get(pair, {}).items() if r}
+    elif twin in res.times and "dispatch" in res.times:
+        shape_ratios = ratios(res.times[twin], res.times["dispatch"])
     else:
         return {}
-    return {s: r for s, r in shape_ratios.items() if s in torch_shapes}
+    return {s: r for s, r in shape_ratios.items() if s in picked}
 
 
 def summarize_result(res: BenchResult) -> None:
@@ -618,12 +627,16 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     if res.remaining:
         md += [f"not run yet (this shard or others; rerun with resume to continue): {res.remaining} shapes", ""]
     md.append(summary_markdown(res.summaries, "t_ref / t_ours per baseline (ours, then dispatch)"))
-    spread = aa_spread(aa_ratios(res))
-    if spread:  # the run's own noise floor for one shape's ratio (session 32)
-        md += ["", "### A/A: torch.matmul timed as dispatch and as torch (shapes the table hands to torch)", "",
+    # The run's own noise floor for one shape's ratio (session 32; session 40: also on the shapes the table runs ours on)
+    for twin, heading in (("torch", "torch.matmul timed as dispatch and as torch (shapes the table hands to torch)"),
+                          ("ours", "our kernel timed as dispatch and as ours (shapes the table runs ours on)")):
+        spread = aa_spread(aa_ratios(res, twin=twin))
+        if not spread:
+            continue
+        md += ["", f"### A/A: {heading}", "",
                "| group | n | geomean ratio | sd | largest deviation |", "|---|---|---|---|---|"]
         md += [f"| {g} | {n} | {geo:.4f} | {100 * sd:.2f}% | {100 * dev:.1f}% |" for g, n, geo, sd, dev in spread]
-        paired_spread = aa_spread(aa_ratios(res, paired=True))
+        paired_spread = aa_spread(aa_ratios(res, paired=True, twin=twin))
         if paired_spread:  # (session 39) the same pairs, ratios taken within rounds
             md += ["", "Paired within rounds (the floor's second count reads these):", "",
                    "| group | n | geomean ratio | sd | largest deviation |", "|---|---|---|---|---|"]
