@@ -1467,7 +1467,9 @@ def test_a_candidate_table_is_read_on_a_grid_of_another_table_from_the_columns_i
     assert "5 shapes read (1 as the grid ran them, 3 from its other columns, 1 on cuBLASLt's autotuned NN" in said
     assert "2 not timed there, left out" in said and "under 0.98x 3 -> 0" in said
     (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "noshape.json").write_text('{"entries": [{"n": 1}]}')
     for args, want in ((("--table", tmp_path / "none.json", "--grid", tmp_path / "g.csv"), "no table at"),
+                       (("--table", tmp_path / "noshape.json", "--grid", tmp_path / "g.csv"), "needs integer m, n, k"),
                        (("--table", tmp_path / "bad.json", "--grid", tmp_path / "g.csv"), "not a JSON table"),
                        (("--table", table, "--grid", tmp_path / "none.csv"), "no such file")):
         p = run(*args)

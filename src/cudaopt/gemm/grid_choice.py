@@ -59,12 +59,29 @@ def load_grid(path: Path) -> dict[Shape, dict]:
         return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
 
 
-def _us(row: dict, name: str) -> float:
+def _positive(row: dict, key: str) -> float:
+    """A grid row's number under `key`, NaN where it is empty, not a number or not above 0."""
     try:
-        t = float(row.get(f"{name}_us") or "nan")
+        v = float(row.get(key) or "nan")
     except ValueError:
         return math.nan
-    return t if t > 0 else math.nan
+    return v if v > 0 else math.nan
+
+
+def _us(row: dict, name: str) -> float:
+    return _positive(row, f"{name}_us")
+
+
+def _entry(e: dict):
+    """A table entry's shape and the dispatcher's own reading of it (entry_choice); GridError for a bad entry."""
+    try:
+        shape = (int(e["m"]), int(e["n"]), int(e["k"]))
+    except (KeyError, TypeError, ValueError):
+        raise GridError(f"table entry {str(e)[:80]}: needs integer m, n, k (is this a tuned table?)") from None
+    try:
+        return shape, entry_choice(e)
+    except ValueError as err:
+        raise GridError(str(err)) from None
 
 
 def lt_algo(rows: list[dict]) -> int | None:
@@ -91,10 +108,7 @@ def move_ratio(row: dict, to: str, column: str, paired: bool = False) -> float:
     within-round ratios where the grid has them (grids from session 40 on), else the medians'."""
     if paired:
         name, invert = PAIRED_MOVE[to]
-        try:
-            v = float(row.get(name) or "nan")
-        except ValueError:
-            v = math.nan
+        v = _positive(row, name)
         if v > 0:
             return 1.0 / v if invert else v
     return _us(row, "dispatch") / _us(row, column)
@@ -111,14 +125,7 @@ def rechoose(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
     out, moves = [], []
     for e in entries:
-        try:
-            shape = (int(e["m"]), int(e["n"]), int(e["k"]))
-        except (KeyError, TypeError, ValueError):
-            raise GridError(f"table entry {str(e)[:80]}: needs integer m, n, k (is this a tuned table?)") from None
-        try:
-            choice = entry_choice(e)  # (the dispatcher's own reading of the entry)
-        except ValueError as err:
-            raise GridError(str(err)) from None
+        shape, choice = _entry(e)
         rows = [g.get(shape) for g in grids]
         # (every grid must have run this table's choice and its kernel of record for the shape)
         if any(r is None or r["dispatch"] != choice.label() or r["choice"] != choice.as_ours().label() for r in rows):
@@ -196,19 +203,18 @@ def read_table(entries: list[dict], grid: dict[Shape, dict], index: int = 0, flo
     n = floor_grid = floor_table = 0
     sum_grid = sum_table = 0.0
     for e in entries:
-        shape = (int(e["m"]), int(e["n"]), int(e["k"]))
+        shape, choice = _entry(e)
         row = grid.get(shape)
         if row is None:
             continue
         base, t_grid = _us(row, "lt_auto_max"), _us(row, "dispatch")
         if not (base > 0 and t_grid > 0):
             continue
-        t, how = choice_time(entry_choice(e), row)
-        counts[how] += 1
+        t, how = choice_time(choice, row)
         if not t > 0:  # (unread, or a column the grid left empty)
-            if how != "unread":
-                counts[how] -= 1
-                counts["unread"] += 1
+            how = "unread"
+        counts[how] += 1
+        if how == "unread":
             continue
         n += 1
         floor_grid += base / t_grid < floor
