@@ -64,12 +64,21 @@ def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | N
     choice = choice or choose(m, n, k, strides=(lda, ldbt, ldc))
     if choice.backend != "ours" or not _lib.has_bt(choice.config, choice.splits):
         return None
-    ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
-    if ws_bytes and (workspace is None or workspace.numel() * workspace.element_size() < ws_bytes):
-        workspace = _lib.new_workspace(m, n, choice.splits, a.device)
+    ws_ptr, ws_bytes = _workspace(_lib, m, n, choice.splits, workspace, a.device)
     _lib.launch_ours_bt(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config, choice.splits,
-                        workspace.data_ptr() if ws_bytes else 0, ws_bytes, _raw_stream(a.device.index), lda, ldbt, ldc)
+                        ws_ptr, ws_bytes, _raw_stream(a.device.index), lda, ldbt, ldc)
     return out
+
+
+def _workspace(_lib, m: int, n: int, splits: int, workspace, device) -> tuple[int, int]:
+    """(address, bytes) of the split-K workspace a call of `splits` needs: the caller's where it is large enough, else a
+    new one (its counters zeroed); (0, 0) where the call needs none."""
+    ws_bytes = _lib.workspace_bytes(m, n, splits)
+    if not ws_bytes:
+        return 0, 0
+    if workspace is None or workspace.numel() * workspace.element_size() < ws_bytes:
+        workspace = _lib.new_workspace(m, n, splits, device)
+    return workspace.data_ptr(), ws_bytes
 
 
 def _packed_strides(a, b, out, m: int, n: int, k: int) -> tuple[int, int, int] | None:
@@ -163,10 +172,8 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
             return out
     if choice.backend != "ours":
         return torch.matmul(a, b, out=out)
-    ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
-    if ws_bytes and (workspace is None or workspace.numel() * workspace.element_size() < ws_bytes):
-        workspace = _lib.new_workspace(m, n, choice.splits, a.device)
+    ws_ptr, ws_bytes = _workspace(_lib, m, n, choice.splits, workspace, a.device)
     stream = _raw_stream(a.device.index)
     _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config, choice.splits,
-                     workspace.data_ptr() if ws_bytes else 0, ws_bytes, stream, *lds)
+                     ws_ptr, ws_bytes, stream, *lds)
     return out
