@@ -44,7 +44,7 @@ def one_shape(shape, configs: list[int] | None, rounds: int, seed: int) -> list[
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import make_inputs, num_sets, ours_launch, time_with_lt_auto
+    from cudaopt.gemm.bench import make_inputs, num_sets, ours_bt_launch, ours_launch, time_with_lt_auto
     from cudaopt.gemm.dispatch import Choice, choose
     from cudaopt.gemm.stats import paired_ratio
     from cudaopt.gemm.timing import time_gpu
@@ -63,12 +63,7 @@ def one_shape(shape, configs: list[int] | None, rounds: int, seed: int) -> list[
         ws_bytes = _lib.workspace_bytes(m, n, splits)
         # x.bt: B^T, N x K contiguous, as the TN baselines read it; x.ws: the split-K workspace, counters zero
         x = make_inputs(m, n, k, sets, ws_bytes, with_blas=True)
-        stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-
-        def bt_run(i: int) -> None:
-            _lib.launch_ours_bt(x.a[i].data_ptr(), x.bt[i].data_ptr(), x.c[i].data_ptr(), m, n, k, cid, splits,
-                                x.ws.data_ptr(), ws_bytes, stream())
-
+        bt_run = ours_bt_launch(x, m, n, k, choice)
         cands = {"ours_nn": ours_launch(x, m, n, k, choice), "ours_bt": bt_run}
         # bitwise: the twin against its kernel on B as given, input set 0
         cands["ours_nn"](0)
