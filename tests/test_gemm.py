@@ -320,7 +320,7 @@ def _fake_bench(calls, kill_at=None, fail=(), ours=lambda i: 1.0 + i):
         calls.append(index)
         if index in fail:
             raise RuntimeError(f"CUDA error in a candidate on {shape}")
-        return {"ours": ours(index), "torch": 2.0 * ours(index)}, {"correct": True}, {}
+        return {"ours": ours(index), "torch": 2.0 * ours(index)}, {"correct": True}, {}, {}
     return fake
 
 
@@ -421,7 +421,7 @@ def test_bench_report_carries_the_runs_own_aa_noise(tmp_path, no_gpu):
         label = bench.TORCH_DISPATCH if index in aa else "wgmma64x64x64_pp_s8_e1"
         t_torch = 2.0
         return ({"ours": 1.0, "dispatch": t_torch / aa.get(index, 2.0), "torch": t_torch},
-                {"correct": True, "dispatch": label}, {})
+                {"correct": True, "dispatch": label}, {}, {})
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
@@ -491,9 +491,9 @@ def test_dispatch_floor_tells_the_tn_only_shapes_from_the_others(tmp_path):
     md = (tmp_path / "summary.md").read_text()
     assert "### Dispatcher floor" in md and "| lt_auto_max | 3 | 1 | 0.950 (64x64x64) |" in md
     rows = (tmp_path / "floor.csv").read_text().splitlines()
-    assert rows[0] == "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only,paired_ratio"
+    assert rows[0] == "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only,paired_ratio,paired_hi95"
     assert rows[1].startswith("64,64,64,fallback:torch,0.9500")
-    assert len(rows) == 4 and rows[1].endswith(",1,") and rows[2].endswith(",0,")  # (no paired ratios logged)
+    assert len(rows) == 4 and rows[1].endswith(",1,,") and rows[2].endswith(",0,,")  # (no paired ratios logged)
 
 
 def test_floor_and_aa_are_also_read_paired_within_rounds(tmp_path):
@@ -524,7 +524,8 @@ def test_floor_and_aa_are_also_read_paired_within_rounds(tmp_path):
     assert "| lt_auto_max (paired) | 1 | 0 | 0.970 (128x128x128) |" in md
     assert "Paired within rounds" in md and "| all | 2 | 1.0000 | 0.00% | 0.0% |" in md
     rows = (tmp_path / "floor.csv").read_text().splitlines()
-    assert rows[0].endswith(",tn_only,paired_ratio") and rows[1].startswith("64,64,64,") and rows[1].endswith(",1.0000")
+    assert rows[0].endswith(",tn_only,paired_ratio,paired_hi95") and rows[1].startswith("64,64,64,")
+    assert rows[1].endswith(",1.0000,")  # (no upper bounds logged)
     import csv
 
     with open(tmp_path / "shapes.csv", newline="") as f:  # shapes.csv carries each paired ratio beside the checks
@@ -891,7 +892,7 @@ def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):
     """With ours_nopdl timed, the report has an "ours vs ours_nopdl" row (> 1: PDL helped) and the CSV
     a column for it."""
     def fake(index, shape, env):
-        return {"ours": 2.0, "ours_nopdl": 3.0, "torch": 2.5}, {"correct": True}, {}
+        return {"ours": 2.0, "ours_nopdl": 3.0, "torch": 2.5}, {"correct": True}, {}, {}
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
@@ -930,6 +931,57 @@ def test_paired_ratio_cancels_a_drift_shared_within_rounds():
     assert paired_ratios({"torch": [1.0]}) == {} and paired_ratio({}, ("torch",), "ours") is None
 
 
+def test_median_upper_bound_is_the_order_statistic_that_covers_the_median():
+    """Session 41: the floor's third count reads each shape's within-round ratios through a one-sided 95% upper bound
+    on their median (distribution-free: an order statistic). For 20 rounds it is the 15th smallest; too few rounds
+    give no bound; drawn from a known distribution the bound lies above the true median in at least 95% of runs and
+    below the largest draw (it is not just the maximum)."""
+    import random
+
+    from cudaopt.gemm.stats import median_upper_bound, paired_upper_bounds
+
+    assert median_upper_bound([float(v) for v in range(20, 0, -1)]) == 15.0
+    assert median_upper_bound([1.0, 2.0, 3.0, 4.0]) is None  # 4 rounds: even the largest covers only 93.75%
+    assert median_upper_bound([1.0, 2.0, 3.0, 4.0, 5.0]) == 5.0
+    assert median_upper_bound([1.0, float("nan")] * 3) is None  # NaNs are no draws
+    rng = random.Random(7)
+    covered = sum(median_upper_bound([rng.gauss(1.0, 0.01) for _ in range(20)]) > 1.0 for _ in range(2000))
+    assert 0.95 <= covered / 2000 <= 0.995  # the exact coverage for n = 20 is 97.9%
+    # within rounds: dispatch 3% slower than the faster cuBLASLt layout in every round, under a shared drift
+    drift = [1.0 + 0.02 * ((r * 7) % 5) for r in range(20)]
+    per_round = {"dispatch": [10.3 * d * (1 + 0.001 * (r % 3)) for r, d in enumerate(drift)],
+                 "lt_auto_nn": [10.0 * d for d in drift], "lt_auto_tn": [10.5 * d for d in drift]}
+    hi = paired_upper_bounds(per_round)
+    assert set(hi) == {"dispatch vs lt_auto_max", "lt_auto_nn vs dispatch"}  # (the pairs whose candidates all ran)
+    assert 0.969 < hi["dispatch vs lt_auto_max"] < 0.972 and hi["lt_auto_nn vs dispatch"] > 1.0
+
+
+def test_floor_counts_the_shapes_under_it_beyond_their_own_noise(tmp_path):
+    """A shape's paired ratio can read under 0.98x on a tie; its upper bound under 0.98x cannot, often. The floor's
+    "(paired hi95)" row counts those; bench logs the bounds ("paired_hi95"), reads them back, and writes them to
+    shapes.csv and floor.csv."""
+    a, b = (64, 64, 64), (128, 128, 128)
+    times = {"dispatch": {a: 10.0, b: 10.0}, "ours": {a: 10.0, b: 10.0}, "lt_auto_nn": {a: 9.7, b: 9.7},
+             "lt_auto_tn": {a: 9.9, b: 9.9}}
+    times["lt_auto_max"] = {s: 9.7 for s in times["dispatch"]}
+    rec_a = bench.shape_record(0, a, "offline", "gpu", times=times and {c: times[c][a] for c in times},
+                               check={"correct": True, "dispatch": "wgmma64x64x64_pp_s8_e1"},
+                               paired={"dispatch vs lt_auto_max": 0.97}, paired_hi={"dispatch vs lt_auto_max": 0.99})
+    rec_b = bench.shape_record(1, b, "offline", "gpu", times={c: times[c][b] for c in times},
+                               check={"correct": True, "dispatch": "wgmma64x64x64_pp_s8_e1"},
+                               paired={"dispatch vs lt_auto_max": 0.96}, paired_hi={"dispatch vs lt_auto_max": 0.975})
+    assert rec_a["paired_hi95"] == {"dispatch vs lt_auto_max": 0.99}
+    res = bench.result_from_records({a: rec_a, b: rec_b})
+    assert res.paired_hi == {"dispatch vs lt_auto_max": {a: 0.99, b: 0.975}}
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "| lt_auto_max (paired) | 2 | 0 | 0.960 (128x128x128) |" in md
+    assert "| lt_auto_max (paired hi95) | 1 | 0 | 0.975 (128x128x128) |" in md
+    rows = (tmp_path / "floor.csv").read_text().splitlines()
+    assert rows[1].startswith("64,64,64,") and rows[1].endswith(",0.9700,0.9900")
+    assert "paired_hi95_dispatch_vs_lt_auto_max" in (tmp_path / "shapes.csv").read_text().splitlines()[0]
+
+
 def test_b_transposed_twin_is_summarised_against_the_tn_layouts(tmp_path, no_gpu):
     """CUDAOPT_GEMM_BENCH_BT=1 (session 39) adds "ours_bt", timed where the choice has a B^T twin: summarised against
     cuBLASLt's and cuBLAS's TN layouts, the max and ours (over the shapes it ran), paired against lt_auto_tn and ours;
@@ -940,7 +992,7 @@ def test_b_transposed_twin_is_summarised_against_the_tn_layouts(tmp_path, no_gpu
         t = {"ours": 2.0, "torch": 2.5, "dispatch": 2.0, "lt_auto_nn": 2.2, "lt_auto_tn": 2.1, "cublas_tn": 2.3}
         if index != 1:  # shape 1's choice has no twin: no ours_bt there
             t["ours_bt"] = 1.9
-        return t, {"correct": True}, {}
+        return t, {"correct": True}, {}, {}
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
@@ -978,8 +1030,8 @@ def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():
 
 def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     def fake(index, shape, env):
-        return {"ours": 2.0, "torch": 2.5, "dispatch": 2.0}, {"correct": True}, {"ours vs torch": 1.2,
-                                                                                 "dispatch vs torch": 1.1}
+        return ({"ours": 2.0, "torch": 2.5, "dispatch": 2.0}, {"correct": True},
+                {"ours vs torch": 1.2, "dispatch vs torch": 1.1}, {"dispatch vs torch": 1.15})
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
@@ -987,6 +1039,7 @@ def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     assert row.n == 3 and row.median_ratio == 1.2
     again = bench.result_from_records(bench.load_log(tmp_path / bench.SHAPE_LOG))  # from the log alone
     assert again.paired["dispatch vs torch"] == {s: 1.1 for s in SHAPES5[:3]}
+    assert again.paired_hi == {"dispatch vs torch": {s: 1.15 for s in SHAPES5[:3]}}  # (session 41) the bounds too
     bench.write_outputs(res, tmp_path, "t")
     assert "| dispatch vs torch (paired) | all |" in (tmp_path / "summary.md").read_text()
 

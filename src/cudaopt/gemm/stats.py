@@ -85,19 +85,44 @@ def paired_ratio(per_round: dict[str, list[float]], refs: tuple[str, ...], ours:
     smallest median over all rounds, chosen once: the faster of them in each round would pick whichever
     drew the lucky sample, which under single-call noise (server mode) read cuBLASLt ~4 points faster
     than either layout alone (session 19). None without usable rounds."""
+    vals = round_ratios(per_round, refs, ours)
+    return statistics.median(vals) if vals else None
+
+
+def round_ratios(per_round: dict[str, list[float]], refs: tuple[str, ...], ours: str) -> list[float]:
+    """The within-round ratios t_ref / t_ours that paired_ratio takes the median of (ref chosen as it says)."""
     def med(name: str) -> float:
         finite = [t for t in per_round.get(name) or [] if math.isfinite(t) and t > 0]
         return statistics.median(finite) if finite else math.inf
 
     ref_name = min(refs, key=med)
     series = [per_round.get(ref_name) or [], per_round.get(ours) or []]
-    n = min(len(s) for s in series)
-    vals = []
-    for r in range(n):
-        ref, t = series[0][r], series[1][r]
-        if math.isfinite(ref) and math.isfinite(t) and ref > 0 and t > 0:
-            vals.append(ref / t)
-    return statistics.median(vals) if vals else None
+    return [ref / t for ref, t in zip(*series) if math.isfinite(ref) and math.isfinite(t) and ref > 0 and t > 0]
+
+
+def median_upper_bound(vals: list[float], confidence: float = 0.95) -> float | None:
+    """A one-sided, distribution-free upper confidence bound on the median of the population `vals` were drawn from:
+    the j-th smallest value, j the least with P(Binomial(n, 1/2) <= j - 1) >= confidence (X_(j) lies above the
+    median unless j or more draws fell below it). For 20 rounds j = 15. None where n is too small for the confidence
+    (n < 5 at 95%). Where it is under 0.98 the shape reads under the floor beyond its own round-to-round noise."""
+    xs = sorted(v for v in vals if math.isfinite(v))
+    n, cdf = len(xs), 0.0
+    for j in range(1, n + 1):
+        cdf += math.comb(n, j - 1) / 2 ** n  # P(Bin(n, 1/2) <= j - 1)
+        if cdf >= confidence:
+            return xs[j - 1]
+    return None
+
+
+def paired_upper_bounds(per_round: dict[str, list[float]], confidence: float = 0.95) -> dict[str, float]:
+    """Every PAIRS comparison whose candidates all ran: name -> median_upper_bound of its within-round ratios."""
+    out = {}
+    for name, refs, ours in PAIRS:
+        if all(c in per_round for c in (*refs, ours)):
+            b = median_upper_bound(round_ratios(per_round, refs, ours), confidence)
+            if b is not None:
+                out[name] = b
+    return out
 
 
 def paired_ratios(per_round: dict[str, list[float]]) -> dict[str, float]:
