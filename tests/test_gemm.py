@@ -1031,7 +1031,8 @@ def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():
 def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     def fake(index, shape, env):
         return ({"ours": 2.0, "torch": 2.5, "dispatch": 2.0}, {"correct": True},
-                {"ours vs torch": 1.2, "dispatch vs torch": 1.1}, {"dispatch vs torch": 1.15})
+                {"ours vs torch": 1.2, "dispatch vs torch": 1.1},
+                {"torch": [2.5, 2.6, 2.4, 2.5, 2.7], "dispatch": [2.0, 2.0, 2.0, 2.0, 2.0]})  # (per-round times)
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
@@ -1039,7 +1040,10 @@ def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     assert row.n == 3 and row.median_ratio == 1.2
     again = bench.result_from_records(bench.load_log(tmp_path / bench.SHAPE_LOG))  # from the log alone
     assert again.paired["dispatch vs torch"] == {s: 1.1 for s in SHAPES5[:3]}
-    assert again.paired_hi == {"dispatch vs torch": {s: 1.15 for s in SHAPES5[:3]}}  # (session 41) the bounds too
+    # (session 41) the bounds, from the per-round times (5 rounds: the largest ratio, 2.7 / 2.0), and those times
+    assert again.paired_hi == {"dispatch vs torch": {s: pytest.approx(1.35) for s in SHAPES5[:3]}}
+    rec = bench.load_log(tmp_path / bench.SHAPE_LOG)[SHAPES5[0]]
+    assert rec["rounds"] == {"torch": [2.5, 2.6, 2.4, 2.5, 2.7], "dispatch": [2.0] * 5}
     bench.write_outputs(res, tmp_path, "t")
     assert "| dispatch vs torch (paired) | all |" in (tmp_path / "summary.md").read_text()
 

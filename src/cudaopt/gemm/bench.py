@@ -246,7 +246,7 @@ def _num(x: float) -> float | None:
 def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[str, float] | None = None,
                  check: dict | None = None, error: str | None = None, fatal: bool = False,
                  seconds: float = 0.0, paired: dict[str, float] | None = None, build: tuple[str, ...] = (),
-                 paired_hi: dict[str, float] | None = None) -> dict:
+                 paired_hi: dict[str, float] | None = None, rounds: dict[str, list[float]] | None = None) -> dict:
     """One log line: a shape's times (every candidate, null = did not run), its within-round paired
     ratios (gpu timing) and check, or its error. `finished_at` (Unix seconds, session 29) lines a shape up with
     the card's clock samples of the same run (gpu_check.sh gemm_table_grid's clocks.csv). `build` (session 37): the
@@ -265,6 +265,8 @@ def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[s
             rec["paired"] = {name: _num(r) for name, r in paired.items()}
         if paired_hi:
             rec["paired_hi95"] = {name: _num(r) for name, r in paired_hi.items()}
+        if rounds:  # (session 41) every candidate's time in each round, in round order: any pairing can be read later
+            rec["rounds"] = {name: [_num(float(f"{us:.4g}")) for us in ts] for name, ts in rounds.items()}
     return rec
 
 
@@ -407,9 +409,9 @@ class BenchEnv:
 
 
 def _bench_shape(index: int, shape: Shape, env: BenchEnv
-                 ) -> tuple[dict[str, float], dict | None, dict[str, float], dict[str, float]]:
+                 ) -> tuple[dict[str, float], dict | None, dict[str, float], dict[str, list[float]]]:
     """Time every candidate on one shape and check ours: (candidate -> us, check dict or None,
-    paired ratios within rounds and their 95% upper bounds (gpu timing; {} for call timing))."""
+    paired ratios within rounds, every candidate's per-round times (gpu timing; {} for call timing))."""
     import torch
 
     from cudaopt.gemm import hgemm
@@ -457,7 +459,7 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv
         if with_bt:  # the twin through the same checks, B handed over transposed (a column of its own)
             chk["bt_correct"] = check_gemm(lambda a, b, out, c=ours_choice: _bt_call(a, b, out, c), m, n, k,
                                            seed=env.seed + index).ok
-    return t, chk, paired_ratios(per_round), paired_upper_bounds(per_round)
+    return t, chk, paired_ratios(per_round), per_round
 
 
 def _bt_call(a, b, out, choice: Choice):
@@ -571,12 +573,13 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
         t0 = time.perf_counter()
         err = None
         try:
-            t, chk, paired, paired_hi = _bench_shape(idx, shape, env)
+            t, chk, paired, per_round = _bench_shape(idx, shape, env)
         except Exception as e:  # noqa: BLE001 - one shape's failure is that shape's result
             err = _error_text(e)
         if err is None:
             rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0,
-                               paired=paired, build=kernel_build, paired_hi=paired_hi)
+                               paired=paired, build=kernel_build, paired_hi=paired_upper_bounds(per_round),
+                               rounds=per_round)
             log(_shape_line(pos + 1, len(todo), idx, shape, t, chk, env.with_blas))
         else:
             _release()  # the traceback held the shape's inputs
