@@ -1147,8 +1147,9 @@ print(f"entries changed: {len(moved)}", "; ".join(f"{m}x{n}x{k} {a}->{b}" for (m
 PY
     ;;
   gemm_bt)
-    # Issue 6 (session 39, written without a GPU): the B^T twins (B given transposed, the TN layout; opt-in through
-    # CUDAOPT_GEMM_BT=1) through their GPU tests (bitwise their kernels on B as given, every check of check_gemm), then
+    # Issue 6 (session 39): the B^T twins (B given transposed, the TN layout; hgemm routes to them by default from
+    # session 41, CUDAOPT_GEMM_BT=0 opts out) through their GPU tests (bitwise their kernels on B as given, every check
+    # of check_gemm), then
     # timed on session 38's TN-only shapes against cuBLASLt autotuned NN and TN and against themselves on B as given
     # (benchmarks/gemm_bt.py). About 4 minutes.
     python3 -m cudaopt.gemm.build | tail -1

@@ -1059,8 +1059,8 @@ def test_bt_twins_equal_their_kernels_on_b_as_given(shape, monkeypatch):
 
 def test_bt_twin_passes_every_check_and_the_dispatcher_takes_transposed_b(monkeypatch):
     """One twin through every check of check_gemm (0/1 exact, random normal, guard bands, NaN propagation) with B
-    handed over transposed; then hgemm without a choice on transposed B: with CUDAOPT_GEMM_BT=1 the shape's choice
-    (its twin, or torch.matmul where the choice has none), without it torch.matmul, both matching torch."""
+    handed over transposed; then hgemm without a choice on transposed B: with CUDAOPT_GEMM_BT=1 or unset the shape's
+    choice (its twin, or torch.matmul where the choice has none), with 0 torch.matmul, all matching torch."""
     import torch
 
     from cudaopt.gemm import Choice, hgemm
@@ -1071,8 +1071,11 @@ def test_bt_twin_passes_every_check_and_the_dispatcher_takes_transposed_b(monkey
     r = check_gemm(lambda a_, b_, out: hgemm(a_, b_.t().contiguous().t(), out=out, choice=choice), 1000, 520, 1032,
                    seed=5)
     assert r.ok, r
-    for env in ("1", "0"):
-        monkeypatch.setenv("CUDAOPT_GEMM_BT", env)
+    for env in ("1", "0", None):  # (None: unset, the default since session 41, routes as "1")
+        if env is None:
+            monkeypatch.delenv("CUDAOPT_GEMM_BT", raising=False)
+        else:
+            monkeypatch.setenv("CUDAOPT_GEMM_BT", env)
         for m, n, k in ((2048, 8192, 4096), (1000, 520, 1032), (4096, 4096, 4096)):
             a, b, ref, torch_err = _operands(m, n, k, m + n + k)
             got = hgemm(a, b.t().contiguous().t())

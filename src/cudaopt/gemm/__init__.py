@@ -52,7 +52,8 @@ def col_stride(t) -> int | None:
     return ld
 
 
-BT_ENV = "CUDAOPT_GEMM_BT"  # "1": hgemm runs a transposed B through our B^T kernels (session 39; opt-in until timed)
+BT_ENV = "CUDAOPT_GEMM_BT"  # "0": a transposed B goes to torch.matmul; default since session 41 (GPU tests passed): our
+# B^T kernels, bitwise the B-as-given kernels, +14% against cuBLAS TN on 183 shapes (H100; docs/gpu-runs.md "Session 41")
 
 
 def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None, workspace):
@@ -146,9 +147,9 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     `cudaopt.gemm._lib.new_workspace(M, N, splits)` (at least `workspace_bytes` long, its counter block
     zero; every call leaves it zero, so one buffer serves any number of calls on one stream); without
     one, split-K shapes take one from torch's caching allocator and zero its counters (a memset).
-    Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul; with
-    CUDAOPT_GEMM_BT=1, b stored transposed (b = w.t() of a row-major N x K w, as nn.Linear's weight) runs the
-    shape's config through its B^T twin where it has one for its splits (`_lib.has_bt`), else torch.matmul too.
+    Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul; b stored
+    transposed (b = w.t() of a row-major N x K w, as nn.Linear's weight) runs the shape's config through its B^T twin
+    where it has one for its splits (`_lib.has_bt`), else torch.matmul too (CUDAOPT_GEMM_BT=0: always torch.matmul).
     Where the table hands a shape to cuBLASLt ("cublaslt", `lt_fallback`), packed operands run the tuned
     algorithm (workspace is used for it when large enough) and others torch.matmul.
     """
@@ -161,7 +162,7 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     lds = _packed_strides(a, b, out, m, n, k) or (row_stride(a), row_stride(b), row_stride(out))
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
-        if lds[1] is None and os.environ.get(BT_ENV) == "1":
+        if lds[1] is None and os.environ.get(BT_ENV, "1") != "0":
             done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace)
             if done is not None:
                 return done
