@@ -964,7 +964,7 @@ def test_floor_counts_the_shapes_under_it_beyond_their_own_noise(tmp_path):
     times = {"dispatch": {a: 10.0, b: 10.0}, "ours": {a: 10.0, b: 10.0}, "lt_auto_nn": {a: 9.7, b: 9.7},
              "lt_auto_tn": {a: 9.9, b: 9.9}}
     times["lt_auto_max"] = {s: 9.7 for s in times["dispatch"]}
-    rec_a = bench.shape_record(0, a, "offline", "gpu", times=times and {c: times[c][a] for c in times},
+    rec_a = bench.shape_record(0, a, "offline", "gpu", times={c: times[c][a] for c in times},
                                check={"correct": True, "dispatch": "wgmma64x64x64_pp_s8_e1"},
                                paired={"dispatch vs lt_auto_max": 0.97}, paired_hi={"dispatch vs lt_auto_max": 0.99})
     rec_b = bench.shape_record(1, b, "offline", "gpu", times={c: times[c][b] for c in times},

@@ -85,7 +85,10 @@ def paired_ratio(per_round: dict[str, list[float]], refs: tuple[str, ...], ours:
     smallest median over all rounds, chosen once: the faster of them in each round would pick whichever
     drew the lucky sample, which under single-call noise (server mode) read cuBLASLt ~4 points faster
     than either layout alone (session 19). None without usable rounds."""
-    vals = round_ratios(per_round, refs, ours)
+    return _median_or_none(round_ratios(per_round, refs, ours))
+
+
+def _median_or_none(vals: list[float]) -> float | None:
     return statistics.median(vals) if vals else None
 
 
@@ -114,26 +117,25 @@ def median_upper_bound(vals: list[float], confidence: float = 0.95) -> float | N
     return None
 
 
-def paired_upper_bounds(per_round: dict[str, list[float]], confidence: float = 0.95) -> dict[str, float]:
-    """Every PAIRS comparison whose candidates all ran: name -> median_upper_bound of its within-round ratios."""
+def _over_pairs(per_round: dict[str, list[float]], stat) -> dict[str, float]:
+    """Every PAIRS comparison whose candidates all ran: name -> stat(its within-round ratios), where not None."""
     out = {}
     for name, refs, ours in PAIRS:
         if all(c in per_round for c in (*refs, ours)):
-            b = median_upper_bound(round_ratios(per_round, refs, ours), confidence)
-            if b is not None:
-                out[name] = b
+            v = stat(round_ratios(per_round, refs, ours))
+            if v is not None:
+                out[name] = v
     return out
+
+
+def paired_upper_bounds(per_round: dict[str, list[float]], confidence: float = 0.95) -> dict[str, float]:
+    """Every PAIRS comparison whose candidates all ran: name -> median_upper_bound of its within-round ratios."""
+    return _over_pairs(per_round, lambda vals: median_upper_bound(vals, confidence))
 
 
 def paired_ratios(per_round: dict[str, list[float]]) -> dict[str, float]:
-    """Every PAIRS comparison whose candidates all ran: name -> paired ratio."""
-    out = {}
-    for name, refs, ours in PAIRS:
-        if all(c in per_round for c in (*refs, ours)):
-            r = paired_ratio(per_round, refs, ours)
-            if r is not None:
-                out[name] = r
-    return out
+    """Every PAIRS comparison whose candidates all ran: name -> paired ratio (paired_ratio's median)."""
+    return _over_pairs(per_round, _median_or_none)
 
 
 def max_of(*per_layout: dict[Shape, float]) -> dict[Shape, float]:
