@@ -320,7 +320,7 @@ def _fake_bench(calls, kill_at=None, fail=(), ours=lambda i: 1.0 + i):
         calls.append(index)
         if index in fail:
             raise RuntimeError(f"CUDA error in a candidate on {shape}")
-        return {"ours": ours(index), "torch": 2.0 * ours(index)}, {"correct": True}, {}, {}
+        return {"ours": ours(index), "torch": 2.0 * ours(index)}, {"correct": True}, {}
     return fake
 
 
@@ -421,7 +421,7 @@ def test_bench_report_carries_the_runs_own_aa_noise(tmp_path, no_gpu):
         label = bench.TORCH_DISPATCH if index in aa else "wgmma64x64x64_pp_s8_e1"
         t_torch = 2.0
         return ({"ours": 1.0, "dispatch": t_torch / aa.get(index, 2.0), "torch": t_torch},
-                {"correct": True, "dispatch": label}, {}, {})
+                {"correct": True, "dispatch": label}, {})
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5, out_dir=tmp_path, log=lambda s: None)
@@ -892,7 +892,7 @@ def test_pdl_ab_row_and_outputs(tmp_path, no_gpu):
     """With ours_nopdl timed, the report has an "ours vs ours_nopdl" row (> 1: PDL helped) and the CSV
     a column for it."""
     def fake(index, shape, env):
-        return {"ours": 2.0, "ours_nopdl": 3.0, "torch": 2.5}, {"correct": True}, {}, {}
+        return {"ours": 2.0, "ours_nopdl": 3.0, "torch": 2.5}, {"correct": True}, {}
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
@@ -992,7 +992,7 @@ def test_b_transposed_twin_is_summarised_against_the_tn_layouts(tmp_path, no_gpu
         t = {"ours": 2.0, "torch": 2.5, "dispatch": 2.0, "lt_auto_nn": 2.2, "lt_auto_tn": 2.1, "cublas_tn": 2.3}
         if index != 1:  # shape 1's choice has no twin: no ours_bt there
             t["ours_bt"] = 1.9
-        return t, {"correct": True}, {}, {}
+        return t, {"correct": True}, {}
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
@@ -1031,19 +1031,20 @@ def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():
 def test_paired_ratios_are_logged_and_summarised(tmp_path, no_gpu):
     def fake(index, shape, env):
         return ({"ours": 2.0, "torch": 2.5, "dispatch": 2.0}, {"correct": True},
-                {"ours vs torch": 1.2, "dispatch vs torch": 1.1},
-                {"torch": [2.5, 2.6, 2.4, 2.5, 2.7], "dispatch": [2.0, 2.0, 2.0, 2.0, 2.0]})  # (per-round times)
+                {"torch": [2.5, 2.6, 2.4, 2.5, 2.7], "dispatch": [2.0] * 5,  # (per-round times)
+                 "ours": [2.5 / 1.2, 2.6 / 1.2, 2.4 / 1.2, 2.5 / 1.2, 2.7 / 1.2]})  # 1.2x torch in every round
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
     row = next(s for s in res.summaries if s.baseline == "ours vs torch (paired)" and s.group == "all")
-    assert row.n == 3 and row.median_ratio == 1.2
+    assert row.n == 3 and row.median_ratio == pytest.approx(1.2)
     again = bench.result_from_records(bench.load_log(tmp_path / bench.SHAPE_LOG))  # from the log alone
-    assert again.paired["dispatch vs torch"] == {s: 1.1 for s in SHAPES5[:3]}
+    assert again.paired["dispatch vs torch"] == {s: pytest.approx(1.25) for s in SHAPES5[:3]}  # median 2.5 / 2.0
     # (session 41) the bounds, from the per-round times (5 rounds: the largest ratio, 2.7 / 2.0), and those times
-    assert again.paired_hi == {"dispatch vs torch": {s: pytest.approx(1.35) for s in SHAPES5[:3]}}
+    assert again.paired_hi["dispatch vs torch"] == {s: pytest.approx(1.35) for s in SHAPES5[:3]}
+    assert again.paired_hi["ours vs torch"] == {s: pytest.approx(1.2) for s in SHAPES5[:3]}
     rec = bench.load_log(tmp_path / bench.SHAPE_LOG)[SHAPES5[0]]
-    assert rec["rounds"] == {"torch": [2.5, 2.6, 2.4, 2.5, 2.7], "dispatch": [2.0] * 5}
+    assert rec["rounds"]["dispatch"] == [2.0] * 5 and rec["rounds"]["ours"][0] == 2.083  # (4 significant digits)
     bench.write_outputs(res, tmp_path, "t")
     assert "| dispatch vs torch (paired) | all |" in (tmp_path / "summary.md").read_text()
 

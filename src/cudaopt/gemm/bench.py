@@ -409,9 +409,9 @@ class BenchEnv:
 
 
 def _bench_shape(index: int, shape: Shape, env: BenchEnv
-                 ) -> tuple[dict[str, float], dict | None, dict[str, float], dict[str, list[float]]]:
-    """Time every candidate on one shape and check ours: (candidate -> us, check dict or None,
-    paired ratios within rounds, every candidate's per-round times (gpu timing; {} for call timing))."""
+                 ) -> tuple[dict[str, float], dict | None, dict[str, list[float]]]:
+    """Time every candidate on one shape and check ours: (candidate -> us, check dict or None, every candidate's
+    per-round times (gpu timing; {} for call timing)). The paired statistics are run_bench's, from those times."""
     import torch
 
     from cudaopt.gemm import hgemm
@@ -459,7 +459,7 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv
         if with_bt:  # the twin through the same checks, B handed over transposed (a column of its own)
             chk["bt_correct"] = check_gemm(lambda a, b, out, c=ours_choice: _bt_call(a, b, out, c), m, n, k,
                                            seed=env.seed + index).ok
-    return t, chk, paired_ratios(per_round), per_round
+    return t, chk, per_round
 
 
 def _bt_call(a, b, out, choice: Choice):
@@ -573,12 +573,13 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
         t0 = time.perf_counter()
         err = None
         try:
-            t, chk, paired, per_round = _bench_shape(idx, shape, env)
+            t, chk, per_round = _bench_shape(idx, shape, env)
         except Exception as e:  # noqa: BLE001 - one shape's failure is that shape's result
             err = _error_text(e)
         if err is None:
             rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0,
-                               paired=paired, build=kernel_build, paired_hi=paired_upper_bounds(per_round),
+                               paired=paired_ratios(per_round), build=kernel_build,
+                               paired_hi=paired_upper_bounds(per_round),
                                rounds=per_round)
             log(_shape_line(pos + 1, len(todo), idx, shape, t, chk, env.with_blas))
         else:
