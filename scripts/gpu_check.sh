@@ -1157,6 +1157,16 @@ PY
     timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
       -k "bt_twin or b_transposed or records_the_cublaslt" 2>&1 | tail -4
     timeout 300 python3 benchmarks/gemm_bt.py --shapes tn_only --out "$OUT/gemm_bt.jsonl" 2>&1 | tail -36
+    # (session 42) what a caller holding B transposed gets from hgemm by default ("dispatch_bt") against torch.matmul
+    # on that B^T and cuBLAS(Lt) TN, on 200 sampled grid shapes (about 70 s on an H100); GEMM_BT_SAMPLE=0 skips it
+    if [ "${GEMM_BT_SAMPLE:-200}" != 0 ]; then
+      CUDAOPT_GEMM_BENCH_BT=1 timeout 200 python3 -m cudaopt.cli bench-gemm --shapes "sample:${GEMM_BT_SAMPLE:-200}:41" \
+        --order shuffled --budget-s 150 --rounds 10 --out "$OUT/bt_sample" > "$OUT/bt_sample.log" 2>&1
+      tail -2 "$OUT/bt_sample.log"
+      grep -E "^\| (ours_bt|dispatch_bt) vs [a-z_]+( \(paired\))? \| all" "$OUT/bt_sample/summary.md"
+      grep -A5 "^### B held transposed" "$OUT/bt_sample/summary.md"
+      rm -f "$OUT"/bt_sample/{summary.csv,checks.json,speedup.png}  # (a call returns at most eight files)
+    fi
     ;;
   gemm_torch_twins)
     # Issue 6 (sessions 37-38): 12288x256x8192 and 16384x256x8192 read 4-7% slower through hgemm's torch fallback than as

@@ -224,7 +224,8 @@ cp "$WORK/offline_gpu/speedup.png" "$OUT/offline_speedup.png" 2>/dev/null
 cat "$WORK"/*/summary.md > "$OUT/summaries.md" 2>/dev/null
 echo "== SHORT TABLE (ours vs baselines, all shapes)"
 grep -E "^## |\| (ours|ours_nopdl|dispatch) vs (torch|cublas_max|lt_heur_max|lt_auto_max|cublas_nn_fp16compute|ours_nopdl)( \(paired\))? \| all" "$OUT/summaries.md"
-grep -E "^\| ours_bt vs (lt_auto_tn|lt_auto_max|ours)( \(paired\))? \| all" "$OUT/summaries.md"  # (CUDAOPT_GEMM_BENCH_BT=1)
+grep -E "^\| (ours_bt vs (lt_auto_tn|lt_auto_max|ours)|dispatch_bt vs (torch_bt|lt_auto_tn))( \(paired\))? \| all" \
+  "$OUT/summaries.md"  # (CUDAOPT_GEMM_BENCH_BT=1)
 grep -E "^shapes timed|^kernel library: a diagnostic" "$OUT/summaries.md"
 # The run's own per-shape noise (bench-gemm's A/A: torch.matmul timed as dispatch and as torch), all and the noisiest class;
 # from session 39 a second pair of rows, the same shapes paired within rounds; from session 40 the same for our kernel

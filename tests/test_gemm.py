@@ -1008,6 +1008,30 @@ def test_b_transposed_twin_is_summarised_against_the_tn_layouts(tmp_path, no_gpu
         SHAPES5[:2], out_dir=tmp_path / "plain", log=lambda s: None).summaries)
 
 
+def test_b_transposed_dispatch_is_summarised_and_floored_against_its_callers_baselines(tmp_path, no_gpu):
+    """(session 42) "dispatch_bt" (hgemm on B held transposed) against torch.matmul on that B^T ("torch_bt") and
+    cuBLAS(Lt)'s TN layout: summaries, paired rows from the per-round times, and a B^T floor table in summary.md
+    counting the shapes under 0.98x by medians and paired."""
+    def fake(index, shape, env):
+        t_bt = {0: 2.0, 1: 2.2, 2: 1.9}[index]  # shape 1: 2.1 / 2.2 = 0.955x of lt_auto_tn, under the floor
+        t = {"ours": 2.0, "torch": 2.5, "dispatch": 2.0, "lt_auto_nn": 2.2, "lt_auto_tn": 2.1, "cublas_tn": 2.3,
+             "torch_bt": 2.4, "dispatch_bt": t_bt}
+        return t, {"correct": True}, {name: [v, v * 1.01, v] for name, v in t.items()}
+
+    no_gpu.setattr(bench, "_bench_shape", fake)
+    res = bench.run_bench(SHAPES5[:3], out_dir=tmp_path, log=lambda s: None)
+    rows = {s.baseline: s for s in res.summaries if s.group == "all"}
+    assert rows["dispatch_bt vs torch_bt"].n == 3 and rows["dispatch_bt vs torch_bt"].median_ratio == pytest.approx(
+        2.4 / 2.0)
+    assert {"dispatch_bt vs cublas_tn", "dispatch_bt vs lt_auto_tn", "dispatch_bt vs lt_auto_tn (paired)"} <= set(rows)
+    assert res.paired["dispatch_bt vs lt_auto_tn"][SHAPES5[1]] == pytest.approx(2.1 / 2.2)
+    bench.write_outputs(res, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    under = "x".join(map(str, SHAPES5[1]))
+    assert "### B held transposed" in md and f"| lt_auto_tn | 3 | 1 | 1 | 0.955 ({under}) |" in md
+    assert "| torch_bt | 3 | 0 | 0 | - |" in md
+
+
 def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():
     """Two layouts equally fast (10 us) with independent noise, ours 10 us: the paired ratio against
     their "max" must read ~1. Taking the faster layout in every round would read it > 1 (the minimum of

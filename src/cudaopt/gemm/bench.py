@@ -51,6 +51,7 @@ LT_WORKSPACE = LT_FALLBACK_WORKSPACE  # the fallback's too: the heuristic's list
 ROTATE_BYTES = 256 << 20  # input bytes per shape across rotated sets: several times the 60 MB L2
 BASELINES = ("torch", "cublas_nn", "cublas_tn", "cublas_max", "lt_heur_nn", "lt_heur_tn", "lt_heur_max",
              "lt_auto_nn", "lt_auto_tn", "lt_auto_max", "cublas_nn_fp16compute")
+BT_BASELINES = ("torch_bt", "cublas_tn", "lt_auto_tn")  # a caller holding B transposed: what it could run instead
 
 
 @dataclass
@@ -121,7 +122,20 @@ def torch_launch(x: ShapeInputs):
     return lambda i: torch.matmul(x.a[i], x.b[i], out=x.c[i])
 
 
-BT_BENCH_ENV = "CUDAOPT_GEMM_BENCH_BT"  # "1": also time our B^T twins ("ours_bt", on x.bt) where the choice has one
+BT_BENCH_ENV = "CUDAOPT_GEMM_BENCH_BT"  # "1": also time our B^T twins ("ours_bt", on x.bt) where the choice has one,
+# and (session 42) what a caller holding B transposed (nn.Linear's weight) gets: hgemm on x.bt's transposed view
+# ("dispatch_bt", its B^T route) and torch.matmul on the same view ("torch_bt", that caller's baseline)
+
+
+def bt_view_launches(x: ShapeInputs, choice: Choice) -> dict:
+    """hgemm and torch.matmul handed B as the transposed view of x.bt (unit row stride), on input set i: the B^T
+    route hgemm takes by default, and the torch.matmul a caller holding B^T would otherwise run."""
+    import torch
+
+    from cudaopt.gemm import hgemm
+
+    return {"dispatch_bt": lambda i: hgemm(x.a[i], x.bt[i].t(), out=x.c[i], workspace=x.ws, choice=choice),
+            "torch_bt": lambda i: torch.matmul(x.a[i], x.bt[i].t(), out=x.c[i])}
 
 
 def ours_bt_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice):
@@ -393,6 +407,10 @@ def summarize_result(res: BenchResult) -> None:
         for base in ("lt_auto_tn", "cublas_tn", "lt_auto_max", "ours"):
             if base in times:
                 res.summaries += summarize_by_class(f"ours_bt vs {base}", ratios(times[base], times["ours_bt"]))
+    if "dispatch_bt" in times:  # (session 42) a B^T caller: hgemm against torch.matmul and cuBLAS(Lt) on that B^T
+        for base in BT_BASELINES:
+            if base in times:
+                res.summaries += summarize_by_class(f"dispatch_bt vs {base}", ratios(times[base], times["dispatch_bt"]))
 
 
 # --- the GPU side: one shape, setup, health ---------------------------------------------------------
@@ -432,6 +450,8 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv
     with_bt = os.environ.get(BT_BENCH_ENV) == "1" and bool(x.bt) and _lib.has_bt(ours_choice.config, ours_choice.splits)
     if with_bt:  # (session 39) the same kernel reading B transposed, beside the TN baselines given the same x.bt
         cands["ours_bt"] = ours_bt_launch(x, m, n, k, ours_choice)
+    if os.environ.get(BT_BENCH_ENV) == "1" and x.bt:  # every shape: the dispatcher's B^T route decides
+        cands.update(bt_view_launches(x, choice))
     plans = {}
     lt_algos = {}  # (session 40) which cuBLASLt algorithm "lt_auto" timed: gemm-table-from-grids can hand a shape to it
     try:
@@ -689,8 +709,20 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
                 if hi:  # (session 41) under the floor beyond the shape's own round-to-round noise: even the ratio's
                     # one-sided 95% upper bound is under 0.98x (on a true tie about none of 1,000 shapes would be)
                     rows.append(row(f"{base} (paired hi95)", dispatch_floor(res.times, base, shape_ratios=hi)))
+    bt_rows = []  # (session 42) the B^T route against that caller's own baselines, which read the same B^T
+    for base in BT_BASELINES if "dispatch_bt" in res.times else ():
+        if base in res.times:
+            under = {s: r for s, r in ratios(res.times[base], res.times["dispatch_bt"]).items() if r < 0.98}
+            paired_bt = res.paired.get(f"dispatch_bt vs {base}")
+            bt_rows.append(f"| {base} | {len(res.times['dispatch_bt'])} | {len(under)} | "
+                           + ("-" if paired_bt is None else str(sum(r < 0.98 for r in paired_bt.values()))) + " | "
+                           + (f"{min(under.values()):.3f} ({'x'.join(map(str, min(under, key=under.get)))})"
+                              if under else "-") + " |")
+    if bt_rows:
+        bt_rows = ["", "### B held transposed (nn.Linear's layout): hgemm's B^T route (dispatch_bt) under 0.98x", "",
+                   "| baseline | shapes | under 0.98x | paired | slowest |", "|---|---|---|---|---|", *bt_rows]
     if not rows:
-        return []
+        return bt_rows
     with open(out_dir / "floor.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["m", "n", "k", "dispatch", "ratio", "best_nn", "tn_gain", "tn_only", "paired_ratio", "paired_hi95"])
@@ -703,7 +735,7 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
             "", "TN only: the baseline's TN layout (B pre-transposed) beats every candidate that reads B as given by "
             "more than 2% in this run; no table choice reaches those. (paired hi95): shapes whose within-round ratio's "
             "one-sided 95% upper bound is under 0.98x, under the floor beyond their own noise.", "",
-            "| baseline | under 0.98x | TN only | slowest |", "|---|---|---|---|", *rows]
+            "| baseline | under 0.98x | TN only | slowest |", "|---|---|---|---|", *rows, *bt_rows]
 
 
 # --- the wgmma comparison (scripts/gpu_gemm.sh's last step): every wgmma (config, splits) vs cuBLASLt ---

@@ -72,6 +72,9 @@ PAIRS = (("ours vs torch", ("torch",), "ours"),
          # (session 39, CUDAOPT_GEMM_BENCH_BT=1) our B^T twins against cuBLASLt on the same B^T, and against ours
          ("ours_bt vs lt_auto_tn", ("lt_auto_tn",), "ours_bt"),
          ("ours_bt vs ours", ("ours",), "ours_bt"),
+         # (session 42) hgemm's B^T route (the caller holds B transposed) against that caller's baselines
+         ("dispatch_bt vs torch_bt", ("torch_bt",), "dispatch_bt"),
+         ("dispatch_bt vs lt_auto_tn", ("lt_auto_tn",), "dispatch_bt"),
          # (session 40) gemm-table-from-grids' moves read within rounds too (its --paired): dispatch against what a
          # shape may move to. On a shape the dispatcher runs ours, "ours vs dispatch" is one kernel twice: an A/A.
          ("ours vs dispatch", ("dispatch",), "ours"),
