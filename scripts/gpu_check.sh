@@ -1155,7 +1155,7 @@ PY
     python3 -m cudaopt.gemm.build | tail -1
     # (session 40: and the test that the cuBLASLt algorithm a grid records is the one the dispatcher's fallback runs)
     timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
-      -k "bt_twin or b_transposed or records_the_cublaslt" 2>&1 | tail -4
+      -k "bt_twin or b_transposed or records_the_cublaslt or bt_cublaslt" 2>&1 | tail -4
     timeout 300 python3 benchmarks/gemm_bt.py --shapes tn_only --out "$OUT/gemm_bt.jsonl" 2>&1 | tail -36
     # (session 42) what a caller holding B transposed gets from hgemm by default ("dispatch_bt") against torch.matmul
     # on that B^T and cuBLAS(Lt) TN, on 200 sampled grid shapes (about 70 s on an H100); GEMM_BT_SAMPLE=0 skips it

@@ -1030,6 +1030,15 @@ def test_b_transposed_dispatch_is_summarised_and_floored_against_its_callers_bas
     under = "x".join(map(str, SHAPES5[1]))
     assert "### B held transposed" in md and f"| lt_auto_tn | 3 | 1 | 1 | 0.955 ({under}) |" in md
     assert "| torch_bt | 3 | 0 | 0 | - |" in md
+    # the route's label, as a grid records it for gemm-table-from-grids --bt (grid_choice.bt_route_label)
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.grid_choice import bt_route_label
+
+    ours = Choice("ours", 20, 1)
+    assert bench.bt_route(ours, True) == ours.label() + "_bt" and bench.bt_route(ours, False) == "fallback:torch"
+    assert bench.bt_route(Choice("cublaslt", 20, 1, 4), True) == "fallback:torch"
+    with_tn = Choice("ours", 20, 1, -1, 3)
+    assert bench.bt_route(with_tn, True) == bt_route_label(with_tn) == "fallback:cublaslt_tn_algo3"
 
 
 def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():
@@ -1468,6 +1477,61 @@ def test_grid_choice_paired_reads_the_within_round_ratios_where_a_grid_has_them(
     assert moved([old], paired=True) == moved([old])  # (no paired columns: the medians)
     new, _ = rechoose(entries, [g], 1.01, paired=True)
     assert new[1]["grid_choice"]["paired"] is True and new[1]["grid_choice"]["ratios"] == [1.03]
+
+
+def test_grid_choice_bt_gives_a_shape_the_cublaslt_tn_algorithm_every_bt_grid_timed_faster(tmp_path):
+    """(session 42) rechoose_bt: the B^T route (hgemm on a transposed B) moves to cuBLASLt's autotuned TN algorithm
+    where every grid run with CUDAOPT_GEMM_BENCH_BT=1 reads it faster and names the same one; an entry that has one
+    goes back to the default route (twin or torch.matmul) where the grids read that faster; the NN choice stays."""
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import choose, parse_table
+    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose_bt
+    from cudaopt.gemm.report import write_shape_csv
+
+    ours = Choice("ours", 20, 1).label()
+    a, b, c, d, e = [(64, 64, 64 * i) for i in range(1, 6)]
+
+    # {shape: (dispatch_bt us, ours_bt us or None, torch_bt us, lt_auto_tn us, lt_auto_tn_algo, dispatch_bt label,
+    #          NN dispatch label)}
+    def grid(path, rows):
+        times = {"ours": {}, "torch": {}, "dispatch": {}, "dispatch_bt": {}, "ours_bt": {}, "torch_bt": {},
+                 "lt_auto_tn": {}}
+        extra = {}
+        for sh, (dbt, obt, tbt, lt, algo, route, nn) in rows.items():
+            for name, v in (("ours", 10.0), ("torch", 10.0), ("dispatch", 10.0), ("dispatch_bt", dbt),
+                            ("torch_bt", tbt), ("lt_auto_tn", lt)) + ((("ours_bt", obt),) if obt else ()):
+                times[name][sh] = v
+            extra[sh] = {"dispatch": nn, "choice": ours, "correct": True, "lt_auto_tn_algo": algo,
+                         "dispatch_bt": route}
+        write_shape_csv(path, times, extra)
+        return load_grid(path)
+
+    lt3 = "fallback:cublaslt_tn_algo3"
+    entries = [{"m": 64, "n": 64, "k": 64, "backend": "ours", "config": 20},  # a: lt TN 10% faster in both: algo 2
+               {"m": 64, "n": 64, "k": 128, "backend": "torch", "config": 20},  # b: faster in one grid only: stays
+               {"m": 64, "n": 64, "k": 192, "backend": "ours", "config": 20, "bt_lt_algo": 3},  # c: twin faster: back
+               {"m": 64, "n": 64, "k": 256, "backend": "ours", "config": 20},  # d: the grids name two algorithms
+               {"m": 64, "n": 64, "k": 320, "backend": "ours", "config": 20}]  # e: a grid of another B^T route
+    g1 = {a: (10.0, 10.0, 11.0, 9.0, 2, ours + "_bt", ours), b: (10.0, None, 10.0, 9.0, 1, "fallback:torch",
+                                                                     "fallback:torch"),
+          c: (10.0, 9.0, 11.0, 10.0, 3, lt3, ours), d: (10.0, 10.0, 11.0, 9.0, 4, ours + "_bt", ours),
+          e: (10.0, 10.0, 11.0, 9.0, 4, lt3, ours)}
+    g2 = {**g1, b: (10.0, None, 10.0, 10.0, 1, "fallback:torch", "fallback:torch"),
+          d: (10.0, 10.0, 11.0, 9.0, 5, ours + "_bt", ours)}
+    grids = [grid(tmp_path / "g1.csv", g1), grid(tmp_path / "g2.csv", g2)]
+    new, moves = rechoose_bt(entries, grids, margin=1.01)
+    assert [(m.shape, m.was, m.to, m.algo) for m in moves] == [(a, "default", "cublaslt_tn", 2),
+                                                               (c, lt3, "default", -1)]
+    by = {(x["m"], x["n"], x["k"]): x for x in new}
+    assert by[a]["bt_lt_algo"] == 2 and by[a]["bt_grid_choice"]["ratios"] == [1.1111, 1.1111]
+    assert "bt_lt_algo" not in by[c] and by[b] == entries[1] and by[d] == entries[3] and by[e] == entries[4]
+    table = parse_table({"entries": new})  # what the dispatcher loads: the NN choice as it was
+    assert table[a] == Choice("ours", 20, 1, -1, 2) and table[a].label() == ours
+    assert choose(64, 64, 96, table).bt_algo == -1  # a neighbour's TN index names another shape's list
+    with pytest.raises(GridError, match="CUDAOPT_GEMM_BENCH_BT=1"):  # a grid run without the B^T candidates
+        rechoose_bt(entries, [load_grid(_grid_csv(tmp_path / "nn.csv", {a: (9.0, 10.0, 10.0, ours, ours, True)}))])
+    with pytest.raises(ValueError, match="bt_lt_algo"):
+        parse_table({"entries": [{**entries[0], "bt_lt_algo": -2}]})
 
 
 def test_leaving_each_grid_out_reads_the_other_grids_choice_on_it(tmp_path):

@@ -328,12 +328,15 @@ def gemm_table_from_grids_cmd(
     margin: float = typer.Option(1.01, help="Move a shape only where every grid reads the new choice faster by this factor."),
     paired: bool = typer.Option(False, "--paired", help="Read each grid's ratios within rounds where it has them "
                                 "(grids from session 40 on), not from its two medians."),
+    bt: bool = typer.Option(False, "--bt", help="Choose the route of callers holding B transposed instead "
+                            "(bt_lt_algo: a cuBLASLt TN algorithm or the default); grids run with "
+                            "CUDAOPT_GEMM_BENCH_BT=1."),
 ) -> None:
     """Move shapes between ours, torch.matmul and cuBLASLt's autotuned algorithm where every grid agrees (no GPU): a
-    candidate table for a fresh grid."""
+    candidate table for a fresh grid. With --bt, the B^T route instead."""
     import json
 
-    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose
+    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose, rechoose_bt
     from cudaopt.gemm.tune import write_json_atomic
 
     if not table.is_file():
@@ -342,7 +345,8 @@ def gemm_table_from_grids_cmd(
         data = json.loads(table.read_text())
         if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
             raise GridError(f"{table}: not a tuned table (no entries list)")
-        entries, moves = rechoose(data["entries"], [load_grid(g) for g in grids], margin, paired)
+        entries, moves = (rechoose_bt if bt else rechoose)(data["entries"], [load_grid(g) for g in grids], margin,
+                                                           paired)
     except json.JSONDecodeError as e:
         _usage_error(f"{table}: not JSON ({e})")
     except GridError as e:
@@ -352,11 +356,12 @@ def gemm_table_from_grids_cmd(
     write_json_atomic(out, {**data, "entries": entries})
     by: dict[tuple[str, str], int] = {}
     for mv in moves:
-        key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") else "ours", mv.to)
+        key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") or bt else "ours", mv.to)
         by[key] = by.get(key, 0) + 1
-    console.print(f"{len(moves)} of {len(entries)} shapes moved ({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
+    console.print(f"{len(moves)} of {len(entries)} shapes moved{' (B^T route)' if bt else ''} "
+                  f"({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
                   f"table: {out}. Judge it on a fresh grid, not on these.")
-    if len(grids) >= 2:  # (session 40) what a fresh grid may show: each grid read on the choice of the others
+    if len(grids) >= 2 and not bt:  # (session 40) what a fresh grid may show: each grid read on the choice of the others
         from cudaopt.gemm.grid_choice import held_out
 
         console.print("Each grid left out, the table rechosen from the others and read on it (against cuBLASLt "

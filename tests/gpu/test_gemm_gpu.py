@@ -1084,6 +1084,48 @@ def test_bt_twin_passes_every_check_and_the_dispatcher_takes_transposed_b(monkey
             assert err <= 1.25 * torch_err + 1e-4, (env, (m, n, k), err, torch_err)
 
 
+def test_bt_cublaslt_tn_algorithm_runs_for_a_transposed_b_and_passes_every_check(monkeypatch):
+    """(session 42) a choice naming a cuBLASLt TN algorithm (the table's bt_lt_algo): hgemm on B held transposed runs
+    that algorithm (lt_matmul, layout 1) for every index of the shape's TN list and passes every check of check_gemm;
+    an index beyond the list and a B^T with padded rows take the B^T twin instead; B as given ignores it."""
+    import torch
+
+    from cudaopt import gemm
+    from cudaopt.gemm import Choice, hgemm, lt_fallback
+    from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.lt_fallback import clear_plans, plan_for
+
+    monkeypatch.delenv("CUDAOPT_GEMM_BT", raising=False)
+    ran = []
+    real = lt_fallback.lt_matmul
+    monkeypatch.setattr(lt_fallback, "lt_matmul", lambda *a, **kw: ran.append((kw.get("layout", 0), real(*a, **kw)))
+                        or ran[-1][1])
+    monkeypatch.setattr(gemm, "_hot_modules", None)  # (hgemm's import cache: take the wrapper)
+    m, n, k = 512, 384, 1024
+    count = min(plan_for(torch.cuda.current_device(), m, n, k, layout=1).count, 16)
+    assert count >= 1
+    failures = []
+    for j in range(count):
+        choice = Choice("ours", 42, 1, -1, j)
+        r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b.t().contiguous().t(), out=out, choice=c), m, n, k,
+                       seed=j)
+        if not r.ok:
+            failures.append((j, r))
+    assert not failures, failures[:3]
+    assert ran == [(1, True)] * (3 * count)  # check_gemm's three calls each ran cuBLASLt TN
+    a, b, ref, torch_err = _operands(m, n, k, 7)
+    ran.clear()
+    for choice, b_op in ((Choice("ours", 42, 1, -1, 999), b.t().contiguous().t()),  # beyond the list: the twin
+                         (Choice("ours", 42, 1, -1, 0), gemm.pad_rows(b.t().contiguous(), 1088).t()),  # padded
+                         (Choice("ours", 42, 1, -1, 0), b)):  # B as given: the NN choice
+        got = hgemm(a, b_op, choice=choice)
+        torch.cuda.synchronize()
+        err = ((got.float() - ref).norm() / ref.norm()).item()
+        assert err <= 1.25 * torch_err + 1e-4, (choice, err, torch_err)
+    assert ran == [(1, False)]  # only the index beyond the list asked cuBLASLt (and launched nothing)
+    clear_plans()
+
+
 def test_bench_times_and_checks_the_b_transposed_twins(tmp_path, monkeypatch):
     """bench-gemm with CUDAOPT_GEMM_BENCH_BT=1 (session 39) on two shapes whose table choice has a B^T twin: "ours_bt"
     timed beside the TN baselines and summarised against them, and the twin through every check ("bt_correct")."""
@@ -1097,6 +1139,10 @@ def test_bench_times_and_checks_the_b_transposed_twins(tmp_path, monkeypatch):
     assert set(res.times["ours_bt"]) == set(shapes)
     assert all(res.checks[s].get("bt_correct") is True for s in shapes), res.checks
     assert any(s.baseline == "ours_bt vs lt_auto_tn" for s in res.summaries)
+    # (session 42) hgemm's B^T route and torch.matmul on the same B^T, timed on every shape, the route labelled
+    assert set(res.times["dispatch_bt"]) == set(res.times["torch_bt"]) == set(shapes)
+    assert {res.checks[s]["dispatch_bt"] for s in shapes} == {choose(*s).label() + "_bt" for s in shapes}
+    assert any(s.baseline == "dispatch_bt vs torch_bt (paired)" for s in res.summaries)
 
 
 def test_bench_records_the_cublaslt_algorithm_it_timed_and_the_dispatcher_runs_that_one(tmp_path):

@@ -56,13 +56,17 @@ BT_ENV = "CUDAOPT_GEMM_BT"  # "0": a transposed B goes to torch.matmul; default 
 # B^T kernels, bitwise the B-as-given kernels, +14% against cuBLAS TN on 183 shapes (H100; docs/gpu-runs.md "Session 41")
 
 
-def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None, workspace):
-    """b stored transposed (b = w.t(), w N x K row-major: the TN layout): the shape's choice through its config's
-    B^T twin where it has one for the choice's splits; None (torch.matmul) where it has none or b is not such a view."""
+def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None, workspace, lt_matmul=None):
+    """b stored transposed (b = w.t(), w N x K row-major: the TN layout): the shape's cuBLASLt TN algorithm where the
+    table names one (bt_lt_algo) and the operands are packed, else its choice through its config's B^T twin where it
+    has one for the choice's splits; None (torch.matmul) where it has neither or b is not such a view."""
     ldbt, lda, ldc = col_stride(b), row_stride(a), row_stride(out)
     if None in (ldbt, lda, ldc) or k % 8 or n % 8:
         return None
     choice = choice or choose(m, n, k, strides=(lda, ldbt, ldc))
+    if choice.bt_algo >= 0 and (lda, ldbt, ldc) == (k, k, n) and lt_matmul is not None:  # (its plans: packed rows)
+        if lt_matmul(a, b, out, choice.bt_algo, _raw_stream(a.device.index), workspace, layout=1):
+            return out
     if choice.backend != "ours" or not _lib.has_bt(choice.config, choice.splits):
         return None
     ws_ptr, ws_bytes = _workspace(_lib, m, n, choice.splits, workspace, a.device)
@@ -148,8 +152,9 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     zero; every call leaves it zero, so one buffer serves any number of calls on one stream); without
     one, split-K shapes take one from torch's caching allocator and zero its counters (a memset).
     Operands our kernels cannot take (K or N not a multiple of 8, other strides) go to torch.matmul; b stored
-    transposed (b = w.t() of a row-major N x K w, as nn.Linear's weight) runs the shape's config through its B^T twin
-    where it has one for its splits (`_lib.has_bt`), else torch.matmul too (CUDAOPT_GEMM_BT=0: always torch.matmul).
+    transposed (b = w.t() of a row-major N x K w, as nn.Linear's weight) runs the table's cuBLASLt TN algorithm for
+    the shape where it names one (packed operands), else the shape's config through its B^T twin where it has one for
+    its splits (`_lib.has_bt`), else torch.matmul too (CUDAOPT_GEMM_BT=0: always torch.matmul).
     Where the table hands a shape to cuBLASLt ("cublaslt", `lt_fallback`), packed operands run the tuned
     algorithm (workspace is used for it when large enough) and others torch.matmul.
     """
@@ -163,7 +168,7 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
         if lds[1] is None and os.environ.get(BT_ENV, "1") != "0":
-            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace)
+            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace, lt_matmul)
             if done is not None:
                 return done
         return torch.matmul(a, b, out=out)

@@ -476,10 +476,20 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv
         chk = {"correct": r.ok, "exact01": r.exact_ok, "normal": r.normal_ok, "nan": r.nan_ok,
                "guard": r.guard_ok, "rel_err": f"{r.rel_err:.3e}", "torch_rel_err": f"{r.ref_rel_err:.3e}",
                "choice": ours_choice.label(), "dispatch": choice.label(), **lt_algos}
+        if "dispatch_bt" in t:  # (session 42) the B^T route the grid timed, for gemm-table-from-grids --bt
+            chk["dispatch_bt"] = bt_route(choice, with_bt)
         if with_bt:  # the twin through the same checks, B handed over transposed (a column of its own)
             chk["bt_correct"] = check_gemm(lambda a, b, out, c=ours_choice: _bt_call(a, b, out, c), m, n, k,
                                            seed=env.seed + index).ok
     return t, chk, per_round
+
+
+def bt_route(choice: Choice, has_twin: bool) -> str:
+    """The label of the route hgemm takes for a B held transposed (packed): the table's cuBLASLt TN algorithm, the
+    choice's B^T twin, or torch.matmul (grid_choice.bt_route_label names the first)."""
+    if choice.bt_algo >= 0:
+        return f"fallback:cublaslt_tn_algo{choice.bt_algo}"
+    return choice.label() + "_bt" if choice.backend == "ours" and has_twin else TORCH_DISPATCH
 
 
 def _bt_call(a, b, out, choice: Choice):

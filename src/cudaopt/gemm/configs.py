@@ -605,6 +605,10 @@ class Choice:
     # "cublaslt": the index of the algorithm among those cuBLASLt's heuristic returns for this shape (NN
     # layout, fp32 compute, the tuner's workspace limit), the one the fallback tuner timed fastest.
     algo: int = -1
+    # (session 42) a caller holding B transposed (the TN layout, nn.Linear's weight): the index of the cuBLASLt TN
+    # algorithm (the TN heuristic's list, same limits) hgemm runs instead of its B^T route (the twin or torch.matmul),
+    # where whole-grid runs found it faster (the table's bt_lt_algo; gemm-table-from-grids --bt). -1: none.
+    bt_algo: int = -1
 
     def label(self) -> str:
         if self.backend == "cublaslt":

@@ -11,6 +11,7 @@ rows are padded to 64 elements (`cudaopt.gemm.pad_rows`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -50,7 +51,10 @@ def entry_choice(e: dict) -> Choice:
     algo = int(e.get("lt_algo", -1)) if backend == "cublaslt" else -1
     if backend == "cublaslt" and algo < 0:
         raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: backend 'cublaslt' needs lt_algo >= 0")
-    return Choice(backend, int(e.get("config", 0)), int(e.get("splits", 1)), algo)
+    bt_algo = int(e.get("bt_lt_algo", -1))
+    if "bt_lt_algo" in e and bt_algo < 0:
+        raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: bt_lt_algo must be >= 0 (or absent)")
+    return Choice(backend, int(e.get("config", 0)), int(e.get("splits", 1)), algo, bt_algo)
 
 
 def parse_table(data: dict) -> dict[Shape, Choice]:
@@ -77,7 +81,7 @@ def fit_splits(choice: Choice, k: int) -> Choice:
     splits = choice.splits
     while splits > 1 and splits > min(cfg.max_splits, wgmma_k_blocks(k)):
         splits //= 2
-    return choice if splits == choice.splits else Choice(choice.backend, choice.config, max(splits, 1))
+    return choice if splits == choice.splits else dataclasses.replace(choice, splits=max(splits, 1))
 
 
 NEIGHBOUR_MAX_LOG2 = 2.0  # a tuned shape within a factor of 4 per dimension lends its choice
@@ -127,6 +131,7 @@ def _choose(m: int, n: int, k: int, table: dict[Shape, Choice], strides: tuple[i
     if best is not None and best_d <= NEIGHBOUR_MAX_LOG2:
         if best.backend == "cublaslt":  # its algorithm index names an entry of another shape's list
             best = Choice("torch", best.config, best.splits)
+        best = dataclasses.replace(best, bt_algo=-1)  # (so does its TN one)
         choice = refit(best, m, n, k)  # a neighbour's split count may not suit this K or tile count
     else:
         choice = heuristic_choice(m, n, k)

@@ -239,3 +239,83 @@ def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         new, moves = rechoose(entries, grids[:i] + grids[i + 1:], margin, paired)
         out.append((len(moves), read_table(new, grid, i, floor)))
     return out
+
+
+# --- the route of a caller holding B transposed (session 42) -----------------------------------------------------
+# hgemm on B^T (b = w.t(), nn.Linear's weight) runs the table's cuBLASLt TN algorithm where the entry names one
+# (bt_lt_algo), else the NN choice's kernel through its B^T twin where it has one, else torch.matmul. Grids run with
+# CUDAOPT_GEMM_BENCH_BT=1 time that route ("dispatch_bt", its label in the "dispatch_bt" column), the twin ("ours_bt",
+# where the config has one), torch.matmul on the same B^T ("torch_bt") and cuBLASLt autotuned TN with its algorithm.
+
+BT_NEEDED = ("dispatch_bt_us", "torch_bt_us", "lt_auto_tn_us", "lt_auto_tn_algo", "dispatch_bt")
+
+
+def bt_route_label(choice) -> str | None:
+    """The "dispatch_bt" label a grid records for an entry's B^T route where it names a cuBLASLt TN algorithm; None
+    for the default route (the twin or torch.matmul, which the label then names)."""
+    return f"fallback:cublaslt_tn_algo{choice.bt_algo}" if choice.bt_algo >= 0 else None
+
+
+def _tn_algo(rows: list[dict]) -> int | None:
+    """The cuBLASLt TN algorithm every grid's autotuning named for the shape (as lt_algo does for NN)."""
+    return lt_algo([{"lt_auto_nn_algo": r.get("lt_auto_tn_algo")} for r in rows])
+
+
+def default_bt_time(row: dict, choice) -> float:
+    """What the default B^T route takes in a grid row: the twin (ours_bt) where the NN choice is ours and the grid
+    timed one, else torch.matmul on B^T (torch_bt): the route hgemm takes without a bt_lt_algo."""
+    t = _us(row, "ours_bt") if choice.backend == "ours" else math.nan
+    return t if t > 0 else _us(row, "torch_bt")
+
+
+def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
+                paired: bool = False) -> tuple[list[dict], list[Move]]:
+    """The entries with the B^T-route moves every grid agrees on, and the moves ("cublaslt_tn" or "default"):
+    - an entry without bt_lt_algo gets the cuBLASLt TN algorithm every grid's autotuning named where in every grid
+      dispatch_bt / lt_auto_tn > margin (paired: within rounds, where the grid has the column);
+    - an entry with one loses it where in every grid dispatch_bt / the default route (default_bt_time) > margin, or
+      moves to the named algorithm where the grids agree on another one as above.
+    A grid counts for a shape only where it ran the entry's NN choice and its B^T route (its labels). The moved entry
+    carries a "bt_grid_choice" record. Judge the table on a fresh B^T grid, as rechoose's."""
+    if not grids:
+        raise GridError("give at least one grid")
+    if not margin >= 1.0:
+        raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
+    missing = [c for c in BT_NEEDED if grids and c not in next(iter(grids[0].values()), {})]
+    if missing:
+        raise GridError(f"a grid lacks {', '.join(missing)}: --bt needs grids run with CUDAOPT_GEMM_BENCH_BT=1 "
+                        "(bench-gemm from session 42 on)")
+    out, moves = [], []
+    for e in entries:
+        shape, choice = _entry(e)
+        rows = [g.get(shape) for g in grids]
+        want = bt_route_label(choice)
+        if any(r is None or r["dispatch"] != choice.label() or not r.get("dispatch_bt")
+               or (r["dispatch_bt"] != want if want else r["dispatch_bt"].startswith("fallback:cublaslt_tn"))
+               for r in rows):
+            out.append(e)
+            continue
+        agreed = {}
+        algo = _tn_algo(rows)
+        if algo is not None and algo != choice.bt_algo:
+            ratios = tuple(_positive(r, "paired_dispatch_bt_vs_lt_auto_tn") if paired else math.nan for r in rows)
+            ratios = tuple(p if p > 0 else _us(r, "dispatch_bt") / _us(r, "lt_auto_tn") for p, r in zip(ratios, rows))
+            if all(x > margin for x in ratios):
+                agreed["cublaslt_tn"] = ratios
+        if choice.bt_algo >= 0:
+            ratios = tuple(_us(r, "dispatch_bt") / default_bt_time(r, choice) for r in rows)
+            if all(x > margin for x in ratios):
+                agreed["default"] = ratios
+        if not agreed:
+            out.append(e)
+            continue
+        to = max(agreed, key=lambda t: min(agreed[t]))
+        ratios = agreed[to]
+        rec = {"from": want or "default", "to": to, "grids": len(rows), "ratios": [round(x, 4) for x in ratios],
+               "margin": margin, **({"paired": True} if paired else {})}
+        moved = {k: v for k, v in e.items() if k != "bt_lt_algo"}
+        if to == "cublaslt_tn":
+            moved["bt_lt_algo"] = rec["bt_lt_algo"] = algo
+        out.append({**moved, "bt_grid_choice": rec})
+        moves.append(Move(shape, want or "default", to, ratios, algo if to == "cublaslt_tn" else -1))
+    return out, moves

@@ -4,8 +4,9 @@ torch.matmul, the first fallback, runs cuBLAS's heuristic choice, which on the H
 than the fastest algorithm cuBLASLt's own heuristic list holds (session 18's grid: 114 of the shapes
 handed to torch ran below 0.98x of cuBLASLt autotuned). The fallback tuner (`tune.run_lt_fallbacks`) times
 that list per shape and records the fastest algorithm's index in the table (backend "cublaslt"); hgemm
-runs it here. Only the NN layout: hgemm receives B as K x N row-major, and a transposed copy for TN
-would cost more than the layout gains.
+runs it here, in the NN layout: hgemm receives B as K x N row-major, and a transposed copy for TN would cost
+more than the layout gains. A caller that already holds B transposed (b = w.t(), nn.Linear's weight) may get a
+TN algorithm (the table's bt_lt_algo, session 42): the same plans in the TN layout, handed w as it is.
 
 A plan (descriptors plus the heuristic's list) is made once per (device, M, N, K) and kept for the
 process, as cuBLAS keeps its own per-handle state; the list is the same in every process for one cuBLAS
@@ -21,18 +22,18 @@ import threading
 # list depends on it, so the tuner and hgemm must use the same value.
 LT_FALLBACK_WORKSPACE = 64 << 20
 
-_plans: dict[tuple[int, int, int, int], object] = {}
+_plans: dict[tuple[int, int, int, int, int], object] = {}
 _lock = threading.Lock()
 
 
 _NO_PLAN = object()  # this shape has no plan in this process (no cuBLASLt library, or no algorithm)
 
 
-def plan_for(device_index: int, m: int, n: int, k: int):
-    """The process's NN plan for (m, n, k) on a device, made on first use; None where none can be made
-    (the cuBLAS baseline library is not built here, or cuBLASLt has no algorithm for the shape), which is
+def plan_for(device_index: int, m: int, n: int, k: int, layout: int = 0):
+    """The process's plan for (m, n, k) on a device in `layout` (0: NN, 1: TN), made on first use; None where none
+    can be made (the cuBLAS baseline library is not built here, or cuBLASLt has no algorithm for the shape), which is
     remembered and said once in a warning: hgemm then calls torch.matmul for the shape."""
-    key = (device_index, m, n, k)
+    key = (device_index, m, n, k, layout)
     plan = _plans.get(key)
     if plan is None:
         import torch
@@ -44,27 +45,29 @@ def plan_for(device_index: int, m: int, n: int, k: int):
             if plan is None:
                 try:
                     with torch.cuda.device(device_index):
-                        plan = _lib.LtPlan(m, n, k, 0, LT_FALLBACK_WORKSPACE)
+                        plan = _lib.LtPlan(m, n, k, layout, LT_FALLBACK_WORKSPACE)
                     plan.workspace = [plan.algo_info(j)["workspace"] for j in range(plan.count)]
                 except _lib.GemmError as e:
                     import warnings
 
-                    warnings.warn(f"hgemm: no cuBLASLt fallback for {m}x{n}x{k} ({e}); using torch.matmul there",
+                    warnings.warn(f"hgemm: no cuBLASLt {('NN', 'TN')[layout]} fallback for {m}x{n}x{k} ({e}); "
+                                  "using torch.matmul there",
                                   RuntimeWarning, stacklevel=3)
                     plan = _NO_PLAN
                 _plans[key] = plan
     return None if plan is _NO_PLAN else plan
 
 
-def lt_matmul(a, b, out, algo: int, stream: int, workspace=None) -> bool:
-    """out = a @ b with algorithm `algo` of the shape's plan, on `stream`. a, b, out contiguous fp16.
-    workspace: an optional CUDA buffer (any dtype) used when it is large enough; else the stream's cached
-    workspace (`_stream_workspace`). Returns False
-    (nothing launched) where there is no plan or it has no algorithm `algo`: the caller calls torch.matmul."""
+def lt_matmul(a, b, out, algo: int, stream: int, workspace=None, layout: int = 0) -> bool:
+    """out = a @ b with algorithm `algo` of the shape's plan in `layout`, on `stream`. a, out contiguous fp16; b
+    contiguous (layout 0) or, for layout 1 (TN), the transposed view of a contiguous N x K matrix, whose storage
+    the plan reads as it is. workspace: an optional CUDA buffer (any dtype) used when it is large enough; else the
+    stream's cached workspace (`_stream_workspace`). Returns False (nothing launched) where there is no plan or it
+    has no algorithm `algo`: the caller calls torch.matmul."""
 
     m, k = a.shape
     n = b.shape[1]
-    plan = plan_for(a.device.index, m, n, k)
+    plan = plan_for(a.device.index, m, n, k, layout)
     if plan is None or not 0 <= algo < plan.count:
         return False
     need = max(int(plan.workspace[algo]), 0)
