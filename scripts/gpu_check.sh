@@ -61,6 +61,7 @@
 #   bash scripts/gpu_check.sh gemm_torch_twins  # issue 6, plan for session 40: torch.matmul as dispatch, as torch, as its twin
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
+#   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1167,6 +1168,22 @@ PY
       grep -A5 "^### B held transposed" "$OUT/bt_sample/summary.md"
       rm -f "$OUT"/bt_sample/{summary.csv,checks.json,speedup.png}  # (a call returns at most eight files)
     fi
+    ;;
+  gemm_bt_grid)
+    # Issue 6 (session 42): the whole grid, shuffled, with the B^T candidates (CUDAOPT_GEMM_BENCH_BT=1): hgemm's B^T
+    # route, torch.matmul on B^T, the twins, cuBLASLt autotuned TN with its algorithm; the grid
+    # `cudaopt gemm-table-from-grids --bt` chooses bt_lt_algo from. GEMM_BT_GRID_BUDGET_S (400), GEMM_BT_GRID_ROUNDS (10).
+    python3 -m cudaopt.gemm.build | tail -1
+    CUDAOPT_GEMM_BENCH_BT=1 timeout $(( ${GEMM_BT_GRID_BUDGET_S:-400} + 90 )) python3 -m cudaopt.cli bench-gemm \
+      --shapes grid --order shuffled --rounds "${GEMM_BT_GRID_ROUNDS:-10}" --budget-s "${GEMM_BT_GRID_BUDGET_S:-400}" \
+      --out "$OUT/bt_grid" > "$OUT/bt_grid.log" 2>&1
+    tail -2 "$OUT/bt_grid.log"
+    grep -E "^shapes timed" "$OUT/bt_grid/summary.md"
+    grep -E "^\| (ours|dispatch|ours_bt|dispatch_bt) vs (torch|torch_bt|cublas_tn|lt_auto_tn|lt_auto_max)( \(paired\))? \| all" \
+      "$OUT/bt_grid/summary.md"
+    grep -A9 "^| baseline | under 0.98x | TN only" "$OUT/bt_grid/summary.md"
+    grep -A6 "^### B held transposed" "$OUT/bt_grid/summary.md"
+    rm -f "$OUT"/bt_grid/{summary.csv,checks.json}  # (a call returns at most eight files)
     ;;
   gemm_torch_twins)
     # Issue 6 (sessions 37-38): 12288x256x8192 and 16384x256x8192 read 4-7% slower through hgemm's torch fallback than as
