@@ -1528,6 +1528,19 @@ def test_grid_choice_bt_gives_a_shape_the_cublaslt_tn_algorithm_every_bt_grid_ti
     table = parse_table({"entries": new})  # what the dispatcher loads: the NN choice as it was
     assert table[a] == Choice("ours", 20, 1, -1, 2) and table[a].label() == ours
     assert choose(64, 64, 96, table).bt_algo == -1  # a neighbour's TN index names another shape's list
+    # paired: the within-round column (lt_auto_tn / dispatch_bt, > 1 where the route is faster) decides instead
+    times = {n: {a: v} for n, v in (("ours", 10.0), ("torch", 10.0), ("dispatch", 10.0), ("dispatch_bt", 10.0),
+                                    ("torch_bt", 11.0), ("lt_auto_tn", 9.0))}  # medians: cuBLASLt TN 10% faster
+    extra = {a: {"dispatch": ours, "choice": ours, "correct": True, "lt_auto_tn_algo": 2, "dispatch_bt": ours + "_bt",
+                 "paired_dispatch_bt_vs_lt_auto_tn": "1.0300"}}  # within rounds the route 3% faster: no move
+    write_shape_csv(tmp_path / "p.csv", times, extra)
+    g = load_grid(tmp_path / "p.csv")
+    assert [m.to for m in rechoose_bt(entries[:1], [g])[1]] == ["cublaslt_tn"]  # (the medians)
+    assert rechoose_bt(entries[:1], [g], paired=True)[1] == []
+    extra[a]["paired_dispatch_bt_vs_lt_auto_tn"] = "0.9000"  # within rounds cuBLASLt TN 11% faster: the move
+    write_shape_csv(tmp_path / "p.csv", times, extra)
+    assert [m.ratios for m in rechoose_bt(entries[:1], [load_grid(tmp_path / "p.csv")], paired=True)[1]] == [
+        pytest.approx((1 / 0.9,))]
     with pytest.raises(GridError, match="CUDAOPT_GEMM_BENCH_BT=1"):  # a grid run without the B^T candidates
         rechoose_bt(entries, [load_grid(_grid_csv(tmp_path / "nn.csv", {a: (9.0, 10.0, 10.0, ours, ours, True)}))])
     with pytest.raises(ValueError, match="bt_lt_algo"):

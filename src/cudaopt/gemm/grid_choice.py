@@ -298,8 +298,10 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
         agreed = {}
         algo = _tn_algo(rows)
         if algo is not None and algo != choice.bt_algo:
+            # (the paired column is lt_auto_tn / dispatch_bt within rounds, t_ref / t_ours: inverted here)
             ratios = tuple(_positive(r, "paired_dispatch_bt_vs_lt_auto_tn") if paired else math.nan for r in rows)
-            ratios = tuple(p if p > 0 else _us(r, "dispatch_bt") / _us(r, "lt_auto_tn") for p, r in zip(ratios, rows))
+            ratios = tuple(1.0 / p if p > 0 else _us(r, "dispatch_bt") / _us(r, "lt_auto_tn")
+                           for p, r in zip(ratios, rows))
             if all(x > margin for x in ratios):
                 agreed["cublaslt_tn"] = ratios
         if choice.bt_algo >= 0:
