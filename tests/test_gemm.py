@@ -1672,3 +1672,6 @@ def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input
         assert not (tmp_path / "bad.json").exists()
     p = run("--table", table, "--grid", g1, "--out", tmp_path / "one.json")
     assert p.returncode == 0 and "one grid" in p.stderr
+    # (session 42) --bt on grids without the B^T candidates: one clear line, nothing written
+    p = run("--table", table, "--grid", g1, "--out", tmp_path / "bad.json", "--bt")
+    assert p.returncode == 2 and "CUDAOPT_GEMM_BENCH_BT=1" in p.stderr and not (tmp_path / "bad.json").exists()
