@@ -175,6 +175,19 @@ def test_shipped_table_covers_the_grid_with_launchable_measured_choices():
     for e in data["entries"]:
         choice = shipped[(e["m"], e["n"], e["k"])]
         assert choice.backend in ("ours", "torch", "cublaslt")
+        if "bt_lt_algo" in e:  # (session 42) the B^T route: cuBLASLt TN where every B^T grid read it faster
+            g = e["bt_grid_choice"]
+            assert g["to"] == "cublaslt_tn" and g["bt_lt_algo"] == e["bt_lt_algo"] == choice.bt_algo >= 0
+            assert len(g["ratios"]) == g["grids"] >= 1 and min(g["ratios"]) >= g["margin"] >= 1.0  # (4 decimals)
+        g = e.get("grid_choice")
+        if g is not None:  # (session 42's table) moved by gemm-table-from-grids: every grid read the new choice faster
+            assert g["to"] == choice.backend and len(g["ratios"]) == g["grids"] >= 1
+            assert min(g["ratios"]) >= g["margin"] >= 1.0  # (ratios stored to 4 decimals)
+            if choice.backend == "cublaslt":
+                assert g["lt_algo"] == choice.algo
+            if choice.backend == "ours":
+                assert choice.label() == e["label"] and dispatch.fit_splits(choice, e["k"]) == choice
+            continue
         lt = e.get("lt_fallback") or {}
         if choice.backend == "cublaslt":  # session 18's pass: faster than what it replaced in both verdicts
             assert choice.algo == e["lt_algo"] == lt["best_algo"] >= 0 and lt["replaced"] in ("ours", "torch")
