@@ -234,7 +234,7 @@ awk '/^### A\/A: torch/ {t = "A/A noise (torch)"} /^### A\/A: our/ {t = "A/A noi
      /^### / && !/^### A\/A/ {t = ""} /^Paired within rounds/ && t != "" {t = t " paired"}
      t != "" && /^\| (all|1e10-1e11) \|/ {print t " " $0}' "$OUT/summaries.md"
 # The dispatcher's 0.98x floor (session 36): shapes under it per baseline, and how many only cuBLAS's TN layout reaches.
-grep -A12 "^### Dispatcher floor" "$OUT/summaries.md" | grep -E "^\| (lt_auto_max|lt_auto_max \(paired\)|lt_auto_max \(paired hi95\)|torch) \|" \
+grep -A14 "^### Dispatcher floor" "$OUT/summaries.md" | grep -E "^\| (lt_auto_(max|nn)( \(paired\))?|lt_auto_max \(paired hi95\)|torch) \|" \
   | sed 's/^/floor /'
 grep -E "wgmma smoke:|wgmma split-K smoke:|passed|failed" "$LOG" | tail -4
 echo "== SHORT TABLE (best wgmma (config, splits) per shape vs cuBLASLt autotuned max / torch / mma.sync, per class)"

@@ -490,6 +490,7 @@ def test_dispatch_floor_tells_the_tn_only_shapes_from_the_others(tmp_path):
     bench.write_outputs(res, tmp_path, "t")
     md = (tmp_path / "summary.md").read_text()
     assert "### Dispatcher floor" in md and "| lt_auto_max | 3 | 1 | 0.950 (64x64x64) |" in md
+    assert "| lt_auto_nn | 1 | 0 | 0.960 (128x128x128) |" in md  # (session 42) like for like: NN against NN
     rows = (tmp_path / "floor.csv").read_text().splitlines()
     assert rows[0] == "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only,paired_ratio,paired_hi95"
     assert rows[1].startswith("64,64,64,fallback:torch,0.9500")
@@ -507,7 +508,8 @@ def test_floor_and_aa_are_also_read_paired_within_rounds(tmp_path):
              "torch": {a: 9.5, b: 10.0, c: 10.1}, "lt_auto_nn": {a: 9.5, b: 9.9, c: 9.9},
              "lt_auto_tn": {a: 9.6, b: 9.9, c: 9.95}}
     times["lt_auto_max"] = {s: min(times["lt_auto_nn"][s], times["lt_auto_tn"][s]) for s in times["dispatch"]}
-    paired = {"dispatch vs lt_auto_max": {a: 1.0, b: 0.97, c: 0.99}, "dispatch vs torch": {a: 1.0, b: 1.0, c: 0.99}}
+    paired = {"dispatch vs lt_auto_max": {a: 1.0, b: 0.97, c: 0.99}, "dispatch vs torch": {a: 1.0, b: 1.0, c: 0.99},
+              "lt_auto_nn vs dispatch": {a: 1.0 / 0.95, b: 1.0, c: 0.99}}  # (dispatch / lt_auto_nn within rounds)
     assert [f.shape for f in dispatch_floor(times)] == [a]
     under = dispatch_floor(times, shape_ratios=paired["dispatch vs lt_auto_max"])
     assert [(f.shape, f.ratio, f.best_nn) for f in under] == [(b, 0.97, "lt_auto_nn")]
@@ -522,6 +524,7 @@ def test_floor_and_aa_are_also_read_paired_within_rounds(tmp_path):
     md = (tmp_path / "summary.md").read_text()
     assert "| lt_auto_max | 1 | 0 | 0.950 (64x64x64) |" in md
     assert "| lt_auto_max (paired) | 1 | 0 | 0.970 (128x128x128) |" in md
+    assert "| lt_auto_nn (paired) | 1 | 0 | 0.950 (64x64x64) |" in md  # (session 42: inverted to lt_auto_nn / dispatch)
     assert "Paired within rounds" in md and "| all | 2 | 1.0000 | 0.00% | 0.0% |" in md
     rows = (tmp_path / "floor.csv").read_text().splitlines()
     assert rows[0].endswith(",tn_only,paired_ratio,paired_hi95") and rows[1].startswith("64,64,64,")

@@ -708,10 +708,14 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
     rows, listed = [], []
     paired = res.paired.get("dispatch vs lt_auto_max", {})
     hi = res.paired_hi.get("dispatch vs lt_auto_max", {})
-    for base in ("lt_auto_max", "cublas_max", "torch"):
+    for base in ("lt_auto_max", "lt_auto_nn", "cublas_max", "torch"):
         if base in res.times and res.times.get("dispatch"):
             under = dispatch_floor(res.times, base)
             rows.append(row(base, under))
+            like = res.paired.get("lt_auto_nn vs dispatch", {})  # (dispatch / lt_auto_nn within rounds)
+            if base == "lt_auto_nn" and like:  # (session 42) like for like: the baseline reading B as given too
+                rows.append(row(f"{base} (paired)", dispatch_floor(
+                    res.times, base, shape_ratios={s: 1.0 / r for s, r in like.items() if r > 0})))
             if base == "lt_auto_max":
                 listed = under
                 if paired:  # (session 39) the same floor on ratios taken within rounds
@@ -744,7 +748,8 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
     return ["", "### Dispatcher floor: shapes under 0.98x of a baseline (floor.csv: those of cuBLASLt autotuned max)",
             "", "TN only: the baseline's TN layout (B pre-transposed) beats every candidate that reads B as given by "
             "more than 2% in this run; no table choice reaches those. (paired hi95): shapes whose within-round ratio's "
-            "one-sided 95% upper bound is under 0.98x, under the floor beyond their own noise.", "",
+            "one-sided 95% upper bound is under 0.98x, under the floor beyond their own noise. lt_auto_nn: the same "
+            "floor like for like, against cuBLASLt autotuned reading B as given.", "",
             "| baseline | under 0.98x | TN only | slowest |", "|---|---|---|---|", *rows, *bt_rows]
 
 
