@@ -361,12 +361,13 @@ def gemm_table_from_grids_cmd(
     console.print(f"{len(moves)} of {len(entries)} shapes moved{' (B^T route)' if bt else ''} "
                   f"({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
                   f"table: {out}. Judge it on a fresh grid, not on these.")
-    if len(grids) >= 2 and not bt:  # (session 40) what a fresh grid may show: each grid read on the choice of the others
-        from cudaopt.gemm.grid_choice import held_out
+    if len(grids) >= 2:  # (session 40) what a fresh grid may show: each grid read on the choice of the others
+        from cudaopt.gemm.grid_choice import held_out, held_out_bt
 
         console.print("Each grid left out, the table rechosen from the others and read on it (against cuBLASLt "
-                      "autotuned max):")
-        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin, paired=paired):
+                      f"autotuned {'TN, the B^T route' if bt else 'max'}):")
+        for n_moves, r in (held_out_bt if bt else held_out)(data["entries"], [load_grid(g) for g in grids], margin,
+                                                             paired=paired):
             _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
 
 
@@ -389,13 +390,16 @@ def gemm_table_on_grids_cmd(
     table: Path = typer.Option(..., help="A candidate table (.json or .json.gz)."),
     grids: list[Path] = typer.Option(..., "--grid", help="A grid run's shapes.csv (bench-gemm, offline, GPU timing), "
                                      "best one the candidate was not chosen from."),
+    bt: bool = typer.Option(False, "--bt", help="Read the B^T route against cuBLASLt autotuned TN instead (grids run "
+                            "with CUDAOPT_GEMM_BENCH_BT=1)."),
 ) -> None:
     """Read a candidate table on grids already run (no GPU): per grid, its floor count and mean against cuBLASLt
-    autotuned max beside the grid's own dispatcher, from the columns each grid timed."""
+    autotuned max (--bt: the B^T route against cuBLASLt autotuned TN) beside the grid's own dispatcher, from the columns
+    each grid timed."""
     import gzip
     import json
 
-    from cudaopt.gemm.grid_choice import GridError, load_grid, read_table
+    from cudaopt.gemm.grid_choice import GridError, load_grid, read_table, read_table_bt
 
     if not table.is_file():
         _usage_error(f"no table at {table}: give a tuned table's path with --table")
@@ -404,12 +408,14 @@ def gemm_table_on_grids_cmd(
         data = json.loads(raw)
         if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
             raise GridError(f"{table}: not a tuned table (no entries list)")
-        readings = [read_table(data["entries"], load_grid(g), i) for i, g in enumerate(grids)]
+        readings = [(read_table_bt if bt else read_table)(data["entries"], load_grid(g), i)
+                    for i, g in enumerate(grids)]
     except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:
         _usage_error(f"{table}: not a JSON table ({e})")
     except (GridError, KeyError, ValueError) as e:
         _usage_error(str(e))
-    console.print(f"{table} read on {len(grids)} grid(s), against cuBLASLt autotuned max:")
+    console.print(f"{table} read on {len(grids)} grid(s), against cuBLASLt autotuned "
+                  f"{'TN (the B^T route)' if bt else 'max'}:")
     for g, r in zip(grids, readings):
         _print_reading(g, r)
 

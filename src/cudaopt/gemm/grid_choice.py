@@ -321,3 +321,61 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
         out.append({**moved, "bt_grid_choice": rec})
         moves.append(Move(shape, want or "default", to, ratios, algo if to == "cublaslt_tn" else -1))
     return out, moves
+
+
+def bt_choice_time(choice, row: dict) -> tuple[float, str]:
+    """What a B^T grid row says the entry's B^T route takes (us), and how it was read (choice_time's counts): the grid
+    ran that route ("same"); the TN algorithm the grid's autotuning named, or the default route's twin or torch.matmul
+    on B^T ("columns"); a TN algorithm the grid did not time ("unread", NaN)."""
+    want = bt_route_label(choice)
+    ran = row.get("dispatch_bt") or ""
+    if want is not None:  # (the label names the algorithm: the same route whatever the grid's NN choice)
+        if ran == want:
+            return _us(row, "dispatch_bt"), "same"
+        return (_us(row, "lt_auto_tn"), "columns") if _tn_algo([row]) == choice.bt_algo else (math.nan, "unread")
+    if ran and not ran.startswith("fallback:cublaslt_tn") and row.get("dispatch") == choice.label():
+        return _us(row, "dispatch_bt"), "same"  # (the default route of the same NN choice)
+    if choice.backend == "ours" and row.get("choice") != choice.label():
+        return math.nan, "unread"  # (the grid's twin is another kernel)
+    return default_bt_time(row, choice), "columns"
+
+
+def read_table_bt(entries: list[dict], grid: dict[Shape, dict], index: int = 0, floor: float = 0.98) -> TableReading:
+    """read_table for the B^T route: the table's routes read on a B^T grid against cuBLASLt autotuned TN, beside the
+    route the grid ran (its dispatch_bt). Rows of another NN choice count too: the route reads its own columns."""
+    counts = {"same": 0, "columns": 0, "approx": 0, "unread": 0}
+    n = floor_grid = floor_table = 0
+    sum_grid = sum_table = 0.0
+    for e in entries:
+        shape, choice = _entry(e)
+        row = grid.get(shape)
+        if row is None:
+            continue
+        base, t_grid = _us(row, "lt_auto_tn"), _us(row, "dispatch_bt")
+        if not (base > 0 and t_grid > 0):
+            continue
+        t, how = bt_choice_time(choice, row)
+        if not t > 0:
+            how = "unread"
+        counts[how] += 1
+        if how == "unread":
+            continue
+        n += 1
+        floor_grid += base / t_grid < floor
+        floor_table += base / t < floor
+        sum_grid += base / t_grid - 1
+        sum_table += base / t - 1
+    return TableReading(index, n, counts["same"], counts["columns"], counts["approx"], counts["unread"], floor_grid,
+                        floor_table, sum_grid / n if n else math.nan, sum_table / n if n else math.nan)
+
+
+def held_out_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01, floor: float = 0.98,
+                paired: bool = False) -> list[tuple[int, TableReading]]:
+    """held_out for the B^T route: rechoose_bt from all grids but one, read_table_bt on the one left out."""
+    if len(grids) < 2:
+        raise GridError("leaving a grid out needs two or more grids")
+    out = []
+    for i, grid in enumerate(grids):
+        new, moves = rechoose_bt(entries, grids[:i] + grids[i + 1:], margin, paired)
+        out.append((len(moves), read_table_bt(new, grid, i, floor)))
+    return out
