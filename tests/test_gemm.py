@@ -1532,7 +1532,7 @@ def test_grid_choice_bt_gives_a_shape_the_cublaslt_tn_algorithm_every_bt_grid_ti
     assert table[a] == Choice("ours", 20, 1, -1, 2) and table[a].label() == ours
     assert choose(64, 64, 96, table).bt_algo == -1  # a neighbour's TN index names another shape's list
     # read on a grid (read_table_bt): each entry's B^T route from what the grid timed, against cuBLASLt autotuned TN
-    from cudaopt.gemm.grid_choice import bt_choice_time, held_out_bt, read_table_bt
+    from cudaopt.gemm.grid_choice import bt_choice_time, held_out, read_table_bt
 
     assert bt_choice_time(table[a], grids[0][a]) == (9.0, "columns")  # the TN algorithm the grid named: its time
     assert bt_choice_time(table[c], grids[0][c]) == (9.0, "columns")  # back to the default route: the twin's time
@@ -1544,7 +1544,7 @@ def test_grid_choice_bt_gives_a_shape_the_cublaslt_tn_algorithm_every_bt_grid_ti
     assert (r.shapes, r.same, r.columns, r.unread) == (5, 2, 3, 0)  # b, d as run; a, c, e from the grid's columns
     assert (r.floor_grid, r.floor_table) == (4, 3)  # (lt_auto_tn 9 against 10: a, b, d, e; the table lifts a)
     # each grid left out: from g2 alone a, c and d (algorithm 5) move; from g1 alone a, b, c and d (algorithm 4)
-    assert [n for n, _ in held_out_bt(entries, grids)] == [3, 4]
+    assert [n for n, _ in held_out(entries, grids, bt=True)] == [3, 4]
     # paired: the within-round column (lt_auto_tn / dispatch_bt, > 1 where the route is faster) decides instead
     times = {n: {a: v} for n, v in (("ours", 10.0), ("torch", 10.0), ("dispatch", 10.0), ("dispatch_bt", 10.0),
                                     ("torch_bt", 11.0), ("lt_auto_tn", 9.0))}  # medians: cuBLASLt TN 10% faster

@@ -362,12 +362,11 @@ def gemm_table_from_grids_cmd(
                   f"({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
                   f"table: {out}. Judge it on a fresh grid, not on these.")
     if len(grids) >= 2:  # (session 40) what a fresh grid may show: each grid read on the choice of the others
-        from cudaopt.gemm.grid_choice import held_out, held_out_bt
+        from cudaopt.gemm.grid_choice import held_out
 
         console.print("Each grid left out, the table rechosen from the others and read on it (against cuBLASLt "
                       f"autotuned {'TN, the B^T route' if bt else 'max'}):")
-        for n_moves, r in (held_out_bt if bt else held_out)(data["entries"], [load_grid(g) for g in grids], margin,
-                                                             paired=paired):
+        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin, paired=paired, bt=bt):
             _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
 
 

@@ -199,6 +199,13 @@ def choice_time(choice, row: dict) -> tuple[float, str]:
 def read_table(entries: list[dict], grid: dict[Shape, dict], index: int = 0, floor: float = 0.98) -> TableReading:
     """The table's choices read on the grid, shape by shape (choice_time), against the grid's dispatcher on the same
     shapes. A grid chosen from reads a table optimistically; read a candidate on grids it was not chosen from."""
+    return _reading(entries, grid, index, floor, "lt_auto_max", "dispatch", choice_time)
+
+
+def _reading(entries: list[dict], grid: dict[Shape, dict], index: int, floor: float, base_col: str, ran_col: str,
+             time_of) -> TableReading:
+    """read_table's count over the entries: base_col the baseline, ran_col what the grid's dispatcher ran, time_of(choice,
+    row) the table's choice read on the row (its time and how it was read)."""
     counts = {"same": 0, "columns": 0, "approx": 0, "unread": 0}
     n = floor_grid = floor_table = 0
     sum_grid = sum_table = 0.0
@@ -207,10 +214,10 @@ def read_table(entries: list[dict], grid: dict[Shape, dict], index: int = 0, flo
         row = grid.get(shape)
         if row is None:
             continue
-        base, t_grid = _us(row, "lt_auto_max"), _us(row, "dispatch")
+        base, t_grid = _us(row, base_col), _us(row, ran_col)
         if not (base > 0 and t_grid > 0):
             continue
-        t, how = choice_time(choice, row)
+        t, how = time_of(choice, row)
         if not t > 0:  # (unread, or a column the grid left empty)
             how = "unread"
         counts[how] += 1
@@ -226,8 +233,9 @@ def read_table(entries: list[dict], grid: dict[Shape, dict], index: int = 0, flo
 
 
 def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
-             floor: float = 0.98, paired: bool = False) -> list[tuple[int, TableReading]]:
-    """Leave one grid out: rechoose from the others, read the new table on the one left out (read_table); per grid,
+             floor: float = 0.98, paired: bool = False, bt: bool = False) -> list[tuple[int, TableReading]]:
+    """Leave one grid out: rechoose from the others, read the new table on the one left out (read_table; with bt the
+    B^T route: rechoose_bt and read_table_bt, defined below); per grid,
     (the moves the others chose, the reading). The grids a table was chosen from read it optimistically (the noise
     that passed the margin counts again); a grid left out does not, so this is what the candidate may show on a fresh
     grid, with no GPU time spent on one. Needs two or more grids; with two, each reading rests on a one-grid choice,
@@ -236,8 +244,8 @@ def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         raise GridError("leaving a grid out needs two or more grids")
     out = []
     for i, grid in enumerate(grids):
-        new, moves = rechoose(entries, grids[:i] + grids[i + 1:], margin, paired)
-        out.append((len(moves), read_table(new, grid, i, floor)))
+        new, moves = (rechoose_bt if bt else rechoose)(entries, grids[:i] + grids[i + 1:], margin, paired)
+        out.append((len(moves), (read_table_bt if bt else read_table)(new, grid, i, floor)))
     return out
 
 
@@ -343,39 +351,4 @@ def bt_choice_time(choice, row: dict) -> tuple[float, str]:
 def read_table_bt(entries: list[dict], grid: dict[Shape, dict], index: int = 0, floor: float = 0.98) -> TableReading:
     """read_table for the B^T route: the table's routes read on a B^T grid against cuBLASLt autotuned TN, beside the
     route the grid ran (its dispatch_bt). Rows of another NN choice count too: the route reads its own columns."""
-    counts = {"same": 0, "columns": 0, "approx": 0, "unread": 0}
-    n = floor_grid = floor_table = 0
-    sum_grid = sum_table = 0.0
-    for e in entries:
-        shape, choice = _entry(e)
-        row = grid.get(shape)
-        if row is None:
-            continue
-        base, t_grid = _us(row, "lt_auto_tn"), _us(row, "dispatch_bt")
-        if not (base > 0 and t_grid > 0):
-            continue
-        t, how = bt_choice_time(choice, row)
-        if not t > 0:
-            how = "unread"
-        counts[how] += 1
-        if how == "unread":
-            continue
-        n += 1
-        floor_grid += base / t_grid < floor
-        floor_table += base / t < floor
-        sum_grid += base / t_grid - 1
-        sum_table += base / t - 1
-    return TableReading(index, n, counts["same"], counts["columns"], counts["approx"], counts["unread"], floor_grid,
-                        floor_table, sum_grid / n if n else math.nan, sum_table / n if n else math.nan)
-
-
-def held_out_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01, floor: float = 0.98,
-                paired: bool = False) -> list[tuple[int, TableReading]]:
-    """held_out for the B^T route: rechoose_bt from all grids but one, read_table_bt on the one left out."""
-    if len(grids) < 2:
-        raise GridError("leaving a grid out needs two or more grids")
-    out = []
-    for i, grid in enumerate(grids):
-        new, moves = rechoose_bt(entries, grids[:i] + grids[i + 1:], margin, paired)
-        out.append((len(moves), read_table_bt(new, grid, i, floor)))
-    return out
+    return _reading(entries, grid, index, floor, "lt_auto_tn", "dispatch_bt", bt_choice_time)
