@@ -1033,15 +1033,14 @@ def test_b_transposed_dispatch_is_summarised_and_floored_against_its_callers_bas
     under = "x".join(map(str, SHAPES5[1]))
     assert "### B held transposed" in md and f"| lt_auto_tn | 3 | 1 | 1 | 0.955 ({under}) |" in md
     assert "| torch_bt | 3 | 0 | 0 | - |" in md
-    # the route's label, as a grid records it for gemm-table-from-grids --bt (grid_choice.bt_route_label)
+    # the route's label, as a grid records it for gemm-table-from-grids --bt (Choice.bt_label names a TN algorithm)
     from cudaopt.gemm.configs import Choice
-    from cudaopt.gemm.grid_choice import bt_route_label
 
     ours = Choice("ours", 20, 1)
     assert bench.bt_route(ours, True) == ours.label() + "_bt" and bench.bt_route(ours, False) == "fallback:torch"
     assert bench.bt_route(Choice("cublaslt", 20, 1, 4), True) == "fallback:torch"
     with_tn = Choice("ours", 20, 1, -1, 3)
-    assert bench.bt_route(with_tn, True) == bt_route_label(with_tn) == "fallback:cublaslt_tn_algo3"
+    assert bench.bt_route(with_tn, True) == with_tn.bt_label() == "fallback:cublaslt_tn_algo3"
 
 
 def test_paired_max_reference_is_one_layout_not_each_rounds_luckier_one():

@@ -447,10 +447,11 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv
              "torch": torch_launch(x)}
     if os.environ.get("CUDAOPT_GEMM_PDL_AB") == "1":  # what programmatic dependent launch buys, same run
         cands["ours_nopdl"] = ours_launch(x, m, n, k, ours_choice, pdl=False)
-    with_bt = os.environ.get(BT_BENCH_ENV) == "1" and bool(x.bt) and _lib.has_bt(ours_choice.config, ours_choice.splits)
+    bench_bt = os.environ.get(BT_BENCH_ENV) == "1" and bool(x.bt)
+    with_bt = bench_bt and _lib.has_bt(ours_choice.config, ours_choice.splits)
     if with_bt:  # (session 39) the same kernel reading B transposed, beside the TN baselines given the same x.bt
         cands["ours_bt"] = ours_bt_launch(x, m, n, k, ours_choice)
-    if os.environ.get(BT_BENCH_ENV) == "1" and x.bt:  # every shape: the dispatcher's B^T route decides
+    if bench_bt:  # every shape: the dispatcher's B^T route decides
         cands.update(bt_view_launches(x, choice))
     plans = {}
     lt_algos = {}  # (session 40) which cuBLASLt algorithm "lt_auto" timed: gemm-table-from-grids can hand a shape to it
@@ -485,10 +486,10 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv
 
 
 def bt_route(choice: Choice, has_twin: bool) -> str:
-    """The label of the route hgemm takes for a B held transposed (packed): the table's cuBLASLt TN algorithm, the
-    choice's B^T twin, or torch.matmul (grid_choice.bt_route_label names the first)."""
+    """The label of the route hgemm takes for a B held transposed (packed): the table's cuBLASLt TN algorithm
+    (Choice.bt_label), the choice's B^T twin, or torch.matmul."""
     if choice.bt_algo >= 0:
-        return f"fallback:cublaslt_tn_algo{choice.bt_algo}"
+        return choice.bt_label()
     return choice.label() + "_bt" if choice.backend == "ours" and has_twin else TORCH_DISPATCH
 
 
@@ -708,11 +709,11 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
     rows, listed = [], []
     paired = res.paired.get("dispatch vs lt_auto_max", {})
     hi = res.paired_hi.get("dispatch vs lt_auto_max", {})
+    like = res.paired.get("lt_auto_nn vs dispatch", {})  # (dispatch / lt_auto_nn within rounds)
     for base in ("lt_auto_max", "lt_auto_nn", "cublas_max", "torch"):
         if base in res.times and res.times.get("dispatch"):
             under = dispatch_floor(res.times, base)
             rows.append(row(base, under))
-            like = res.paired.get("lt_auto_nn vs dispatch", {})  # (dispatch / lt_auto_nn within rounds)
             if base == "lt_auto_nn" and like:  # (session 42) like for like: the baseline reading B as given too
                 rows.append(row(f"{base} (paired)", dispatch_floor(
                     res.times, base, shape_ratios={s: 1.0 / r for s, r in like.items() if r > 0})))

@@ -595,6 +595,9 @@ MMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "mma")
 WGMMA_CONFIGS = tuple(c for c in KERNEL_CONFIGS if c.kind == "wgmma")
 
 
+BT_TN_LABEL = "fallback:cublaslt_tn"  # (session 42) Choice.bt_label's stem: a B^T route run by a cuBLASLt TN algorithm
+
+
 @dataclass(frozen=True)
 class Choice:
     """What the dispatcher runs for one shape: our kernel (config, splits) or a labelled fallback."""
@@ -616,6 +619,11 @@ class Choice:
         if self.backend != "ours":
             return f"fallback:{self.backend}"
         return KERNEL_CONFIGS[self.config].label + (f"_splitk{self.splits}" if self.splits > 1 else "")
+
+    def bt_label(self) -> str | None:
+        """The label of the B^T route's cuBLASLt TN algorithm (bench-gemm's "dispatch_bt" column names the route a
+        grid ran); None where the choice names none and the route is the twin or torch.matmul."""
+        return f"{BT_TN_LABEL}_algo{self.bt_algo}" if self.bt_algo >= 0 else None
 
     def as_ours(self) -> Choice:
         """Our kernel of this choice: itself, or for a labelled fallback the config it was tuned with

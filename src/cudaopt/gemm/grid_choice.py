@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudaopt.gemm.configs import BT_TN_LABEL
 from cudaopt.gemm.dispatch import Shape, entry_choice
 
 
@@ -258,12 +259,6 @@ def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
 BT_NEEDED = ("dispatch_bt_us", "torch_bt_us", "lt_auto_tn_us", "lt_auto_tn_algo", "dispatch_bt")
 
 
-def bt_route_label(choice) -> str | None:
-    """The "dispatch_bt" label a grid records for an entry's B^T route where it names a cuBLASLt TN algorithm; None
-    for the default route (the twin or torch.matmul, which the label then names)."""
-    return f"fallback:cublaslt_tn_algo{choice.bt_algo}" if choice.bt_algo >= 0 else None
-
-
 def _tn_algo(rows: list[dict]) -> int | None:
     """The cuBLASLt TN algorithm every grid's autotuning named for the shape (as lt_algo does for NN)."""
     return lt_algo([{"lt_auto_nn_algo": r.get("lt_auto_tn_algo")} for r in rows])
@@ -297,9 +292,9 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
     for e in entries:
         shape, choice = _entry(e)
         rows = [g.get(shape) for g in grids]
-        want = bt_route_label(choice)
+        want = choice.bt_label()
         if any(r is None or r["dispatch"] != choice.label() or not r.get("dispatch_bt")
-               or (r["dispatch_bt"] != want if want else r["dispatch_bt"].startswith("fallback:cublaslt_tn"))
+               or (r["dispatch_bt"] != want if want else r["dispatch_bt"].startswith(BT_TN_LABEL))
                for r in rows):
             out.append(e)
             continue
@@ -335,13 +330,13 @@ def bt_choice_time(choice, row: dict) -> tuple[float, str]:
     """What a B^T grid row says the entry's B^T route takes (us), and how it was read (choice_time's counts): the grid
     ran that route ("same"); the TN algorithm the grid's autotuning named, or the default route's twin or torch.matmul
     on B^T ("columns"); a TN algorithm the grid did not time ("unread", NaN)."""
-    want = bt_route_label(choice)
+    want = choice.bt_label()
     ran = row.get("dispatch_bt") or ""
     if want is not None:  # (the label names the algorithm: the same route whatever the grid's NN choice)
         if ran == want:
             return _us(row, "dispatch_bt"), "same"
         return (_us(row, "lt_auto_tn"), "columns") if _tn_algo([row]) == choice.bt_algo else (math.nan, "unread")
-    if ran and not ran.startswith("fallback:cublaslt_tn") and row.get("dispatch") == choice.label():
+    if ran and not ran.startswith(BT_TN_LABEL) and row.get("dispatch") == choice.label():
         return _us(row, "dispatch_bt"), "same"  # (the default route of the same NN choice)
     if choice.backend == "ours" and row.get("choice") != choice.label():
         return math.nan, "unread"  # (the grid's twin is another kernel)
