@@ -986,13 +986,19 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # each call, GPU time) on the shipped table, each within its budget (GEMM_CALL_BUDGET_S over the grid in grid order,
     # GEMM_SERVER_BUDGET_S over GEMM_SERVER_SHAPES), then each summary regenerated over what was timed. A device call
     # returns eight files: the summaries and the "all" rows print here, everything else is in modes.tgz.
+    # GEMM_MODES picks the passes ("call server" by default); GEMM_MODES_RESUME, the modes.tgz an earlier call returned,
+    # is unpacked first so its passes continue where they stopped (bench_gemm resumes from shapes.jsonl; session 43:
+    # server mode over all 1,000 shapes takes ~430 s, more than one call holds beside call timing).
     python3 -m cudaopt.gemm.build | tail -1
     T=src/cudaopt/gemm/tuned_h200.json; mkdir -p "$OUT/modes"
+    [ -n "${GEMM_MODES_RESUME:-}" ] && tar xzf "$GEMM_MODES_RESUME" -C "$OUT"
     for spec in "offline call grid ${GEMM_CALL_BUDGET_S:-110}" "server gpu ${GEMM_SERVER_SHAPES:-sample:300:0} ${GEMM_SERVER_BUDGET_S:-130}"; do
       set -- $spec; D="$OUT/modes/${1}_$2"
+      pass=$([ "$2" = call ] && echo call || echo server)
+      case " ${GEMM_MODES:-call server} " in *" $pass "*) ;; *) continue ;; esac
       # (session 40: shuffled, so a budget-cut pass leaves out every kind alike; grid order left out M = 16384 in session 38)
       timeout $(( $4 + 40 )) python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$3', mode='$1', timing='$2', out_dir='$D', table='$T', check=False, budget_s=$4, order='${GEMM_MODES_ORDER:-shuffled}')" \
-        > "$D.log" 2>&1 || true
+        >> "$D.log" 2>&1 || true
       echo "$1 / $2: $(tail -1 "$D.log")"
       timeout 60 python3 -c "from cudaopt.gemm.cli import bench_gemm; bench_gemm(shapes='$3', mode='$1', timing='$2', out_dir='$D', table='$T', check=False, budget_s=0)" > /dev/null 2>&1
       cp "$D/summary.md" "$OUT/${1}_$2_summary.md" 2>/dev/null
