@@ -916,17 +916,16 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # a comma-separated list of defines) against the shipped build, the table's choice of ours per shape, paired in
     # one process (benchmarks/gemm_build_ab.py: bitwise check, then interleaved graph replays) on the grid shapes of at
     # most GEMM_AB_MAX_FLOP (default 1e13: the whole grid), after the small-call probe (which state the card is in).
-    # Session 38 adopted session 36's late producer wait and fresh ring (grid 3.3% faster paired, < 1e8 FLOP 11%); the
-    # default variants are now RING_FIRST_WAIT, an opt-out (the late wait without the fresh ring: session
-    # 38 read the fresh ring 1-2% faster below 1e9 FLOP and 0.9% slower at 1e9-1e10, its two variants interleaved in
-    # the same rounds) and PRODUCER_RING (the one-CTA producer's ring addresses taken once: with the fresh ring the
-    # compiler rebuilt the shared window's base, S2UR SR_CgaCtaId, twice a k-block in the producer loop of 123 of the
-    # one-CTA kernels; scripts/gemm_sass.py producer_loop). Bitwise equal by construction.
+    # Session 38 adopted session 36's late producer wait and fresh ring (grid 3.3% faster paired, < 1e8 FLOP 11%), session
+    # 43 the producer ring (two H100 A/Bs: 1.0085 / 1.0088 geomean, < 1e8 FLOP 1.023 / 1.026). The default variants
+    # are their opt-outs: RING_FIRST_WAIT (the late wait without the fresh ring) and POINTER_PRODUCER (the one-CTA
+    # producer converting its generic pointers every k-block, where the compiler rebuilt the shared window's base,
+    # S2UR SR_CgaCtaId, twice a k-block: scripts/gemm_sass.py producer_loop). Bitwise equal by construction.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 90 python3 benchmarks/gemm_small_state.py --out "$OUT/small_state.json" 2>&1
     variants=""
     P=CUDAOPT_EXPERIMENT_
-    for v in ${GEMM_AB_VARIANTS:-${P}RING_FIRST_WAIT ${P}PRODUCER_RING}; do
+    for v in ${GEMM_AB_VARIANTS:-${P}RING_FIRST_WAIT ${P}POINTER_PRODUCER}; do
       variants="$variants --variant $v"
     done
     timeout "${GEMM_AB_LIMIT:-420}" python3 benchmarks/gemm_build_ab.py $variants --shapes grid \

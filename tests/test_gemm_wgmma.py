@@ -454,6 +454,20 @@ def test_kernel_sources_compile_for_sm90a(tmp_path):
     # The late producer wait and the fresh ring (session 36, the default since session 38): no generation-2 kernel
     # does an integer division (I2F / MUFU) or a barrier wait between its PDL wait and its first TMA load.
     _assert_short_way_to_first_load(gs, kernels)
+    # The producer ring (session 38's diagnostic, the default since session 43): no one-CTA kernel's producer loop
+    # reads a special register (S2R / S2UR) to rebuild the shared window's base.
+    _assert_producer_loops_read_no_special_register(gs, kernels)
+
+
+def _one_cta_producer_loops(gs, kernels):
+    loops = {k.name: gs.producer_loop(k) for k in kernels if "hgemm_wgmma2" in k.name and "cluster" not in k.name}
+    loops = {name: body for name, body in loops.items() if body}
+    assert len(loops) > 100
+    return {name: [i for i in body if i.family in ("S2R", "S2UR")] for name, body in loops.items()}
+
+
+def _assert_producer_loops_read_no_special_register(gs, kernels):
+    assert {name: reads for name, reads in _one_cta_producer_loops(gs, kernels).items() if reads} == {}
 
 
 def _assert_short_way_to_first_load(gs, kernels):
@@ -507,16 +521,13 @@ def test_top_wait_diagnostic_build_compiles_and_keeps_every_access_behind_a_wait
 
 
 @pytest.mark.timeout(300)
-def test_producer_ring_build_keeps_special_register_reads_out_of_the_producer_loop(tmp_path):
-    """Session 38: with the fresh ring's branch around the empty-slot wait, the one-CTA producer's k-block loop reads
-    SR_CgaCtaId (S2UR) to rebuild the shared window's base in most kernels (the A/B read those kernels 8-10% slower
-    on long-K shapes). CUDAOPT_EXPERIMENT_PRODUCER_RING (diagnostic) takes the producer's ring addresses once: no
-    one-CTA kernel's producer loop reads a special register, and every access still follows a wait."""
-    _, kernels, gs = _variant_sass(tmp_path, ("CUDAOPT_EXPERIMENT_PRODUCER_RING",), "producer-ring")
-    loops = {k.name: gs.producer_loop(k) for k in kernels if "hgemm_wgmma2" in k.name and "cluster" not in k.name}
-    loops = {name: body for name, body in loops.items() if body}
-    assert len(loops) > 100
-    assert [name for name, body in loops.items() if any(i.family in ("S2R", "S2UR") for i in body)] == []
+def test_pointer_producer_diagnostic_build_rebuilds_the_window_base_in_the_producer_loop(tmp_path):
+    """The opt-out kept for an A/B against session 43's default: CUDAOPT_EXPERIMENT_POINTER_PRODUCER converts the
+    producer's generic pointers in every k-block, and with the fresh ring's branch the compiler reads SR_CgaCtaId
+    (S2UR) there again in most one-CTA kernels (session 38's A/B: 8-10% slower on long-K shapes of small tiles). If
+    none did, the define would no longer build the old form and an A/B would time the default against itself."""
+    _, kernels, gs = _variant_sass(tmp_path, ("CUDAOPT_EXPERIMENT_POINTER_PRODUCER",), "pointer-producer")
+    assert sum(bool(reads) for reads in _one_cta_producer_loops(gs, kernels).values()) > 50
 
 
 def _sass_functions(sass: str) -> dict[str, str]:
@@ -2501,7 +2512,7 @@ def test_experiment_builds_compile_and_load(tmp_path):
     before the PDL wait) and CUDAOPT_EXPERIMENT_EXIT_AFTER_READ (the last wait on C's TMA stores only for the staging
     read), and the opt-outs of session 38's default, CUDAOPT_EXPERIMENT_TOP_WAIT (every thread waits for the predecessor at the
     top) and CUDAOPT_EXPERIMENT_RING_FIRST_WAIT (the empty-slot wait on the ring's first pass too), and session 38's
-    CUDAOPT_EXPERIMENT_PRODUCER_RING (the one-CTA producer's ring addresses taken once). benchmarks/gemm_build_ab.py
+    CUDAOPT_EXPERIMENT_POINTER_PRODUCER (the opt-out of session 43's producer ring). benchmarks/gemm_build_ab.py
     times them against the shipped build."""
     import ctypes
 
@@ -2510,7 +2521,7 @@ def test_experiment_builds_compile_and_load(tmp_path):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
     defines = ("CUDAOPT_EXPERIMENT_EARLY_MAP_PREFETCH", "CUDAOPT_EXPERIMENT_EXIT_AFTER_READ",
-               "CUDAOPT_EXPERIMENT_TOP_WAIT", "CUDAOPT_EXPERIMENT_RING_FIRST_WAIT", "CUDAOPT_EXPERIMENT_PRODUCER_RING")
+               "CUDAOPT_EXPERIMENT_TOP_WAIT", "CUDAOPT_EXPERIMENT_RING_FIRST_WAIT", "CUDAOPT_EXPERIMENT_POINTER_PRODUCER")
     result = build.build(out_dir=tmp_path, with_blas=False, force=True, defines=defines)
     try:
         lib = ctypes.CDLL(str(result.kernel_lib))
@@ -2530,10 +2541,11 @@ def test_retired_defines_are_refused_and_gone_from_the_source(tmp_path, monkeypa
     monkeypatch.setattr(build, "find_nvcc", lambda: "nvcc")
     monkeypatch.setattr(build, "_nvcc", lambda cmd: calls.append(cmd))
     for name, (why, commit) in build.RETIRED_DEFINES.items():
-        assert re.fullmatch(r"session 3[78]: .+", why) and re.fullmatch(r"[0-9a-f]{7}", commit), (name, why, commit)
+        assert re.fullmatch(r"session (3[78]|43): .+", why) and re.fullmatch(r"[0-9a-f]{7}", commit), (name, why, commit)
         with pytest.raises(build.BuildError, match=f"{name} was retired in {why[:10]}.*check out {commit}"):
             build.build(out_dir=tmp_path, with_blas=False, force=True, defines=("CUDAOPT_EXPERIMENT_TOP_WAIT", name))
-    assert set(build.RETIRED_DEFINES) >= {"CUDAOPT_EXPERIMENT_LATE_WAIT", "CUDAOPT_EXPERIMENT_FRESH_RING"}
+    assert set(build.RETIRED_DEFINES) >= {"CUDAOPT_EXPERIMENT_LATE_WAIT", "CUDAOPT_EXPERIMENT_FRESH_RING",
+                                          "CUDAOPT_EXPERIMENT_PRODUCER_RING"}
     assert calls == []
     sources = "".join(p.read_text() for p in CSRC.glob("*.cu*"))
     for name in build.RETIRED_DEFINES:

@@ -36,6 +36,7 @@ class BuildError(RuntimeError):
 # would time the shipped build against itself: refuse it instead.
 _S37 = "db3d011"  # session 37 retired these; db3d011 still builds them
 _S38 = "e02d1c6"  # session 38 made these the default; e02d1c6 still needs them named
+_S43 = "69b7b1b"  # session 43 made the producer ring the default; 69b7b1b still needs it named
 RETIRED_DEFINES = {
     "CUDAOPT_EXPERIMENT_PER_THREAD_DESC": ("session 37: adopted the uniform descriptors (session 34)", _S37),
     "CUDAOPT_SESSION34_RING": ("session 37: adopted session 35's four ring cuts", _S37),
@@ -54,6 +55,8 @@ RETIRED_DEFINES = {
         "session 38: the default; CUDAOPT_EXPERIMENT_TOP_WAIT builds the old order", _S38),
     "CUDAOPT_EXPERIMENT_FRESH_RING": (
         "session 38: the default; CUDAOPT_EXPERIMENT_RING_FIRST_WAIT builds the old ring", _S38),
+    "CUDAOPT_EXPERIMENT_PRODUCER_RING": (
+        "session 43: the default; CUDAOPT_EXPERIMENT_POINTER_PRODUCER builds the old producer", _S43),
 }
 
 

@@ -221,17 +221,18 @@ constexpr bool kExitAfterRead = true;
 constexpr bool kExitAfterRead = false;
 #endif
 
-// Producer ring (session 38; diagnostic builds only until a paired A/B): the one-CTA producer (produce_tiles) takes
+// Producer ring (written in session 38; the default since session 43): the one-CTA producer (produce_tiles) takes
 // its barriers' and slots' shared addresses once (RingAt, as the consumers have since session 35) instead of
 // converting generic pointers in every k-block. With the fresh ring's branch around the empty-slot wait the compiler
 // rematerialised the shared window's base (S2UR SR_CgaCtaId and the alignment arithmetic) twice a k-block in the
-// producer thread (the 32 x 64 swapped kernel's SASS); session 38's A/B read the fresh ring 8-10% slower on that
-// kernel and the 64 x 64 one on long-K shapes of 1e9-1e10 FLOP, where a small tile's k-block is short and the one
-// producer thread's issue rate can bound the loop.
-#ifdef CUDAOPT_EXPERIMENT_PRODUCER_RING
-constexpr bool kProducerRing = true;
-#else
+// producer thread; session 38's A/B read the fresh ring 8-10% slower on the 32 x 64 and 64 x 64 kernels on long-K
+// shapes of 1e9-1e10 FLOP, where a small tile's k-block is short and the one producer thread's issue rate can bound
+// the loop. Session 43's two paired A/Bs over the grid (H100s, bitwise equal): 1.0085 / 1.0088 geomean, < 1e8 FLOP
+// 1.023 / 1.026. CUDAOPT_EXPERIMENT_POINTER_PRODUCER (diagnostic builds only) builds the old producer, for an A/B.
+#ifdef CUDAOPT_EXPERIMENT_POINTER_PRODUCER
 constexpr bool kProducerRing = false;
+#else
+constexpr bool kProducerRing = true;
 #endif
 
 #include "splitk_reduce.cuh"  // the split-K reduce kernels, shared with hgemm_mma.cu
