@@ -54,6 +54,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=SHAPES, help="MxNxK comma-separated")
     ap.add_argument("--top", type=int, default=5)
+    ap.add_argument("--per-layout", action="store_true",
+                    help="the fastest --top of each layout (NN and TN) rather than of both together: what a TN-only "
+                         "shape's best TN kernel is against the best NN one")
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
 
@@ -87,7 +90,9 @@ def main() -> None:
                     cands[name] = lt_launch(x, plan, j, layout)
             t = time_gpu(cands, sets, rounds=args.rounds, rng=rng)
             lt = sorted(((us, name) for name, us in t.items() if name in infos and math.isfinite(us)))
-            shown = [name for _, name in lt[: args.top]] + (["NN0"] if "NN0" in infos else [])
+            top = ([x for tag in ("TN", "NN") for x in [y for y in lt if y[1].startswith(tag)][: args.top]]
+                   if args.per_layout else lt[: args.top])
+            shown = [name for _, name in top] + (["NN0"] if "NN0" in infos else [])
             kernels = kernel_names({name: cands[name] for name in shown})  # while the plans are open
         finally:
             for plan in plans.values():
@@ -95,7 +100,7 @@ def main() -> None:
         heur = t.get("NN0", math.nan)
         print(f"== {m}x{n}x{k}: ours {t['ours']:.1f} us ({ours.label()}), torch {t['torch']:.1f}, "
               f"cuBLASLt heuristic NN0 {heur:.1f}, {len(lt)} algorithms timed")
-        for us, name in lt[: args.top]:
+        for us, name in top:
             print(f"   {name:>5} {us:9.1f} us  x{heur / us:5.3f} of NN0  x{t['ours'] / us:5.3f} of ours  "
                   f"{describe(infos[name])}\n         {kernels.get(name, '?')}")
         print(f"   NN0 (heuristic): {describe(infos['NN0'])}\n         {kernels.get('NN0', '?')}" if "NN0" in infos
