@@ -50,7 +50,8 @@ def kernel_family(label: str) -> str:
 
 def summarise(rows: list[dict], name: str, worst: int = 3) -> list[str]:
     """Geomean of A / variant `name` (paired within rounds) overall, per work class and per kernel family, with its
-    wins (ratio > 1), then the `worst` shapes where the variant is slowest."""
+    wins (ratio > 1) and median (session 43: a class's geomean over ~50 large shapes moved 0.4% on two shapes' power
+    events, where its median did not), then the `worst` shapes where the variant is slowest."""
     from cudaopt.gemm.stats import summarize, summarize_by_class
 
     usable = [r for r in rows if (r.get("a_over") or {}).get(name)]
@@ -61,7 +62,7 @@ def summarise(rows: list[dict], name: str, worst: int = 3) -> list[str]:
         families.setdefault(kernel_family(r.get("choice", "")), []).append(r["a_over"][name])
     summaries += [summarize(name, fam, vals) for fam, vals in sorted(families.items())]
     lines = [f"  {name} {s.group:>17}: A/B geomean {s.geomean_speedup + 1:.4f} over {s.n} shapes, B faster on "
-             f"{round(s.win_rate * s.n)}" for s in summaries]
+             f"{round(s.win_rate * s.n)}, median {s.median_ratio:.4f}" for s in summaries]
     low = sorted(usable, key=lambda r: r["a_over"][name])[:worst]
     if low:
         lines.append(f"  {name} slowest: " + ", ".join(

@@ -2569,15 +2569,16 @@ def test_build_ab_helpers_and_clear_exits(tmp_path, monkeypatch, capsys):
     text = "\n".join(mod.summarise(rows, "B1"))
     assert "B1               all: A/B geomean 0.9967 over 3 shapes, B faster on 1" in text
     assert "B1              <1e8: A/B geomean 0.9950 over 2 shapes, B faster on 1" in text
+    assert "B1               all: A/B geomean 0.9967 over 3 shapes, B faster on 1, median 1.0000" in text
     # per kernel family (session 31: the split-K reduce was where releasing first cost 15-17%), then the slowest
     assert "B1             plain: A/B geomean 1.1000 over 1 shapes, B faster on 1" in text
     assert "B1  split-K + reduce: A/B geomean 0.9000 over 1 shapes, B faster on 0" in text
     assert "B1 in-kernel split-K: A/B geomean 1.0000 over 1 shapes" in text
     assert text.splitlines()[-1] == ("  B1 slowest: 64x64x128 wgmma64x64x64_pp_s8_e1_splitk4 0.900, 4096x4096x4096 "
                                      "wgmma64x64x64_pp_s8_e1_cs_splitk2 1.000, 64x64x64 wgmma64x64x64_pp_s8_e1 1.100")
-    assert mod.summarise(rows, "B2") == ["  B2               all: A/B geomean 1.0000 over 1 shapes, B faster on 0",
-                                         "  B2              <1e8: A/B geomean 1.0000 over 1 shapes, B faster on 0",
-                                         "  B2             plain: A/B geomean 1.0000 over 1 shapes, B faster on 0",
+    one = "A/B geomean 1.0000 over 1 shapes, B faster on 0, median 1.0000"
+    assert mod.summarise(rows, "B2") == [f"  B2               all: {one}", f"  B2              <1e8: {one}",
+                                         f"  B2             plain: {one}",
                                          "  B2 slowest: 64x64x64 wgmma64x64x64_pp_s8_e1 1.000"]
     assert [mod.kernel_family(x) for x in ("mma_w2x2_s4_splitk16", "wgmma64x128x64_pp_s8_cm2_u_lean_p128_sk_splitk2",
                                            "wgmma128x128x64_pp_s6_e1_cs_splitk2", "wgmma32x64x64_pp_s12_e1_sw")] == [
