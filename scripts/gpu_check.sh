@@ -1201,6 +1201,50 @@ PY
     bash "$0" gemm_table_grid
     bash "$0" gemm_torch_twins
     ;;
+  gemm_device_table)
+    # Issue 6, session 44: a shipped table for the GPU this call runs on where it is not the H200 (hgemm takes a
+    # shipped table by torch.cuda.get_device_name()). The H200 table's grid on this card, gemm-table-from-grids over it
+    # and GEMM_DEVICE_GRIDS (earlier grids of the H200 table on the same kind of card: shapes.csv or a results.tgz
+    # holding offline_gpu/shapes.csv, space-separated) with --device, then a fresh grid of the new table, read against
+    # the H200 table's. Each grid GEMM_DEVICE_BENCH_S seconds at most (default 230; a full grid takes ~190 s on an H100).
+    device=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    echo "device: $device"
+    python3 -m cudaopt.gemm.build | tail -1
+    grids=()
+    for g in ${GEMM_DEVICE_GRIDS:-}; do
+      case "$g" in
+        *.tgz) d=/tmp/dt_given_$((${#grids[@]} + 1)); rm -rf "$d"; mkdir -p "$d"; tar xzf "$g" -C "$d"
+               grids+=("$d/offline_gpu/shapes.csv") ;;
+        *) grids+=("$g") ;;
+      esac
+    done
+    rm -rf /tmp/dt_grid_shipped /tmp/dt_grid_new
+    bench() {  # $1 table, $2 out folder: the grid as gemm_table_grid runs it (offline, GPU timing, 20 rounds, checks)
+      timeout $(( ${GEMM_DEVICE_BENCH_S:-230} + 60 )) python3 -m cudaopt.cli bench-gemm --shapes grid --mode offline \
+        --timing gpu --table "$1" --rounds 20 --budget-s "${GEMM_DEVICE_BENCH_S:-230}" --out "$2" > "$2.log" 2>&1
+      tail -2 "$2.log"
+    }
+    mkdir -p /tmp/dt_grid_shipped /tmp/dt_grid_new
+    bench src/cudaopt/gemm/tuned_h200.json /tmp/dt_grid_shipped
+    grids+=(/tmp/dt_grid_shipped/shapes.csv)
+    args=(); for g in "${grids[@]}"; do args+=(--grid "$g"); done
+    python3 -m cudaopt.cli gemm-table-from-grids --table src/cudaopt/gemm/tuned_h200.json "${args[@]}" \
+      --out /tmp/dt_table.json --device "$device" 2>&1 | tail -8
+    [ -s /tmp/dt_table.json ] || { echo "gemm_device_table: no table written"; exit 1; }
+    bench /tmp/dt_table.json /tmp/dt_grid_new
+    echo "== the H200 table on this card (the new table's input):"
+    grep -E "^\| dispatch vs (torch|lt_auto_max) \| all" /tmp/dt_grid_shipped/summary.md | head -2
+    grep -E "^\| lt_auto_(max|nn) \|" /tmp/dt_grid_shipped/summary.md | head -4
+    echo "== the new table, a fresh grid (judge it here, not on the grids it was chosen from):"
+    grep -E "^\| dispatch vs (torch|lt_auto_max) \| all" /tmp/dt_grid_new/summary.md | head -2
+    grep -E "^\| lt_auto_(max|nn) \|" /tmp/dt_grid_new/summary.md | head -4
+    gzip -c /tmp/dt_table.json > "$OUT/table.json.gz"
+    for d in shipped new; do
+      gzip -c "/tmp/dt_grid_$d/shapes.csv" > "$OUT/grid_${d}_shapes.csv.gz"
+      cp "/tmp/dt_grid_$d/summary.md" "$OUT/grid_${d}_summary.md"
+      cp "/tmp/dt_grid_$d.log" "$OUT/grid_${d}.log"
+    done
+    ;;
   gemm_table_grid)
     # Issue 6: the grid (offline, GPU timing, every baseline, both checks) of the shipped table alone, no tuning or
     # adoption first (session 24's adopted table had no time left for it). GEMM_TABLE_GRID_LIMIT / _BENCH_S.

@@ -1691,3 +1691,104 @@ def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input
     # (session 42) --bt on grids without the B^T candidates: one clear line, nothing written
     p = run("--table", table, "--grid", g1, "--out", tmp_path / "bad.json", "--bt")
     assert p.returncode == 2 and "CUDAOPT_GEMM_BENCH_BT=1" in p.stderr and not (tmp_path / "bad.json").exists()
+    # (session 44) grids of another GPU: --device names it in the new table, which hgemm takes by that name
+    p = run("--table", table, "--grid", g1, "--grid", g2, "--out", tmp_path / "h100.json", "--device", "NVIDIA H100 80GB HBM3")
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "h100.json").read_text())["device"] == "NVIDIA H100 80GB HBM3"
+    p = run("--table", table, "--grid", g1, "--grid", g2, "--out", tmp_path / "bad.json", "--device", " ")
+    assert p.returncode == 2 and "--device is empty" in p.stderr and not (tmp_path / "bad.json").exists()
+
+
+@pytest.fixture
+def fresh_table_caches():
+    """The shipped-table memos and the process's device choice reset before and after: a test that points the
+    dispatcher at another table leaves no choice of it behind for the next test."""
+    import cudaopt.gemm as gemm
+
+    def reset():
+        gemm._device_table_chosen = False
+        dispatch._device_table = None
+        dispatch.load_table.cache_clear()
+        dispatch._choose_shipped.cache_clear()
+
+    reset()
+    yield
+    reset()
+
+
+def _fake_torch(name=None, error=None):
+    """What _table_for_device asks of torch: the GPU's name (or the error of a machine without one)."""
+    import types
+
+    def get_device_name():
+        if error:
+            raise error
+        return name
+
+    return types.SimpleNamespace(cuda=types.SimpleNamespace(get_device_name=get_device_name))
+
+
+def test_cudaopt_gemm_table_names_the_users_own_table(tmp_path, monkeypatch, fresh_table_caches):
+    import cudaopt.gemm as gemm
+
+    data = {"device": "NVIDIA H100 80GB HBM3",
+            "entries": [{"m": 4096, "n": 4096, "k": 4096, "backend": "torch", "config": 0, "splits": 1}]}
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(data))
+    shipped = dispatch.choose(4096, 4096, 4096)
+    assert dispatch.table_device() == "NVIDIA H200" and shipped.backend == "ours"
+    dispatch.load_table.cache_clear()
+    dispatch._choose_shipped.cache_clear()
+    monkeypatch.setenv(dispatch.TABLE_ENV, str(path))
+    assert dispatch.table_path() == path and dispatch.table_device() == "NVIDIA H100 80GB HBM3"
+    assert dispatch.choose(4096, 4096, 4096) == Choice("torch", 0, 1)
+    assert dispatch.table_path(str(dispatch.DEFAULT_TABLE)) == dispatch.DEFAULT_TABLE  # an explicit path wins
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the user's table is this GPU's: no warning, and no shipped table over it
+        gemm._table_for_device(_fake_torch("NVIDIA H100 80GB HBM3"))
+    assert dispatch.table_path() == path
+
+
+def test_cudaopt_gemm_table_that_does_not_exist_is_one_clear_error(tmp_path, monkeypatch, fresh_table_caches):
+    monkeypatch.setenv(dispatch.TABLE_ENV, str(tmp_path / "nope.json"))
+    with pytest.raises(FileNotFoundError, match="CUDAOPT_GEMM_TABLE=.*nope.json: no such table"):
+        dispatch.choose(64, 64, 64)
+
+
+def test_the_shipped_table_of_the_gpu_in_use_is_the_dispatchers(tmp_path, fresh_table_caches):
+    entry = {"m": 4096, "n": 4096, "k": 4096, "config": 0, "splits": 1}
+    (tmp_path / "tuned_h200.json").write_text(json.dumps({"device": "NVIDIA H200",
+                                                          "entries": [{**entry, "backend": "ours"}]}))
+    (tmp_path / "tuned_x1.json").write_text(json.dumps({"device": "GPU X1", "entries": [{**entry, "backend": "torch"}]}))
+    (tmp_path / "tuned_broken.json").write_text("{not json")
+    (tmp_path / "tuned_nodevice.json").write_text(json.dumps({"entries": []}))
+    assert dispatch.shipped_tables(tmp_path) == {"NVIDIA H200": tmp_path / "tuned_h200.json",
+                                                 "GPU X1": tmp_path / "tuned_x1.json"}
+    assert dispatch.use_device("GPU X1", tmp_path) == tmp_path / "tuned_x1.json"
+    assert dispatch.choose(4096, 4096, 4096) == Choice("torch", 0, 1) and dispatch.table_device() == "GPU X1"
+    assert dispatch.use_device("GPU Y", tmp_path) is None  # no table of its own: the H200's, as before
+    assert dispatch.table_path() == dispatch.DEFAULT_TABLE and dispatch.choose(4096, 4096, 4096).backend == "ours"
+    assert set(dispatch.shipped_tables()) >= {"NVIDIA H200"}  # what the package ships names its GPUs
+
+
+def test_a_gpu_other_than_the_tables_is_warned_once(monkeypatch, fresh_table_caches):
+    import warnings
+
+    import cudaopt.gemm as gemm
+
+    assert dispatch.foreign_device_note("NVIDIA H200", "NVIDIA H200") is None
+    assert dispatch.foreign_device_note("NVIDIA A100-SXM4-80GB", None) is None  # a table that does not say
+    note = dispatch.foreign_device_note("NVIDIA A100-SXM4-80GB", "NVIDIA H200")
+    assert "tuned on NVIDIA H200" in note and "NVIDIA A100-SXM4-80GB" in note and "CUDAOPT_GEMM_TABLE=T" in note
+    with pytest.warns(RuntimeWarning, match="tuned on NVIDIA H200, this GPU is NVIDIA A100-SXM4-80GB"):
+        gemm._table_for_device(_fake_torch("NVIDIA A100-SXM4-80GB"))
+    assert dispatch.table_path() == dispatch.DEFAULT_TABLE
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gemm._table_for_device(_fake_torch("NVIDIA A100-SXM4-80GB"))  # once a process
+        gemm._device_table_chosen = False
+        gemm._table_for_device(_fake_torch("NVIDIA H200"))  # the table's own GPU: nothing
+        gemm._device_table_chosen = False
+        gemm._table_for_device(_fake_torch(error=RuntimeError("no CUDA GPUs are available")))  # the call says so

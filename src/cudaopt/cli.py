@@ -331,6 +331,9 @@ def gemm_table_from_grids_cmd(
     bt: bool = typer.Option(False, "--bt", help="Choose the route of callers holding B transposed instead "
                             "(bt_lt_algo: a cuBLASLt TN algorithm or the default); grids run with "
                             "CUDAOPT_GEMM_BENCH_BT=1."),
+    device: Optional[str] = typer.Option(None, "--device", help="The GPU the grids ran on (torch.cuda.get_device_name()), "
+                                         "written as the new table's device where it is not the table's: hgemm takes "
+                                         "a shipped table by it."),
 ) -> None:
     """Move shapes between ours, torch.matmul and cuBLASLt's autotuned algorithm where every grid agrees (no GPU): a
     candidate table for a fresh grid. With --bt, the B^T route instead."""
@@ -353,7 +356,9 @@ def gemm_table_from_grids_cmd(
         _usage_error(str(e))
     if len(grids) < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more runs)")
-    write_json_atomic(out, {**data, "entries": entries})
+    if device is not None and not device.strip():
+        _usage_error("--device is empty: give the GPU's name as torch.cuda.get_device_name() prints it")
+    write_json_atomic(out, {**data, "entries": entries, **({"device": device.strip()} if device else {})})
     by: dict[tuple[str, str], int] = {}
     for mv in moves:
         key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") or bt else "ours", mv.to)

@@ -128,6 +128,31 @@ def _raw_stream(device_index: int) -> int:
 _hot_modules = None  # (torch, _lib, lt_matmul) after the first call
 
 
+_device_table_chosen = False
+
+
+def _table_for_device(torch) -> None:
+    """Once a process: the shipped table of this GPU where there is one (unless CUDAOPT_GEMM_TABLE names the user's),
+    and a warning where the table in use was tuned on another GPU."""
+    import warnings
+
+    from cudaopt.gemm import dispatch
+
+    global _device_table_chosen
+    if _device_table_chosen:
+        return
+    _device_table_chosen = True
+    try:
+        device = torch.cuda.get_device_name()
+        if not os.environ.get(dispatch.TABLE_ENV):
+            dispatch.use_device(device)
+        note = dispatch.foreign_device_note(device, dispatch.table_device())
+    except (RuntimeError, AssertionError, OSError, ValueError):  # no usable GPU (torch asserts on a CPU build) or an
+        return  # unreadable table: the call itself says so
+    if note:
+        warnings.warn(note, RuntimeWarning, stacklevel=3)
+
+
 def _hot():
     """The modules a call needs, imported once: `from ... import` inside the call cost ~1-2 us a call
     (measured on the CPU host), which small shapes pay in call timing; at module level they would add
@@ -138,6 +163,7 @@ def _hot():
 
         from cudaopt.gemm import _lib
         from cudaopt.gemm.lt_fallback import lt_matmul
+        _table_for_device(torch)
 
         _hot_modules = (torch, _lib, lt_matmul)
     return _hot_modules

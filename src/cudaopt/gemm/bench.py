@@ -594,6 +594,12 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     skipped: list[Shape] = []
     aborted = ""
     if todo:
+        if table_path is None:  # the shipped table of this GPU, as hgemm's first call would take it
+            import torch
+
+            from cudaopt.gemm import _table_for_device
+
+            _table_for_device(torch)
         env = BenchEnv(load_table(table_path), mode, timing, _gpu_setup(seed, with_blas, log), check, rounds, seed)
     for pos, idx in enumerate(todo):
         shape = shapes[idx]

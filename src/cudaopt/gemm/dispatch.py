@@ -6,7 +6,8 @@ one lies within a factor of 4 per dimension (its split count refitted to this sh
 cuBLASLt fallback's becomes torch.matmul's), and the tile-count heuristic beyond that. With the
 shipped grid (64..16384 per dimension) that covers every dimension from 16 to 65536. Untuned shapes whose
 K or N is not a multiple of 64 go to torch from 1e8 FLOP up (`misaligned_rows`), unless their operands'
-rows are padded to 64 elements (`cudaopt.gemm.pad_rows`).
+rows are padded to 64 elements (`cudaopt.gemm.pad_rows`). CUDAOPT_GEMM_TABLE names a table of the user's own
+(`cudaopt tune-gemm --out T`, on another GPU) to read instead; hgemm warns once where the GPU is not the table's.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import dataclasses
 import functools
 import json
 import math
+import os
 from pathlib import Path
 
 from cudaopt.gemm.configs import KERNEL_CONFIGS, NUM_SMS_H200, Choice, wgmma_k_blocks
 
 DEFAULT_TABLE = Path(__file__).resolve().parent / "tuned_h200.json"
+TABLE_ENV = "CUDAOPT_GEMM_TABLE"  # a table of the user's own (`cudaopt tune-gemm --out T`) in place of the shipped one
 BACKENDS = ("ours", "torch", "cublaslt")
 Shape = tuple[int, int, int]
 
@@ -61,12 +64,74 @@ def parse_table(data: dict) -> dict[Shape, Choice]:
     return {(int(e["m"]), int(e["n"]), int(e["k"])): entry_choice(e) for e in data.get("entries", [])}
 
 
+_device_table: Path | None = None  # the shipped table of the GPU hgemm runs on (use_device); None: DEFAULT_TABLE
+
+
+def table_path(path: str | None = None) -> Path:
+    """The table the dispatcher reads: path, else $CUDAOPT_GEMM_TABLE (which must exist), else the shipped table of
+    this GPU (`use_device`, which hgemm's first call runs), else the H200's."""
+    if path:
+        return Path(path)
+    env = os.environ.get(TABLE_ENV)
+    if env:
+        if not Path(env).is_file():
+            raise FileNotFoundError(f"{TABLE_ENV}={env}: no such table; give a table written by `cudaopt tune-gemm` "
+                                    f"or unset {TABLE_ENV} to use the shipped one")
+        return Path(env)
+    return _device_table or DEFAULT_TABLE
+
+
+def shipped_tables(folder: Path | None = None) -> dict[str, Path]:
+    """The tables shipped with the package (tuned_*.json beside this module), by the GPU each names in its "device"
+    field; the first in name order wins a tie."""
+    found: dict[str, Path] = {}
+    for p in sorted((folder or DEFAULT_TABLE.parent).glob("tuned_*.json")):
+        try:
+            device = json.loads(p.read_text()).get("device")
+        except (OSError, ValueError):  # (a broken file is not a table; the one in use fails loudly when read)
+            continue
+        if isinstance(device, str) and device.strip():
+            found.setdefault(device.strip(), p)
+    return found
+
+
+def use_device(device: str, folder: Path | None = None) -> Path | None:
+    """Make the shipped table tuned on `device` (torch.cuda.get_device_name()) the dispatcher's, memos cleared; None,
+    and the H200's table in use, when no shipped table names that GPU."""
+    global _device_table
+    _device_table = shipped_tables(folder).get(device.strip())
+    load_table.cache_clear()
+    _choose_shipped.cache_clear()
+    return _device_table
+
+
 @functools.lru_cache(maxsize=4)
 def load_table(path: str | None = None) -> dict[Shape, Choice]:
-    p = Path(path) if path else DEFAULT_TABLE
+    """The table at path (default `table_path()`, read once a process), {} when the shipped one is missing."""
+    p = table_path(path)
     if not p.exists():
         return {}
     return parse_table(json.loads(p.read_text()))
+
+
+def table_device(path: str | None = None) -> str | None:
+    """The GPU a table (default `table_path()`) was tuned on, its "device" field; None when the table or field is missing."""
+    p = table_path(path)
+    if not p.exists():
+        return None
+    return json.loads(p.read_text()).get("device") or None
+
+
+def foreign_device_note(device: str, tuned_on: str | None) -> str | None:
+    """One line for a user whose GPU is not the one the table was tuned on, None when it is (or unknown).
+    The table's cuBLASLt fallbacks name an index in cuBLASLt's per-GPU algorithm list and its choices were timed on
+    that GPU: on an H100 (session 44) the H200 table left 131 of 1,000 shapes under 0.98x cuBLASLt autotuned,
+    against 40 on the H200, the slowest at 0.71x."""
+    if not tuned_on or device.strip() == tuned_on.strip():
+        return None
+    return (f"cudaopt.gemm: the kernel table was tuned on {tuned_on}, this GPU is {device}; results are correct but "
+            f"some shapes may run slower than cuBLAS here: `cudaopt tune-gemm --out T` tunes for this GPU, then set "
+            f"{TABLE_ENV}=T")
 
 
 def fit_splits(choice: Choice, k: int) -> Choice:
