@@ -237,8 +237,13 @@ def test_candidates_and_python_mirror_of_the_family():
     assert all(c.splits == 1 for c in candidate_choices(16384, 16384, 16384))
 
 
-def test_shipped_table_parses():
-    table = dispatch.load_table(None)
+@pytest.mark.parametrize("device", ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+def test_shipped_tables_parse_and_cover_the_grid(device):
+    from cudaopt.gemm.shapes import grid_shapes
+
+    path = dispatch.shipped_tables()[device]  # (session 44: one a GPU, found by the name its "device" field gives)
+    table = dispatch.load_table(str(path))
+    assert set(table) == set(grid_shapes())
     for c in table.values():
         assert c.backend in dispatch.BACKENDS and 0 <= c.config < len(KERNEL_CONFIGS)
         assert (c.algo >= 0) == (c.backend == "cublaslt")  # an algorithm index only on cuBLASLt fallbacks
