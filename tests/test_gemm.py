@@ -1797,3 +1797,62 @@ def test_a_gpu_other_than_the_tables_is_warned_once(monkeypatch, fresh_table_cac
         gemm._table_for_device(_fake_torch("NVIDIA H200"))  # the table's own GPU: nothing
         gemm._device_table_chosen = False
         gemm._table_for_device(_fake_torch(error=RuntimeError("no CUDA GPUs are available")))  # the call says so
+
+
+def _load_script(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(name, root / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_gemm_moves_ab_times_only_the_moved_shapes_and_reads_them(tmp_path, capsys):
+    """scripts/gemm_moves_ab.py: the shapes two tables choose differently, and the report from bench-gemm's
+    shapes.csv of each side (here written by hand: the GPU part is bench-gemm's own)."""
+    import csv
+    import gzip
+
+    mod = _load_script("gemm_moves_ab")
+    e = lambda m, backend, **kw: {"m": m, "n": 64, "k": 64, "backend": backend, "config": 20, "splits": 1, **kw}  # noqa: E731
+    old = {"device": "X", "entries": [e(64, "ours"), e(128, "torch"), e(256, "ours")]}
+    new = {"device": "X", "entries": [e(64, "ours"), e(128, "cublaslt", lt_algo=3), e(256, "torch")]}
+    assert mod.moved_shapes(old, new) == [(128, 64, 64), (256, 64, 64)]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with gzip.open(tmp_path / "new.json.gz", "wt") as f:
+        json.dump(new, f)
+    out = tmp_path / "runs"
+    # (dispatch, lt_auto_nn, lt_auto_max) per shape and side; the second repeat 10% slower throughout
+    times = {"old": {128: ("fallback:torch", 10.0, 9.0, 9.0), 256: ("ours", 20.0, 21.0, 21.0)},
+             "new": {128: ("fallback:cublaslt_nn_algo3", 9.0, 9.0, 8.5), 256: ("fallback:torch", 22.0, 21.0, 21.0)}}
+    for side, rows in times.items():
+        for i, scale in enumerate((1.0, 1.1)):
+            (out / f"{side}_{i}").mkdir(parents=True)
+            with open(out / f"{side}_{i}" / "shapes.csv", "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["m", "n", "k", "dispatch_us", "lt_auto_nn_us", "lt_auto_max_us", "dispatch", "correct"])
+                for m, (label, d, nn, mx) in rows.items():
+                    w.writerow([m, 64, 64, d * scale, nn * scale, mx * scale, label, "True"])
+    assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
+                     "--report-only"]) == 0
+    said = capsys.readouterr().out
+    assert "| 128x64x64 | fallback:torch | fallback:cublaslt_nn_algo3 |" in said
+    per, agg = mod.summarize(out, 2)
+    ratios = {p["shape"]: round(p["old_over_new"], 4) for p in per}
+    assert ratios == {"128x64x64": round(10 / 9, 4), "256x64x64": round(20 / 22, 4)}
+    assert agg["new_faster"] == 1 and agg["old_under_098_lt_nn"] == 1 and agg["new_under_098_lt_nn"] == 1  # 128 out, 256 in
+    assert agg["new_under_098_lt_max"] == 2 and agg["all_correct"]
+    assert abs(agg["geomean_old_over_new"] - math.sqrt(10 / 9 * 20 / 22)) < 1e-9
+    # bad input: one line on stderr, exit 2
+    assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "old.json"), "--out", str(out),
+                     "--report-only"]) == 2
+    assert "nothing to time" in capsys.readouterr().err
+    assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json.gz"),
+                     "--out", str(tmp_path / "empty"), "--report-only"]) == 2
+    assert "no old_*/shapes.csv" in capsys.readouterr().err
+    assert mod.main(["--old", str(tmp_path / "nope.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
+                     "--report-only"]) == 2
+    assert "cannot read a table" in capsys.readouterr().err
