@@ -351,8 +351,11 @@ def test_run_bench_killed_then_resumed(tmp_path, no_gpu):
     assert res.times["ours"] == {s: 1.0 + i for i, s in enumerate(SHAPES5)}  # ...but reported
     assert len(res.checks) == 5 and not res.skipped and not res.failed
     calls.clear()
-    res = bench.run_bench(SHAPES5, out_dir=tmp_path, resume=False, log=lambda s: None)
+    no_gpu.delenv(dispatch.TABLE_ENV, raising=False)
+    said = []
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, resume=False, log=said.append)
     assert calls == [0, 1, 2, 3, 4] and len(bench.load_log(tmp_path / bench.SHAPE_LOG)) == 5  # log started afresh
+    assert f"table: {dispatch.DEFAULT_TABLE} (tuned on NVIDIA H200)" in said  # (no GPU here: the H200's, by default)
 
 
 def test_run_bench_shuffled_order_is_seeded_covers_every_shape_and_resumes(tmp_path, no_gpu):

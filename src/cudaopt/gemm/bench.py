@@ -600,6 +600,9 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
             from cudaopt.gemm import _table_for_device
 
             _table_for_device(torch)
+        from cudaopt.gemm.dispatch import table_device, table_path as in_use
+
+        log(f"table: {in_use(table_path)} (tuned on {table_device(table_path) or 'an unnamed GPU'})")
         env = BenchEnv(load_table(table_path), mode, timing, _gpu_setup(seed, with_blas, log), check, rounds, seed)
     for pos, idx in enumerate(todo):
         shape = shapes[idx]
