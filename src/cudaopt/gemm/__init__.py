@@ -150,7 +150,7 @@ def _table_for_device(torch) -> None:
     except (RuntimeError, AssertionError, OSError, ValueError):  # no usable GPU (torch asserts on a CPU build) or an
         return  # unreadable table: the call itself says so
     if note:
-        warnings.warn(note, RuntimeWarning, stacklevel=3)
+        warnings.warn(note, RuntimeWarning, stacklevel=4)  # (the line that called hgemm)
 
 
 def _hot():

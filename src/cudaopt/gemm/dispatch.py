@@ -1,13 +1,14 @@
 """Per-shape kernel choice: the tuned table shipped with the package, and a heuristic otherwise.
 
-The table (`tuned_h200.json`) maps exact (M, N, K) to a Choice (ours, or a labelled fallback: torch.matmul
+The table (`tuned_h200.json` on the H200) maps exact (M, N, K) to a Choice (ours, or a labelled fallback: torch.matmul
 or one cuBLASLt algorithm); a shape it lacks gets the choice of the nearest tuned shape in log2 space when
 one lies within a factor of 4 per dimension (its split count refitted to this shape's K and tile count; a
 cuBLASLt fallback's becomes torch.matmul's), and the tile-count heuristic beyond that. With the
 shipped grid (64..16384 per dimension) that covers every dimension from 16 to 65536. Untuned shapes whose
 K or N is not a multiple of 64 go to torch from 1e8 FLOP up (`misaligned_rows`), unless their operands'
-rows are padded to 64 elements (`cudaopt.gemm.pad_rows`). CUDAOPT_GEMM_TABLE names a table of the user's own
-(`cudaopt tune-gemm --out T`, on another GPU) to read instead; hgemm warns once where the GPU is not the table's.
+rows are padded to 64 elements (`cudaopt.gemm.pad_rows`). The shipped table is the one whose "device" names the GPU
+(`tuned_h200.json`, `tuned_h100.json`; `use_device`, which hgemm's first call runs), else the H200's with a warning;
+CUDAOPT_GEMM_TABLE names a table of the user's own (`cudaopt tune-gemm --out T`) to read instead.
 """
 
 from __future__ import annotations
