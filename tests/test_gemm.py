@@ -1859,3 +1859,66 @@ def test_gemm_moves_ab_times_only_the_moved_shapes_and_reads_them(tmp_path, caps
     assert mod.main(["--old", str(tmp_path / "nope.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
                      "--report-only"]) == 2
     assert "cannot read a table" in capsys.readouterr().err
+
+
+def test_a_table_for_this_gpu_from_its_own_grids(tmp_path):
+    """cudaopt gemm-table-for-gpu's engine: the base table's grid run N times (bench-gemm stood in for: it writes the
+    grid a real run would), the moves every grid agrees on, the table labelled with the GPU; a rerun keeps its base."""
+    from pathlib import Path
+
+    from cudaopt.gemm.cli import table_for_gpu
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import parse_table
+
+    ours = Choice("ours", 20, 1).label()
+    base = tmp_path / "base_in.json"
+    base.write_text(json.dumps({"device": "NVIDIA H200", "entries": [
+        {"m": 64, "n": 64, "k": 64, "backend": "torch", "config": 20},  # ours 10% faster in every grid: to ours
+        {"m": 256, "n": 64, "k": 64, "backend": "ours", "config": 20},  # torch 5% faster in every grid: to torch
+        {"m": 512, "n": 64, "k": 64, "backend": "ours", "config": 20}]}))  # a tie: stays
+    calls = []
+
+    def fake_bench(shapes, out_dir, table, rounds, resume):
+        calls.append((shapes, Path(out_dir).name, Path(table).name, rounds, resume))
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        _grid_csv(Path(out_dir) / "shapes.csv", {(64, 64, 64): (9.0, 10.0, 10.0, "fallback:torch", ours, True),
+                                                 (256, 64, 64): (20.0, 19.0, 20.0, ours, ours, True),
+                                                 (512, 64, 64): (30.0, 30.0, 30.0, ours, ours, True)})
+
+    said = []
+    table, moved = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=7, bench=fake_bench, log=said.append)
+    assert calls == [("grid", "grid1", "base.json", 7, True), ("grid", "grid2", "base.json", 7, True)]
+    assert moved == 2 and table == tmp_path / "out" / "tuned.json"
+    data = json.loads(table.read_text())
+    got = parse_table(data)
+    assert data["device"] == "GPU X" and got[(64, 64, 64)].backend == "ours" and got[(256, 64, 64)].backend == "torch"
+    assert got[(512, 64, 64)].backend == "ours" and any("tuned on NVIDIA H200" in s for s in said)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"device": "Y", "entries": []}))
+    table_for_gpu(tmp_path / "out", "GPU X", other, grids=2, bench=fake_bench, log=said.append)
+    assert json.loads((tmp_path / "out" / "base.json").read_text())["device"] == "NVIDIA H200"  # the grids' table kept
+    with pytest.raises(ValueError, match="at least 1"):
+        table_for_gpu(tmp_path / "o2", "GPU X", base, grids=0, bench=fake_bench)
+    with pytest.raises(ValueError, match="not a tuned table"):
+        table_for_gpu(tmp_path / "o3", "GPU X", _write(tmp_path / "bad.json", "[1, 2]"), bench=fake_bench)
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_gemm_table_for_gpu_cli_refuses_bad_input_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    run = lambda *a: subprocess.run([sys.executable, "-m", "cudaopt.cli", "gemm-table-for-gpu", *map(str, a)],  # noqa: E731
+                                    capture_output=True, text=True, timeout=120, check=False)
+    for args, want in ((("--grids", "0"), "at least 1"), (("--margin", "0.9"), "--margin 0.9")):
+        p = run("--out", tmp_path / "x", *args)
+        assert p.returncode == 2 and p.stderr.startswith("error: ") and want in p.stderr, p.stderr
+    import torch
+
+    if not torch.cuda.is_available():
+        p = run("--out", tmp_path / "x")
+        assert p.returncode == 2 and "needs a CUDA GPU" in p.stderr and not (tmp_path / "x").exists()

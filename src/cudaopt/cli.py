@@ -375,6 +375,39 @@ def gemm_table_from_grids_cmd(
             _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
 
 
+@app.command("gemm-table-for-gpu")
+def gemm_table_for_gpu_cmd(
+    out: Path = typer.Option(Path("runs/gemm/this_gpu"), help="Folder for the grids and the table (rerun to continue)."),
+    grids: int = typer.Option(2, help="Whole-grid runs to choose from (about 3 minutes each on an H100); two or more."),
+    rounds: int = typer.Option(20, help="Interleaved rounds per shape in each grid."),
+    margin: float = typer.Option(1.01, help="Move a shape only where every grid reads the new choice faster by this factor."),
+) -> None:
+    """A kernel table for this GPU: the shipped table's grid run here --grids times, then each shape moved between ours,
+    torch.matmul and cuBLASLt's algorithms where every grid agrees (as gemm-table-from-grids), labelled with this GPU."""
+    from cudaopt.gemm.cli import table_for_gpu
+
+    if grids < 1 or rounds < 1:
+        _usage_error("give --grids and --rounds of at least 1")
+    if not margin >= 1.0:
+        _usage_error(f"--margin {margin}: give 1.0 or more")
+    _need_cuda()
+    import torch
+
+    from cudaopt.gemm import _table_for_device
+    from cudaopt.gemm.dispatch import table_path
+
+    _table_for_device(torch)  # (the shipped table hgemm takes on this GPU, or CUDAOPT_GEMM_TABLE's)
+    device = torch.cuda.get_device_name()
+    if grids < 2:
+        err.print("warning: one grid: its noise decides the moves (give two or more)")
+    try:
+        table, moved = table_for_gpu(out, device, table_path(), grids, rounds, margin)
+    except (ValueError, OSError) as e:
+        _usage_error(str(e))
+    console.print(f"{moved} shapes moved; table: {table} (tuned on {device}). Judge it on a fresh grid first "
+                  f"(cudaopt bench-gemm --table {table} --out {out / 'judge'}), then: export CUDAOPT_GEMM_TABLE={table.resolve()}")
+
+
 def _print_reading(grid: Path, r, lead: str = "") -> None:
     """One line of a table read on a grid (grid_choice.TableReading)."""
     name = "/".join(grid.parts[-2:])
