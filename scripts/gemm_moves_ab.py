@@ -14,20 +14,15 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
 import math
 import statistics
 import sys
 from pathlib import Path
 
+from cudaopt.gemm.grid_choice import table_data
+
 Shape = tuple[int, int, int]
-
-
-def read_table(path: Path) -> dict:
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return json.load(f)
 
 
 def moved_shapes(old: dict, new: dict) -> list[Shape]:
@@ -101,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true", help="the table from --out's runs, no GPU")
     args = ap.parse_args(argv)
     try:
-        old, new = read_table(args.old), read_table(args.new)
+        old, new = table_data(args.old), table_data(args.new)
     except (OSError, ValueError) as e:
         print(f"error: cannot read a table: {e}", file=sys.stderr)
         return 2
@@ -117,10 +112,10 @@ def main(argv: list[str] | None = None) -> int:
 
         spec = ",".join("x".join(map(str, s)) for s in shapes)
         plain = {}
-        for side, path in (("old", args.old), ("new", args.new)):  # bench-gemm reads a plain .json
+        args.out.mkdir(parents=True, exist_ok=True)
+        for side, data in (("old", old), ("new", new)):  # bench-gemm reads a plain .json
             plain[side] = args.out / f"{side}_table.json"
-            plain[side].parent.mkdir(parents=True, exist_ok=True)
-            plain[side].write_text(json.dumps(read_table(path)))
+            plain[side].write_text(json.dumps(data))
         for i in range(args.repeats):
             for side in ("old", "new"):
                 print(f"== {side} table, repeat {i + 1} of {args.repeats}: {len(shapes)} moved shapes", flush=True)

@@ -1291,14 +1291,11 @@ def test_describe_lt_algo_puts_cublaslt_tiles_in_our_frame():
 
 
 def test_gemm_lt_tiles_script_lists_the_shipped_fallbacks():
-    import importlib.util
     import json
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("gemm_lt_tiles", root / "scripts" / "gemm_lt_tiles.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_script("gemm_lt_tiles")
     table = json.loads((root / "src" / "cudaopt" / "gemm" / "tuned_h200.json").read_text())
     found = {r["shape"]: r for r in mod.rows(table, max_n=64)}
     assert found and all(int(s.split("x")[1]) <= 64 for s in found)

@@ -339,25 +339,26 @@ def gemm_table_from_grids_cmd(
     candidate table for a fresh grid. With --bt, the B^T route instead."""
     import json
 
-    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose, rechoose_bt
+    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose, rechoose_bt, table_data
     from cudaopt.gemm.tune import write_json_atomic
 
     if not table.is_file():
         _usage_error(f"no table at {table}: pass the table the grids ran with --table")
+    if device is not None and not device.strip():
+        _usage_error("--device is empty: give the GPU's name as torch.cuda.get_device_name() prints it")
     try:
-        data = json.loads(table.read_text())
-        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-            raise GridError(f"{table}: not a tuned table (no entries list)")
+        data = table_data(table)
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:  # (OSError: a .gz that is not gzip)
+        _usage_error(f"{table}: not JSON ({e})")
+    except GridError as e:
+        _usage_error(str(e))
+    try:
         entries, moves = (rechoose_bt if bt else rechoose)(data["entries"], [load_grid(g) for g in grids], margin,
                                                            paired)
-    except json.JSONDecodeError as e:
-        _usage_error(f"{table}: not JSON ({e})")
     except GridError as e:
         _usage_error(str(e))
     if len(grids) < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more runs)")
-    if device is not None and not device.strip():
-        _usage_error("--device is empty: give the GPU's name as torch.cuda.get_device_name() prints it")
     write_json_atomic(out, {**data, "entries": entries, **({"device": device.strip()} if device else {})})
     by: dict[tuple[str, str], int] = {}
     for mv in moves:
@@ -384,12 +385,12 @@ def gemm_table_for_gpu_cmd(
 ) -> None:
     """A kernel table for this GPU: the shipped table's grid run here --grids times, then each shape moved between ours,
     torch.matmul and cuBLASLt's algorithms where every grid agrees (as gemm-table-from-grids), labelled with this GPU."""
-    from cudaopt.gemm.cli import table_for_gpu
+    from cudaopt.gemm.cli import check_table_for_gpu_args, table_for_gpu
 
-    if grids < 1 or rounds < 1:
-        _usage_error("give --grids and --rounds of at least 1")
-    if not margin >= 1.0:
-        _usage_error(f"--margin {margin}: give 1.0 or more")
+    try:
+        check_table_for_gpu_args(grids, rounds, margin)
+    except ValueError as e:
+        _usage_error(str(e))
     _need_cuda()
     import torch
 
@@ -433,18 +434,14 @@ def gemm_table_on_grids_cmd(
     """Read a candidate table on grids already run (no GPU): per grid, its floor count and mean against cuBLASLt
     autotuned max (--bt: the B^T route against cuBLASLt autotuned TN) beside the grid's own dispatcher, from the columns
     each grid timed."""
-    import gzip
     import json
 
-    from cudaopt.gemm.grid_choice import GridError, load_grid, read_table, read_table_bt
+    from cudaopt.gemm.grid_choice import GridError, load_grid, read_table, read_table_bt, table_data
 
     if not table.is_file():
         _usage_error(f"no table at {table}: give a tuned table's path with --table")
     try:
-        raw = gzip.decompress(table.read_bytes()) if table.suffix == ".gz" else table.read_bytes()
-        data = json.loads(raw)
-        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-            raise GridError(f"{table}: not a tuned table (no entries list)")
+        data = table_data(table)
         readings = [(read_table_bt if bt else read_table)(data["entries"], load_grid(g), i)
                     for i, g in enumerate(grids)]
     except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:

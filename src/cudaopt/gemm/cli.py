@@ -81,6 +81,14 @@ def tune_gemm(shapes: str = "grid", out: str | Path = "runs/gemm/tuned.json", ro
     return Path(out)
 
 
+def check_table_for_gpu_args(grids: int, rounds: int, margin: float) -> None:
+    """ValueError for gemm-table-for-gpu's arguments that cannot work (checked before the GPU is asked for)."""
+    if grids < 1 or rounds < 1:
+        raise ValueError("give --grids and --rounds of at least 1")
+    if not margin >= 1.0:
+        raise ValueError(f"--margin {margin}: give 1.0 or more")
+
+
 def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2, rounds: int = 20,
                   margin: float = 1.01, bench=None, log=print) -> tuple[Path, int]:
     """A table for the GPU `device` from whole grids run on it (session 44's H100 table, as one command): the base
@@ -89,34 +97,23 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
     between ours, torch.matmul and cuBLASLt's autotuned NN algorithm where every grid agrees by `margin`
     (grid_choice.rechoose), written to out/tuned.json with `device`. Returns (its path, the number of moves).
     A rerun keeps out/base.json: the grids it resumes ran that table. bench: bench_gemm's stand-in (tests)."""
-    import json
-
-    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose
+    from cudaopt.gemm.grid_choice import load_grid, rechoose, table_data
     from cudaopt.gemm.tune import write_json_atomic
 
-    if grids < 1 or rounds < 1:
-        raise ValueError("give --grids and --rounds of at least 1")
-    if not margin >= 1.0:
-        raise ValueError(f"margin {margin}: give 1.0 or more")
+    check_table_for_gpu_args(grids, rounds, margin)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     base_copy = out / "base.json"
     if not base_copy.is_file():
-        data = json.loads(Path(base).read_text())
-        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-            raise ValueError(f"{base}: not a tuned table (no entries list)")
-        write_json_atomic(base_copy, data)
-    data = json.loads(base_copy.read_text())
+        write_json_atomic(base_copy, table_data(base))  # (GridError, a ValueError, where it is not a table)
+    data = table_data(base_copy)
     log(f"base table: {base_copy} ({len(data['entries'])} shapes, tuned on {data.get('device') or 'an unnamed GPU'})")
     bench = bench or bench_gemm
     for i in range(1, grids + 1):
         log(f"== grid {i} of {grids} on {device} (resumable: a rerun continues it)")
         bench(shapes="grid", out_dir=out / f"grid{i}", table=str(base_copy), rounds=rounds, resume=True)
-    try:
-        entries, moves = rechoose(data["entries"], [load_grid(out / f"grid{i}" / "shapes.csv")
-                                                    for i in range(1, grids + 1)], margin)
-    except GridError as e:
-        raise ValueError(str(e)) from None
+    entries, moves = rechoose(data["entries"], [load_grid(out / f"grid{i}" / "shapes.csv")
+                                                for i in range(1, grids + 1)], margin)  # (GridError: a ValueError)
     table = out / "tuned.json"
     write_json_atomic(table, {**data, "entries": entries, "device": device})
     return table, len(moves)

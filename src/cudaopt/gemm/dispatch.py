@@ -88,7 +88,7 @@ def shipped_tables(folder: Path | None = None) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for p in sorted((folder or DEFAULT_TABLE.parent).glob("tuned_*.json")):
         try:
-            device = json.loads(p.read_text()).get("device")
+            device = _table_json(str(p)).get("device")
         except (OSError, ValueError):  # (a broken file is not a table; the one in use fails loudly when read)
             continue
         if isinstance(device, str) and device.strip():
@@ -106,13 +106,20 @@ def use_device(device: str, folder: Path | None = None) -> Path | None:
     return _device_table
 
 
+@functools.lru_cache(maxsize=8)
+def _table_json(path: str) -> dict:
+    """A table file's JSON, parsed once a process: hgemm's first call reads the chosen table three times (shipped_tables,
+    table_device, load_table), ~6 ms a parse."""
+    return json.loads(Path(path).read_text())
+
+
 @functools.lru_cache(maxsize=4)
 def load_table(path: str | None = None) -> dict[Shape, Choice]:
     """The table at path (default `table_path()`, read once a process), {} when the shipped one is missing."""
     p = table_path(path)
     if not p.exists():
         return {}
-    return parse_table(json.loads(p.read_text()))
+    return parse_table(_table_json(str(p)))
 
 
 def table_device(path: str | None = None) -> str | None:
@@ -120,7 +127,7 @@ def table_device(path: str | None = None) -> str | None:
     p = table_path(path)
     if not p.exists():
         return None
-    return json.loads(p.read_text()).get("device") or None
+    return _table_json(str(p)).get("device") or None
 
 
 def foreign_device_note(device: str, tuned_on: str | None) -> str | None:

@@ -22,6 +22,8 @@ shape. Judge the new table on a fresh grid: the grids it was chosen from read it
 from __future__ import annotations
 
 import csv
+import gzip
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +46,16 @@ class GridError(ValueError):
 
 
 NEEDED = ("m", "n", "k", "ours_us", "torch_us", "dispatch_us", "dispatch", "choice", "correct")
+
+
+def table_data(path: Path) -> dict:
+    """A tuned table's JSON (.json or .json.gz); GridError where it is JSON but not a table (no entries list). Unreadable
+    or non-JSON files raise as they are (OSError, ValueError), for the caller to word."""
+    raw = Path(path).read_bytes()
+    data = json.loads(gzip.decompress(raw) if str(path).endswith(".gz") else raw)
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        raise GridError(f"{path}: not a tuned table (no entries list)")
+    return data
 
 
 def load_grid(path: Path) -> dict[Shape, dict]:
