@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
+#   bash scripts/gpu_check.sh gemm_bt_device  # issue 6, session 45: a B^T grid, the B^T route chosen over it (and GEMM_BT_GRIDS), a fresh grid
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1189,6 +1190,33 @@ PY
     grep -A9 "^| baseline | under 0.98x | TN only" "$OUT/bt_grid/summary.md"
     grep -A6 "^### B held transposed" "$OUT/bt_grid/summary.md"
     rm -f "$OUT"/bt_grid/{summary.csv,checks.json}  # (a call returns at most eight files)
+    ;;
+  gemm_bt_device)
+    # Issue 6, session 45: a B^T route for this card's table in one call (the device keeps nothing between calls).
+    # A B^T grid of GEMM_BT_TABLE (default: the shipped table for this GPU), gemm-table-from-grids --bt over it and
+    # GEMM_BT_GRIDS (earlier B^T grids' shapes.csv of that table on this kind of card) onto GEMM_BT_BASE (default
+    # GEMM_BT_TABLE; .json or .json.gz), then a fresh B^T grid of the candidate. Each grid comes back as a .tgz.
+    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    python3 -m cudaopt.gemm.build | tail -1
+    bt_grid() {  # $1 folder under $OUT, $2.. bench-gemm's extra arguments
+      local d=$1; shift
+      CUDAOPT_GEMM_BENCH_BT=1 timeout 300 python3 -m cudaopt.cli bench-gemm --shapes grid --order shuffled \
+        --rounds "${GEMM_BT_GRID_ROUNDS:-10}" --budget-s 240 --out "$OUT/$d" "$@" > "$OUT/$d.log" 2>&1
+      tail -1 "$OUT/$d.log"
+      grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn) \(paired\) \| all" "$OUT/$d/summary.md"
+      grep -A3 "^| baseline | under 0.98x | TN only" "$OUT/$d/summary.md" | tail -2
+      grep -A6 "^### B held transposed" "$OUT/$d/summary.md" | tail -1
+    }
+    table=${GEMM_BT_TABLE:-}
+    bt_grid bt_a ${table:+--table "$table"}
+    base=${GEMM_BT_BASE:-${table:-$(python3 -c "from cudaopt.gemm import dispatch; print(dispatch.shipped_tables().get('$name', ''))")}}
+    case "$base" in *.gz) gunzip -c "$base" > /tmp/bt_base.json; base=/tmp/bt_base.json ;; esac
+    grids=(); for g in ${GEMM_BT_GRIDS:-} "$OUT/bt_a/shapes.csv"; do grids+=(--grid "$g"); done
+    python3 -m cudaopt.cli gemm-table-from-grids --bt --paired --margin "${GEMM_BT_MARGIN:-1.02}" --table "$base" \
+      "${grids[@]}" --out "$OUT/table_bt.json" --device "$name" 2>&1 | tail -4
+    [ -s "$OUT/table_bt.json" ] && bt_grid bt_b --table "$OUT/table_bt.json"
+    for d in bt_a bt_b; do [ -d "$OUT/$d" ] && (cd "$OUT" && rm -f $d/checks.json && tar czf $d.tgz --remove-files $d $d.log); done
+    gzip -f "$OUT/table_bt.json" 2>/dev/null
     ;;
   gemm_torch_twins)
     # Issue 6 (sessions 37-38): 12288x256x8192 and 16384x256x8192 read 4-7% slower through hgemm's torch fallback than as
