@@ -243,7 +243,7 @@ def bench_gemm_cmd(
     mode: str = typer.Option("offline", help="offline (back to back) | server (random idle gaps, not timed)."),
     timing: str = typer.Option("gpu", help="gpu (events/graph replay) | call (host time of one Python call)."),
     out: Path = typer.Option(Path("runs/gemm"), help="Folder for CSV, Markdown and PNG, and the per-shape log shapes.jsonl."),
-    table: Optional[str] = typer.Option(None, help="Tuned table JSON (default: the shipped H200 table)."),
+    table: Optional[str] = typer.Option(None, help="Tuned table JSON (default: the shipped table for this GPU, by its name; else the H200 table)."),
     rounds: int = typer.Option(15),
     budget_s: Optional[float] = typer.Option(None, "--budget-s", help="Start no new shape after this many seconds; the rest waits for the next run."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip shapes already in OUT/shapes.jsonl (--no-resume starts the log afresh)."),
