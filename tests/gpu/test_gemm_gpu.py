@@ -1141,9 +1141,11 @@ def test_bench_times_and_checks_the_b_transposed_twins(tmp_path, monkeypatch):
     assert any(s.baseline == "ours_bt vs lt_auto_tn" for s in res.summaries)
     # (session 42) hgemm's B^T route and torch.matmul on the same B^T, timed on every shape, the route labelled
     assert set(res.times["dispatch_bt"]) == set(res.times["torch_bt"]) == set(shapes)
-    # (a shape the table hands to cuBLASLt NN takes torch.matmul on B^T, unless the table names a TN algorithm)
-    assert {s: res.checks[s]["dispatch_bt"] for s in shapes} == {
-        s: choose(*s).label() + "_bt" if choose(*s).backend == "ours" else "fallback:torch" for s in shapes}
+    # (the route the table names: its cuBLASLt TN algorithm where it has one, else the twin of our kernel, else
+    # torch.matmul on B^T for a shape it hands to cuBLASLt NN)
+    def route(c):
+        return c.bt_label() or (c.label() + "_bt" if c.backend == "ours" else "fallback:torch")
+    assert {s: res.checks[s]["dispatch_bt"] for s in shapes} == {s: route(choose(*s)) for s in shapes}
     assert any(s.baseline == "dispatch_bt vs torch_bt (paired)" for s in res.summaries)
 
 
