@@ -1856,6 +1856,43 @@ def test_gemm_moves_ab_times_only_the_moved_shapes_and_reads_them(tmp_path, caps
     assert mod.main(["--old", str(tmp_path / "nope.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
                      "--report-only"]) == 2
     assert "cannot read a table" in capsys.readouterr().err
+    # --bt on runs timed without the B^T columns: said, exit 2
+    assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
+                     "--report-only", "--bt"]) == 2
+    assert "no B^T columns" in capsys.readouterr().err
+
+
+def test_gemm_moves_ab_reads_the_b_transposed_route(tmp_path, capsys):
+    """scripts/gemm_moves_ab.py --bt: a move of bt_lt_algo alone is a moved shape, and the second report reads hgemm's
+    B^T route (dispatch_bt) against cuBLASLt autotuned TN and torch.matmul on B^T."""
+    import csv
+
+    mod = _load_script("gemm_moves_ab")
+    e = lambda m, **kw: {"m": m, "n": 64, "k": 64, "backend": "cublaslt", "config": 20, "splits": 1, "lt_algo": 1, **kw}  # noqa: E731
+    old, new = {"entries": [e(64, bt_lt_algo=3)]}, {"entries": [e(64, bt_lt_algo=1)]}
+    assert mod.moved_shapes(old, new) == [(64, 64, 64)]
+    for name, t in (("old.json", old), ("new.json", new)):
+        (tmp_path / name).write_text(json.dumps(t))
+    out = tmp_path / "runs"
+    # (dispatch_bt label, dispatch_bt, lt_auto_tn, torch_bt): the new TN algorithm is cuBLASLt's autotuned one
+    bt = {"old": ("fallback:cublaslt_tn_algo3", 12.0, 10.0, 11.0), "new": ("fallback:cublaslt_tn_algo1", 10.0, 10.0, 11.0)}
+    for side, (label, d, tn, tb) in bt.items():
+        (out / f"{side}_0").mkdir(parents=True)
+        with open(out / f"{side}_0" / "shapes.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["m", "n", "k", "dispatch_us", "lt_auto_nn_us", "lt_auto_max_us", "dispatch", "correct",
+                        "dispatch_bt", "dispatch_bt_us", "lt_auto_tn_us", "torch_bt_us"])
+            w.writerow([64, 64, 64, 5.0, 5.0, 5.0, "fallback:cublaslt_nn_algo1", "True", label, d, tn, tb])
+    assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json"), "--out", str(out),
+                     "--repeats", "1", "--report-only", "--bt"]) == 0
+    said = capsys.readouterr().out
+    assert "hgemm's B^T route:" in said and "| 64x64x64 | fallback:cublaslt_tn_algo3 | fallback:cublaslt_tn_algo1 |" in said
+    per, agg = mod.summarize(out, 1, "bt")
+    assert round(per[0]["old_over_new"], 4) == 1.2 and per[0]["new_vs_lt_tn"] == 1.0
+    assert agg["old_under_098_lt_tn"] == 1 and agg["new_under_098_lt_tn"] == 0 and agg["new_under_098_torch_bt"] == 0
+    # the NN report of the same runs: the route did not move there
+    per_nn, _ = mod.summarize(out, 1)
+    assert per_nn[0]["old_over_new"] == 1.0
 
 
 def test_a_table_for_this_gpu_from_its_own_grids(tmp_path):
