@@ -1562,6 +1562,20 @@ def test_grid_choice_bt_gives_a_shape_the_cublaslt_tn_algorithm_every_bt_grid_ti
     write_shape_csv(tmp_path / "p.csv", times, extra)
     assert [m.ratios for m in rechoose_bt(entries[:1], [load_grid(tmp_path / "p.csv")], paired=True)[1]] == [
         pytest.approx((1 / 0.9,))]
+    # (session 45) an entry naming a TN algorithm is read where the grids ran that algorithm, whatever NN choice they
+    # ran (the candidate moved the shape's NN entry since): f moves to the algorithm both grids name; g, our kernel,
+    # does not go back to its twin where the grids timed another kernel's twin
+    f, g_ = (64, 64, 384), (64, 64, 448)
+    moved_nn = [{"m": 64, "n": 64, "k": 384, "backend": "torch", "config": 20, "bt_lt_algo": 3},
+                {"m": 64, "n": 64, "k": 448, "backend": "ours", "config": 21, "bt_lt_algo": 3}]
+    rows = {f: (10.0, None, 11.0, 9.0, 1, lt3, "fallback:cublaslt_nn_algo2"),
+            g_: (10.0, 8.0, 11.0, 10.0, 3, lt3, ours)}  # (the grids' kernel of record: config 20)
+    two = [grid(tmp_path / "m1.csv", rows), grid(tmp_path / "m2.csv", rows)]
+    new2, moves2 = rechoose_bt(moved_nn, two, margin=1.01)
+    assert [(m.shape, m.was, m.to, m.algo) for m in moves2] == [(f, lt3, "cublaslt_tn", 1)]
+    assert new2[0]["bt_lt_algo"] == 1 and new2[0]["backend"] == "torch" and new2[1] == moved_nn[1]
+    # the same entry without a TN algorithm (its default route) is not read from a grid of another NN choice
+    assert rechoose_bt([{k: v for k, v in moved_nn[0].items() if k != "bt_lt_algo"}], two)[1] == []
     with pytest.raises(GridError, match="CUDAOPT_GEMM_BENCH_BT=1"):  # a grid run without the B^T candidates
         rechoose_bt(entries, [load_grid(_grid_csv(tmp_path / "nn.csv", {a: (9.0, 10.0, 10.0, ours, ours, True)}))])
     with pytest.raises(ValueError, match="bt_lt_algo"):

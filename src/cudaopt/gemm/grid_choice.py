@@ -290,8 +290,11 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
       dispatch_bt / lt_auto_tn > margin (paired: within rounds, where the grid has the column);
     - an entry with one loses it where in every grid dispatch_bt / the default route (default_bt_time) > margin, or
       moves to the named algorithm where the grids agree on another one as above.
-    A grid counts for a shape only where it ran the entry's NN choice and its B^T route (its labels). The moved entry
-    carries a "bt_grid_choice" record. Judge the table on a fresh B^T grid, as rechoose's."""
+    A grid counts for a shape only where it ran the entry's B^T route: the TN algorithm it names (the same route
+    whatever NN choice the grid ran: a candidate that also moved the shape's NN entry is still read), or, for an
+    entry without one, the default route of the same NN choice (its labels). The default route of our kernel is its
+    twin, read only from grids whose kernel of record for the shape is that kernel. The moved entry carries a
+    "bt_grid_choice" record. Judge the table on a fresh B^T grid, as rechoose's."""
     if not grids:
         raise GridError("give at least one grid")
     if not margin >= 1.0:
@@ -305,8 +308,9 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
         shape, choice = _entry(e)
         rows = [g.get(shape) for g in grids]
         want = choice.bt_label()
-        if any(r is None or r["dispatch"] != choice.label() or not r.get("dispatch_bt")
-               or (r["dispatch_bt"] != want if want else r["dispatch_bt"].startswith(BT_TN_LABEL))
+        if any(r is None or not r.get("dispatch_bt")
+               or (r["dispatch_bt"] != want if want
+                   else r["dispatch"] != choice.label() or r["dispatch_bt"].startswith(BT_TN_LABEL))
                for r in rows):
             out.append(e)
             continue
@@ -319,7 +323,7 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
                            for p, r in zip(ratios, rows))
             if all(x > margin for x in ratios):
                 agreed["cublaslt_tn"] = ratios
-        if choice.bt_algo >= 0:
+        if choice.bt_algo >= 0 and (choice.backend != "ours" or all(r.get("choice") == choice.label() for r in rows)):
             ratios = tuple(_us(r, "dispatch_bt") / default_bt_time(r, choice) for r in rows)
             if all(x > margin for x in ratios):
                 agreed["default"] = ratios
