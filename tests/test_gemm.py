@@ -1934,17 +1934,22 @@ def test_a_table_for_this_gpu_from_its_own_grids(tmp_path):
                                                  (512, 64, 64): (30.0, 30.0, 30.0, ours, ours, True)})
 
     said = []
-    table, moved = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=7, bench=fake_bench, log=said.append)
+    table, moved, bt_moved = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=7, bt=False,
+                                           bench=fake_bench, log=said.append)
     assert calls == [("grid", "grid1", "base.json", 7, True), ("grid", "grid2", "base.json", 7, True)]
-    assert moved == 2 and table == tmp_path / "out" / "tuned.json"
+    assert moved == 2 and bt_moved == 0 and table == tmp_path / "out" / "tuned.json"
     data = json.loads(table.read_text())
     got = parse_table(data)
     assert data["device"] == "GPU X" and got[(64, 64, 64)].backend == "ours" and got[(256, 64, 64)].backend == "torch"
     assert got[(512, 64, 64)].backend == "ours" and any("tuned on NVIDIA H200" in s for s in said)
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"device": "Y", "entries": []}))
-    table_for_gpu(tmp_path / "out", "GPU X", other, grids=2, bench=fake_bench, log=said.append)
+    table_for_gpu(tmp_path / "out", "GPU X", other, grids=2, bt=False, bench=fake_bench, log=said.append)
     assert json.loads((tmp_path / "out" / "base.json").read_text())["device"] == "NVIDIA H200"  # the grids' table kept
+    with pytest.raises(ValueError, match="without the B.T route: rerun with --no-bt"):  # (grids of the other mode)
+        table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, bench=fake_bench, log=said.append)
+    with pytest.raises(ValueError, match="--bt-margin 0.5"):
+        table_for_gpu(tmp_path / "o4", "GPU X", base, bt_margin=0.5, bench=fake_bench)
     with pytest.raises(ValueError, match="at least 1"):
         table_for_gpu(tmp_path / "o2", "GPU X", base, grids=0, bench=fake_bench)
     with pytest.raises(ValueError, match="not a tuned table"):
@@ -1956,13 +1961,49 @@ def _write(path, text):
     return path
 
 
+def test_a_table_for_this_gpu_rechooses_its_b_transposed_route_too(tmp_path):
+    """gemm-table-for-gpu (default --bt): the grids run with CUDAOPT_GEMM_BENCH_BT=1 (and the variable restored), the
+    base table's cuBLASLt TN algorithm moved to the one every grid's autotuning named and timed faster within rounds."""
+    import os
+    from pathlib import Path
+
+    from cudaopt.gemm.bench import BT_BENCH_ENV
+    from cudaopt.gemm.cli import table_for_gpu
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import parse_table
+    from cudaopt.gemm.report import write_shape_csv
+
+    ours = Choice("ours", 20, 1).label()
+    base = _write(tmp_path / "base.json", json.dumps({"device": "NVIDIA H200", "entries": [
+        {"m": 64, "n": 64, "k": 64, "backend": "ours", "config": 20, "bt_lt_algo": 3}]}))
+    seen = []
+
+    def fake_bench(shapes, out_dir, table, rounds, resume):
+        seen.append(os.environ.get(BT_BENCH_ENV))
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        sh = (64, 64, 64)  # our kernel as fast as torch; its B^T route (TN algorithm 3) 10% behind algorithm 1
+        times = {n: {sh: v} for n, v in (("ours", 10.0), ("torch", 10.0), ("dispatch", 10.0), ("dispatch_bt", 11.0),
+                                         ("ours_bt", 11.5), ("torch_bt", 12.0), ("lt_auto_tn", 10.0))}
+        extra = {sh: {"dispatch": ours, "choice": ours, "correct": True, "lt_auto_tn_algo": 1,
+                      "dispatch_bt": "fallback:cublaslt_tn_algo3", "paired_dispatch_bt_vs_lt_auto_tn": "0.9100"}}
+        write_shape_csv(Path(out_dir) / "shapes.csv", times, extra)
+
+    os.environ.pop(BT_BENCH_ENV, None)
+    table, moved, bt_moved = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, bench=fake_bench, log=lambda s: None)
+    assert seen == ["1", "1"] and BT_BENCH_ENV not in os.environ
+    assert (moved, bt_moved) == (0, 1)
+    got = parse_table(json.loads(table.read_text()))[(64, 64, 64)]
+    assert got.backend == "ours" and got.bt_algo == 1
+
+
 def test_gemm_table_for_gpu_cli_refuses_bad_input_in_one_line(tmp_path):
     import subprocess
     import sys
 
     run = lambda *a: subprocess.run([sys.executable, "-m", "cudaopt.cli", "gemm-table-for-gpu", *map(str, a)],  # noqa: E731
                                     capture_output=True, text=True, timeout=120, check=False)
-    for args, want in ((("--grids", "0"), "at least 1"), (("--margin", "0.9"), "--margin 0.9")):
+    for args, want in ((("--grids", "0"), "at least 1"), (("--margin", "0.9"), "--margin 0.9"),
+                       (("--bt-margin", "0.9"), "--bt-margin 0.9")):
         p = run("--out", tmp_path / "x", *args)
         assert p.returncode == 2 and p.stderr.startswith("error: ") and want in p.stderr, p.stderr
     import torch

@@ -382,13 +382,17 @@ def gemm_table_for_gpu_cmd(
     grids: int = typer.Option(2, help="Whole-grid runs to choose from (about 3 minutes each on an H100); two or more."),
     rounds: int = typer.Option(20, help="Interleaved rounds per shape in each grid."),
     margin: float = typer.Option(1.01, help="Move a shape only where every grid reads the new choice faster by this factor."),
+    bt: bool = typer.Option(True, "--bt/--no-bt", help="Also time hgemm's B^T route (nn.Linear's layout) and rechoose "
+                            "its cuBLASLt TN algorithms (the base table's name another card's kernels)."),
+    bt_margin: float = typer.Option(1.02, help="The B^T route's margin, read within rounds (paired)."),
 ) -> None:
     """A kernel table for this GPU: the shipped table's grid run here --grids times, then each shape moved between ours,
-    torch.matmul and cuBLASLt's algorithms where every grid agrees (as gemm-table-from-grids), labelled with this GPU."""
+    torch.matmul and cuBLASLt's algorithms where every grid agrees (as gemm-table-from-grids), and its B^T route
+    rechosen the same way (as gemm-table-from-grids --bt), labelled with this GPU."""
     from cudaopt.gemm.cli import check_table_for_gpu_args, table_for_gpu
 
     try:
-        check_table_for_gpu_args(grids, rounds, margin)
+        check_table_for_gpu_args(grids, rounds, margin, bt_margin)
     except ValueError as e:
         _usage_error(str(e))
     _need_cuda()
@@ -402,11 +406,13 @@ def gemm_table_for_gpu_cmd(
     if grids < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more)")
     try:
-        table, moved = table_for_gpu(out, device, table_path(), grids, rounds, margin)
+        table, moved, bt_moved = table_for_gpu(out, device, table_path(), grids, rounds, margin, bt, bt_margin)
     except (ValueError, OSError) as e:
         _usage_error(str(e))
-    console.print(f"{moved} shapes moved; table: {table} (tuned on {device}). Judge it on a fresh grid first "
-                  f"(cudaopt bench-gemm --table {table} --out {out / 'judge'}), then: export CUDAOPT_GEMM_TABLE={table.resolve()}")
+    judge = f"{'CUDAOPT_GEMM_BENCH_BT=1 ' if bt else ''}cudaopt bench-gemm --table {table} --out {out / 'judge'}"
+    console.print(f"{moved} shapes moved{f', {bt_moved} B^T routes' if bt else ''}; table: {table} (tuned on "
+                  f"{device}). Judge it on a fresh grid first ({judge}), then: export "
+                  f"CUDAOPT_GEMM_TABLE={table.resolve()}")
 
 
 def _print_reading(grid: Path, r, lead: str = "") -> None:

@@ -81,39 +81,65 @@ def tune_gemm(shapes: str = "grid", out: str | Path = "runs/gemm/tuned.json", ro
     return Path(out)
 
 
-def check_table_for_gpu_args(grids: int, rounds: int, margin: float) -> None:
+def check_table_for_gpu_args(grids: int, rounds: int, margin: float, bt_margin: float = 1.02) -> None:
     """ValueError for gemm-table-for-gpu's arguments that cannot work (checked before the GPU is asked for)."""
     if grids < 1 or rounds < 1:
         raise ValueError("give --grids and --rounds of at least 1")
-    if not margin >= 1.0:
-        raise ValueError(f"--margin {margin}: give 1.0 or more")
+    for name, value in (("--margin", margin), ("--bt-margin", bt_margin)):
+        if not value >= 1.0:
+            raise ValueError(f"{name} {value}: give 1.0 or more")
 
 
 def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2, rounds: int = 20,
-                  margin: float = 1.01, bench=None, log=print) -> tuple[Path, int]:
+                  margin: float = 1.01, bt: bool = True, bt_margin: float = 1.02, bench=None,
+                  log=print) -> tuple[Path, int, int]:
     """A table for the GPU `device` from whole grids run on it (session 44's H100 table, as one command): the base
     table (the shipped one hgemm would take here) copied to out/base.json, its grid run `grids` times into
     out/grid1.. (bench-gemm, offline, GPU timing; each resumable, so a rerun continues), then its shapes moved
     between ours, torch.matmul and cuBLASLt's autotuned NN algorithm where every grid agrees by `margin`
-    (grid_choice.rechoose), written to out/tuned.json with `device`. Returns (its path, the number of moves).
-    A rerun keeps out/base.json: the grids it resumes ran that table. bench: bench_gemm's stand-in (tests)."""
-    from cudaopt.gemm.grid_choice import load_grid, rechoose, table_data
+    (grid_choice.rechoose), written to out/tuned.json with `device`. With `bt` (the default) the grids also time
+    hgemm's B^T route (CUDAOPT_GEMM_BENCH_BT=1) and the route is rechosen too (grid_choice.rechoose_bt, paired, by
+    `bt_margin`): a base table's cuBLASLt TN algorithm indices were chosen on another card, where they name other
+    kernels (session 45: 121-125 shapes under 0.98x of cuBLASLt TN on an H100 before, 30-40 after). Returns (its path,
+    the NN moves, the B^T moves). A rerun keeps out/base.json and must keep `bt`: the grids it resumes ran that
+    table that way. bench: bench_gemm's stand-in (tests)."""
+    import os
+
+    from cudaopt.gemm.bench import BT_BENCH_ENV
+    from cudaopt.gemm.grid_choice import load_grid, rechoose, rechoose_bt, table_data
     from cudaopt.gemm.tune import write_json_atomic
 
-    check_table_for_gpu_args(grids, rounds, margin)
+    check_table_for_gpu_args(grids, rounds, margin, bt_margin)
     out = Path(out)
+    mode, mode_file = ("bt" if bt else "nn"), out / "grid_mode.txt"
+    if mode_file.is_file() and mode_file.read_text().strip() != mode:
+        raise ValueError(f"{out} holds grids run {'without' if bt else 'with'} the B^T route: rerun with "
+                         f"{'--no-bt' if bt else '--bt'}, or give a new --out")
     out.mkdir(parents=True, exist_ok=True)
+    mode_file.write_text(mode + "\n")
     base_copy = out / "base.json"
     if not base_copy.is_file():
         write_json_atomic(base_copy, table_data(base))  # (GridError, a ValueError, where it is not a table)
     data = table_data(base_copy)
     log(f"base table: {base_copy} ({len(data['entries'])} shapes, tuned on {data.get('device') or 'an unnamed GPU'})")
     bench = bench or bench_gemm
-    for i in range(1, grids + 1):
-        log(f"== grid {i} of {grids} on {device} (resumable: a rerun continues it)")
-        bench(shapes="grid", out_dir=out / f"grid{i}", table=str(base_copy), rounds=rounds, resume=True)
-    entries, moves = rechoose(data["entries"], [load_grid(out / f"grid{i}" / "shapes.csv")
-                                                for i in range(1, grids + 1)], margin)  # (GridError: a ValueError)
+    was = os.environ.get(BT_BENCH_ENV)
+    try:
+        os.environ[BT_BENCH_ENV] = "1" if bt else "0"
+        for i in range(1, grids + 1):
+            log(f"== grid {i} of {grids} on {device}{' with the B^T route' if bt else ''} (resumable: a rerun "
+                "continues it)")
+            bench(shapes="grid", out_dir=out / f"grid{i}", table=str(base_copy), rounds=rounds, resume=True)
+    finally:
+        if was is None:
+            os.environ.pop(BT_BENCH_ENV, None)
+        else:
+            os.environ[BT_BENCH_ENV] = was
+    loaded = [load_grid(out / f"grid{i}" / "shapes.csv") for i in range(1, grids + 1)]
+    entries, moves = rechoose(data["entries"], loaded, margin)  # (GridError: a ValueError)
+    bt_moves = []
+    if bt:  # (after the NN moves: a shape whose NN choice moved keeps a default route the grids did not time)
+        entries, bt_moves = rechoose_bt(entries, loaded, bt_margin, paired=True)
     table = out / "tuned.json"
     write_json_atomic(table, {**data, "entries": entries, "device": device})
-    return table, len(moves)
+    return table, len(moves), len(bt_moves)
