@@ -63,6 +63,7 @@
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
 #   bash scripts/gpu_check.sh gemm_bt_device  # issue 6, session 45: a B^T grid, the B^T route chosen over it (and GEMM_BT_GRIDS), a fresh grid
+#   bash scripts/gpu_check.sh gemm_table_for_gpu  # issue 6: cudaopt gemm-table-for-gpu as a user runs it, then a fresh B^T grid
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1228,6 +1229,27 @@ PY
     # The plan for session 40's first call (about 420 s): the shipped table's grid, then the twins.
     bash "$0" gemm_table_grid
     bash "$0" gemm_torch_twins
+    ;;
+  gemm_table_for_gpu)
+    # Issue 6, plan for session 46: `cudaopt gemm-table-for-gpu` as a user runs it (its grids with the B^T route,
+    # GEMM_TFG_GRIDS of them at GEMM_TFG_ROUNDS rounds; defaults 2 and 10: ~165 s each on an H100), then a fresh B^T
+    # grid of the table it wrote, as its closing line says. Base: the shipped table hgemm takes on this card.
+    rm -rf /tmp/tfg
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 420 python3 -m cudaopt.cli gemm-table-for-gpu --out /tmp/tfg --grids "${GEMM_TFG_GRIDS:-2}" \
+      --rounds "${GEMM_TFG_ROUNDS:-10}" > "$OUT/tfg.log" 2>&1
+    echo "gemm-table-for-gpu: rc $?"; grep -v "^\[" "$OUT/tfg.log" | tail -6
+    if [ -s /tmp/tfg/tuned.json ]; then
+      CUDAOPT_GEMM_BENCH_BT=1 timeout 200 python3 -m cudaopt.cli bench-gemm --shapes grid --order shuffled \
+        --rounds "${GEMM_TFG_ROUNDS:-10}" --budget-s 170 --table /tmp/tfg/tuned.json --out /tmp/tfg/judge \
+        > /tmp/tfg/judge.log 2>&1
+      grep -E "^shapes timed" /tmp/tfg/judge/summary.md
+      grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn) \(paired\) \| all" /tmp/tfg/judge/summary.md
+      grep -A3 "^| baseline | under 0.98x | TN only" /tmp/tfg/judge/summary.md | tail -2
+      grep -A6 "^### B held transposed" /tmp/tfg/judge/summary.md | tail -1
+      gzip -c /tmp/tfg/tuned.json > "$OUT/tfg_table.json.gz"
+    fi
+    (cd /tmp/tfg && rm -f grid*/checks.json judge/checks.json && tar czf "$OUT/tfg_grids.tgz" grid* judge judge.log 2>/dev/null)
     ;;
   gemm_device_table)
     # Issue 6, session 44: a shipped table for the GPU this call runs on where it is not the H200 (hgemm takes a
