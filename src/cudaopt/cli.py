@@ -379,7 +379,7 @@ def gemm_table_from_grids_cmd(
 @app.command("gemm-table-for-gpu")
 def gemm_table_for_gpu_cmd(
     out: Path = typer.Option(Path("runs/gemm/this_gpu"), help="Folder for the grids and the table (rerun to continue)."),
-    grids: int = typer.Option(2, help="Whole-grid runs to choose from (about 3 minutes each on an H100); two or more."),
+    grids: int = typer.Option(2, help="Whole-grid runs to choose from (on an H100 about 3 minutes each at 10 rounds with the B^T route or 20 without it); two or more."),
     rounds: int = typer.Option(20, help="Interleaved rounds per shape in each grid."),
     margin: float = typer.Option(1.01, help="Move a shape only where every grid reads the new choice faster by this factor."),
     bt: bool = typer.Option(True, "--bt/--no-bt", help="Also time hgemm's B^T route (nn.Linear's layout) and rechoose "
