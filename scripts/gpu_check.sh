@@ -64,6 +64,7 @@
 #   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
 #   bash scripts/gpu_check.sh gemm_bt_device  # issue 6, session 45: a B^T grid, the B^T route chosen over it (and GEMM_BT_GRIDS), a fresh grid
 #   bash scripts/gpu_check.sh gemm_table_for_gpu  # issue 6: cudaopt gemm-table-for-gpu as a user runs it, then a fresh B^T grid
+#   bash scripts/gpu_check.sh gemm_next  # issue 6, plan for session 46: the H200 or the H100 candidate judged, by the card that comes
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1229,6 +1230,41 @@ PY
     # The plan for session 40's first call (about 420 s): the shipped table's grid, then the twins.
     bash "$0" gemm_table_grid
     bash "$0" gemm_torch_twins
+    ;;
+  gemm_next)
+    # Issue 6, plan for session 46's first call, whichever card comes (a call's card is not chosen): each card judges its
+    # own unjudged candidate table. H200: GEMM_NEXT_H200 (default session 45's four-grid candidate) on a fresh grid as
+    # run 8 read the shipped table (20 rounds, shuffled), then a 10-round B^T grid of it. H100: gemm_moves_ab.py --bt on
+    # GEMM_NEXT_H100 (default session 45's third H100 candidate) against the shipped H100 table, then its 20-round grid
+    # and a 10-round B^T grid. About 350-400 s. Each grid comes back as a .tgz.
+    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    echo "card: $name"
+    python3 -m cudaopt.gemm.build | tail -1
+    plain() { gunzip -c "$1" 2>/dev/null > "$2" || cp "$1" "$2"; }  # (bench-gemm reads a plain .json)
+    next_grid() {  # $1 folder, $2 table, $3 rounds, $4 "bt" for the B^T columns
+      CUDAOPT_GEMM_BENCH_BT=$([ "${4:-}" = bt ] && echo 1 || echo 0) timeout 300 python3 -m cudaopt.cli bench-gemm \
+        --shapes grid --order shuffled --rounds "$3" --budget-s 230 --table "$2" --out "$OUT/$1" > "$OUT/$1.log" 2>&1
+      grep -E "^shapes timed" "$OUT/$1/summary.md"
+      grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn|torch) (\(paired\) )?\| all" "$OUT/$1/summary.md"
+      grep -A9 "^| baseline | under 0.98x | TN only" "$OUT/$1/summary.md"
+      [ "${4:-}" = bt ] && grep -A6 "^### B held transposed" "$OUT/$1/summary.md" | tail -3
+      (cd "$OUT" && rm -f "$1/checks.json" "$1/summary.csv" && tar czf "$1.tgz" --remove-files "$1" "$1.log")
+    }
+    case "$name" in
+      *H200*)
+        plain "${GEMM_NEXT_H200:-docs/data/hgemm_session45/h200_v4/table_four_grids.json.gz}" /tmp/next.json
+        next_grid h200_cand /tmp/next.json 20
+        next_grid h200_cand_bt /tmp/next.json 10 bt ;;
+      *H100*)
+        plain "${GEMM_NEXT_H100:-docs/data/hgemm_session45/h100_v3/table_v3.json.gz}" /tmp/next.json
+        timeout 120 python3 scripts/gemm_moves_ab.py --bt --rounds 10 --old src/cudaopt/gemm/tuned_h100.json \
+          --new /tmp/next.json --out /tmp/next_moves > /tmp/next_moves.log 2>&1
+        grep -E "^moved shapes|^hgemm" /tmp/next_moves.log
+        (cd /tmp && tar czf "$OUT/moves.tgz" next_moves next_moves.log)
+        next_grid h100_cand /tmp/next.json 20
+        next_grid h100_cand_bt /tmp/next.json 10 bt ;;
+      *) echo "gemm_next: no candidate for $name" ;;
+    esac
     ;;
   gemm_table_for_gpu)
     # Issue 6, plan for session 46: `cudaopt gemm-table-for-gpu` as a user runs it (its grids with the B^T route,
