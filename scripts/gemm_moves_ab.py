@@ -17,7 +17,6 @@ on the same B^T: a move of bt_lt_algo changes only that route.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os
@@ -25,7 +24,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from cudaopt.gemm.grid_choice import table_data
+from cudaopt.gemm.grid_choice import GridError, load_grid, table_data
 
 Shape = tuple[int, int, int]
 
@@ -35,11 +34,6 @@ def moved_shapes(old: dict, new: dict) -> list[Shape]:
     key = lambda e: (int(e["m"]), int(e["n"]), int(e["k"]))  # noqa: E731
     new_by = {key(e): e for e in new.get("entries", [])}
     return [key(e) for e in old.get("entries", []) if key(e) in new_by and new_by[key(e)] != e]
-
-
-def _rows(path: Path) -> dict[Shape, dict]:
-    with open(path, newline="") as f:
-        return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in csv.DictReader(f)}
 
 
 def _us(r: dict, col: str) -> float:
@@ -61,7 +55,7 @@ def summarize(out: Path, repeats: int, route: str = "nn") -> tuple[list[dict], d
     new dispatch against cuBLASLt autotuned NN and max (route "bt": hgemm's B^T route against cuBLASLt autotuned TN
     and torch.matmul on B^T); then the geomean and the counts under 0.98x."""
     label_col, us_col, refs = ROUTES[route]
-    runs = {side: [_rows(out / f"{side}_{i}" / "shapes.csv") for i in range(repeats)
+    runs = {side: [load_grid(out / f"{side}_{i}" / "shapes.csv") for i in range(repeats)
                    if (out / f"{side}_{i}" / "shapes.csv").is_file()] for side in ("old", "new")}
     if not runs["old"] or not runs["new"]:
         raise FileNotFoundError(f"{out}: no old_*/shapes.csv or new_*/shapes.csv (run without --report-only first)")
@@ -149,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     for route in ("nn", "bt") if args.bt else ("nn",):
         try:
             per, agg = summarize(args.out, args.repeats, route)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, GridError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
         if route == "bt" and not per:

@@ -1847,9 +1847,11 @@ def test_gemm_moves_ab_times_only_the_moved_shapes_and_reads_them(tmp_path, caps
             (out / f"{side}_{i}").mkdir(parents=True)
             with open(out / f"{side}_{i}" / "shapes.csv", "w", newline="") as f:
                 w = csv.writer(f)
-                w.writerow(["m", "n", "k", "dispatch_us", "lt_auto_nn_us", "lt_auto_max_us", "dispatch", "correct"])
+                w.writerow(["m", "n", "k", "ours_us", "torch_us", "dispatch_us", "lt_auto_nn_us", "lt_auto_max_us",
+                            "dispatch", "choice", "correct"])  # (bench-gemm's columns the script reads, and load_grid's)
                 for m, (label, d, nn, mx) in rows.items():
-                    w.writerow([m, 64, 64, d * scale, nn * scale, mx * scale, label, "True"])
+                    w.writerow([m, 64, 64, d * scale, d * scale, d * scale, nn * scale, mx * scale, label, "ours",
+                                "True"])
     assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
                      "--report-only"]) == 0
     said = capsys.readouterr().out
@@ -1870,6 +1872,14 @@ def test_gemm_moves_ab_times_only_the_moved_shapes_and_reads_them(tmp_path, caps
     assert mod.main(["--old", str(tmp_path / "nope.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
                      "--report-only"]) == 2
     assert "cannot read a table" in capsys.readouterr().err
+    # a run folder whose shapes.csv is not bench-gemm's: one line, exit 2
+    (tmp_path / "odd" / "old_0").mkdir(parents=True)
+    (tmp_path / "odd" / "new_0").mkdir()
+    for side in ("old_0", "new_0"):
+        (tmp_path / "odd" / side / "shapes.csv").write_text("m,n,k\n64,64,64\n")
+    assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json.gz"),
+                     "--out", str(tmp_path / "odd"), "--report-only"]) == 2
+    assert "missing columns" in capsys.readouterr().err
     # --bt on runs timed without the B^T columns: said, exit 2
     assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
                      "--report-only", "--bt"]) == 2
@@ -1894,9 +1904,10 @@ def test_gemm_moves_ab_reads_the_b_transposed_route(tmp_path, capsys):
         (out / f"{side}_0").mkdir(parents=True)
         with open(out / f"{side}_0" / "shapes.csv", "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["m", "n", "k", "dispatch_us", "lt_auto_nn_us", "lt_auto_max_us", "dispatch", "correct",
-                        "dispatch_bt", "dispatch_bt_us", "lt_auto_tn_us", "torch_bt_us"])
-            w.writerow([64, 64, 64, 5.0, 5.0, 5.0, "fallback:cublaslt_nn_algo1", "True", label, d, tn, tb])
+            w.writerow(["m", "n", "k", "ours_us", "torch_us", "dispatch_us", "lt_auto_nn_us", "lt_auto_max_us",
+                        "dispatch", "choice", "correct", "dispatch_bt", "dispatch_bt_us", "lt_auto_tn_us", "torch_bt_us"])
+            w.writerow([64, 64, 64, 5.0, 5.0, 5.0, 5.0, 5.0, "fallback:cublaslt_nn_algo1", "ours", "True", label, d, tn,
+                        tb])
     assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json"), "--out", str(out),
                      "--repeats", "1", "--report-only", "--bt"]) == 0
     said = capsys.readouterr().out
