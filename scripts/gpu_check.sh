@@ -161,6 +161,28 @@ gemm_ncu_optional() {
       --configs ${GEMM_NCU_CONFIGS} 2>&1 | tail -24
   fi
 }
+# Issue 6 (session 45): one whole grid into $OUT/$1, shuffled, $2 rounds ($3 "bt": with the B^T route's columns,
+# CUDAOPT_GEMM_BENCH_BT=1; the rest: bench-gemm's extra arguments, e.g. --table T), then its headline lines. No new
+# shape after GEMM_GRID_BUDGET_S seconds (default 240; a 10-round B^T grid takes ~165 s on an H100).
+gemm_grid_run() {
+  local d=$1 rounds=$2 bt=$3 budget=${GEMM_GRID_BUDGET_S:-240}; shift 3
+  CUDAOPT_GEMM_BENCH_BT=$([ "$bt" = bt ] && echo 1 || echo 0) timeout $((budget + 60)) python3 -m cudaopt.cli \
+    bench-gemm --shapes grid --order shuffled --rounds "$rounds" --budget-s "$budget" --out "$OUT/$d" "$@" \
+    > "$OUT/$d.log" 2>&1
+  grep -E "^shapes timed" "$OUT/$d/summary.md"
+  grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn|torch) \(paired\) \| all" "$OUT/$d/summary.md"
+  grep -A9 "^| baseline | under 0.98x | TN only" "$OUT/$d/summary.md"
+  if [ "$bt" = bt ]; then grep -A6 "^### B held transposed" "$OUT/$d/summary.md" | tail -3; fi
+}
+# Grids of gemm_grid_run folded into $OUT/<name>.tgz with their logs (a device call returns at most eight files).
+gemm_grid_pack() {
+  local d
+  for d in "$@"; do
+    [ -d "$OUT/$d" ] && (cd "$OUT" && rm -f "$d/checks.json" && tar czf "$d.tgz" --remove-files "$d" "$d.log")
+  done
+}
+# A table (.json or .json.gz) as the plain .json bench-gemm reads: $1 the table, $2 where to write it.
+plain_table() { gunzip -c "$1" 2>/dev/null > "$2" || cp "$1" "$2"; }
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
 # share of its evaluation time (the kernel check runs beside the trials, in its own process).
 SMALL_TASKS="sum_reduce_rows softmax_mul_sum mse_loss log_softmax_nll min_reduce_tanh_tanh"
@@ -1200,24 +1222,15 @@ PY
     # GEMM_BT_TABLE; .json or .json.gz), then a fresh B^T grid of the candidate. Each grid comes back as a .tgz.
     name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
     python3 -m cudaopt.gemm.build | tail -1
-    bt_grid() {  # $1 folder under $OUT, $2.. bench-gemm's extra arguments
-      local d=$1; shift
-      CUDAOPT_GEMM_BENCH_BT=1 timeout 300 python3 -m cudaopt.cli bench-gemm --shapes grid --order shuffled \
-        --rounds "${GEMM_BT_GRID_ROUNDS:-10}" --budget-s 240 --out "$OUT/$d" "$@" > "$OUT/$d.log" 2>&1
-      tail -1 "$OUT/$d.log"
-      grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn) \(paired\) \| all" "$OUT/$d/summary.md"
-      grep -A3 "^| baseline | under 0.98x | TN only" "$OUT/$d/summary.md" | tail -2
-      grep -A6 "^### B held transposed" "$OUT/$d/summary.md" | tail -1
-    }
     table=${GEMM_BT_TABLE:-}
-    bt_grid bt_a ${table:+--table "$table"}
+    gemm_grid_run bt_a "${GEMM_BT_GRID_ROUNDS:-10}" bt ${table:+--table "$table"}
     base=${GEMM_BT_BASE:-${table:-$(python3 -c "from cudaopt.gemm import dispatch; print(dispatch.shipped_tables().get('$name', ''))")}}
-    case "$base" in *.gz) gunzip -c "$base" > /tmp/bt_base.json; base=/tmp/bt_base.json ;; esac
+    plain_table "$base" /tmp/bt_base.json
     grids=(); for g in ${GEMM_BT_GRIDS:-} "$OUT/bt_a/shapes.csv"; do grids+=(--grid "$g"); done
-    python3 -m cudaopt.cli gemm-table-from-grids --bt --paired --margin "${GEMM_BT_MARGIN:-1.02}" --table "$base" \
-      "${grids[@]}" --out "$OUT/table_bt.json" --device "$name" 2>&1 | tail -4
-    [ -s "$OUT/table_bt.json" ] && bt_grid bt_b --table "$OUT/table_bt.json"
-    for d in bt_a bt_b; do [ -d "$OUT/$d" ] && (cd "$OUT" && rm -f $d/checks.json && tar czf $d.tgz --remove-files $d $d.log); done
+    python3 -m cudaopt.cli gemm-table-from-grids --bt --paired --margin "${GEMM_BT_MARGIN:-1.02}" \
+      --table /tmp/bt_base.json "${grids[@]}" --out "$OUT/table_bt.json" --device "$name" 2>&1 | tail -4
+    [ -s "$OUT/table_bt.json" ] && gemm_grid_run bt_b "${GEMM_BT_GRID_ROUNDS:-10}" bt --table "$OUT/table_bt.json"
+    gemm_grid_pack bt_a bt_b
     gzip -f "$OUT/table_bt.json" 2>/dev/null
     ;;
   gemm_torch_twins)
@@ -1240,29 +1253,21 @@ PY
     name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
     echo "card: $name"
     python3 -m cudaopt.gemm.build | tail -1
-    plain() { gunzip -c "$1" 2>/dev/null > "$2" || cp "$1" "$2"; }  # (bench-gemm reads a plain .json)
-    next_grid() {  # $1 folder, $2 table, $3 rounds, $4 "bt" for the B^T columns
-      CUDAOPT_GEMM_BENCH_BT=$([ "${4:-}" = bt ] && echo 1 || echo 0) timeout 300 python3 -m cudaopt.cli bench-gemm \
-        --shapes grid --order shuffled --rounds "$3" --budget-s 230 --table "$2" --out "$OUT/$1" > "$OUT/$1.log" 2>&1
-      grep -E "^shapes timed" "$OUT/$1/summary.md"
-      grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn|torch) (\(paired\) )?\| all" "$OUT/$1/summary.md"
-      grep -A9 "^| baseline | under 0.98x | TN only" "$OUT/$1/summary.md"
-      [ "${4:-}" = bt ] && grep -A6 "^### B held transposed" "$OUT/$1/summary.md" | tail -3
-      (cd "$OUT" && rm -f "$1/checks.json" "$1/summary.csv" && tar czf "$1.tgz" --remove-files "$1" "$1.log")
-    }
     case "$name" in
       *H200*)
-        plain "${GEMM_NEXT_H200:-docs/data/hgemm_session45/h200_v4/table_four_grids.json.gz}" /tmp/next.json
-        next_grid h200_cand /tmp/next.json 20
-        next_grid h200_cand_bt /tmp/next.json 10 bt ;;
+        plain_table "${GEMM_NEXT_H200:-docs/data/hgemm_session45/h200_v4/table_four_grids.json.gz}" /tmp/next.json
+        gemm_grid_run h200_cand 20 nn --table /tmp/next.json
+        gemm_grid_run h200_cand_bt 10 bt --table /tmp/next.json
+        gemm_grid_pack h200_cand h200_cand_bt ;;
       *H100*)
-        plain "${GEMM_NEXT_H100:-docs/data/hgemm_session45/h100_v3/table_v3.json.gz}" /tmp/next.json
+        plain_table "${GEMM_NEXT_H100:-docs/data/hgemm_session45/h100_v3/table_v3.json.gz}" /tmp/next.json
         timeout 120 python3 scripts/gemm_moves_ab.py --bt --rounds 10 --old src/cudaopt/gemm/tuned_h100.json \
           --new /tmp/next.json --out /tmp/next_moves > /tmp/next_moves.log 2>&1
         grep -E "^moved shapes|^hgemm" /tmp/next_moves.log
         (cd /tmp && tar czf "$OUT/moves.tgz" next_moves next_moves.log)
-        next_grid h100_cand /tmp/next.json 20
-        next_grid h100_cand_bt /tmp/next.json 10 bt ;;
+        gemm_grid_run h100_cand 20 nn --table /tmp/next.json
+        gemm_grid_run h100_cand_bt 10 bt --table /tmp/next.json
+        gemm_grid_pack h100_cand h100_cand_bt ;;
       *) echo "gemm_next: no candidate for $name" ;;
     esac
     ;;
@@ -1276,16 +1281,11 @@ PY
       --rounds "${GEMM_TFG_ROUNDS:-10}" > "$OUT/tfg.log" 2>&1
     echo "gemm-table-for-gpu: rc $?"; grep -v "^\[" "$OUT/tfg.log" | tail -6
     if [ -s /tmp/tfg/tuned.json ]; then
-      CUDAOPT_GEMM_BENCH_BT=1 timeout 200 python3 -m cudaopt.cli bench-gemm --shapes grid --order shuffled \
-        --rounds "${GEMM_TFG_ROUNDS:-10}" --budget-s 170 --table /tmp/tfg/tuned.json --out /tmp/tfg/judge \
-        > /tmp/tfg/judge.log 2>&1
-      grep -E "^shapes timed" /tmp/tfg/judge/summary.md
-      grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn) \(paired\) \| all" /tmp/tfg/judge/summary.md
-      grep -A3 "^| baseline | under 0.98x | TN only" /tmp/tfg/judge/summary.md | tail -2
-      grep -A6 "^### B held transposed" /tmp/tfg/judge/summary.md | tail -1
+      GEMM_GRID_BUDGET_S=170 gemm_grid_run tfg_judge "${GEMM_TFG_ROUNDS:-10}" bt --table /tmp/tfg/tuned.json
       gzip -c /tmp/tfg/tuned.json > "$OUT/tfg_table.json.gz"
+      gemm_grid_pack tfg_judge
     fi
-    (cd /tmp/tfg && rm -f grid*/checks.json judge/checks.json && tar czf "$OUT/tfg_grids.tgz" grid* judge judge.log 2>/dev/null)
+    (cd /tmp/tfg && rm -f grid*/checks.json && tar czf "$OUT/tfg_grids.tgz" grid* 2>/dev/null)
     ;;
   gemm_device_table)
     # Issue 6, session 44: a shipped table for the GPU this call runs on where it is not the H200 (hgemm takes a
