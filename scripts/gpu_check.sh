@@ -1203,17 +1203,10 @@ PY
     # Issue 6 (session 42): the whole grid, shuffled, with the B^T candidates (CUDAOPT_GEMM_BENCH_BT=1): hgemm's B^T
     # route, torch.matmul on B^T, the twins, cuBLASLt autotuned TN with its algorithm; the grid
     # `cudaopt gemm-table-from-grids --bt` chooses bt_lt_algo from. GEMM_BT_GRID_BUDGET_S (400), GEMM_BT_GRID_ROUNDS (10).
+    # Comes back as bt_grid.tgz (session 46: through gemm_grid_run and gemm_grid_pack, as the other grid phases).
     python3 -m cudaopt.gemm.build | tail -1
-    CUDAOPT_GEMM_BENCH_BT=1 timeout $(( ${GEMM_BT_GRID_BUDGET_S:-400} + 90 )) python3 -m cudaopt.cli bench-gemm \
-      --shapes grid --order shuffled --rounds "${GEMM_BT_GRID_ROUNDS:-10}" --budget-s "${GEMM_BT_GRID_BUDGET_S:-400}" \
-      --out "$OUT/bt_grid" > "$OUT/bt_grid.log" 2>&1
-    tail -2 "$OUT/bt_grid.log"
-    grep -E "^shapes timed" "$OUT/bt_grid/summary.md"
-    grep -E "^\| (ours|dispatch|ours_bt|dispatch_bt) vs (torch|torch_bt|cublas_tn|lt_auto_tn|lt_auto_max)( \(paired\))? \| all" \
-      "$OUT/bt_grid/summary.md"
-    grep -A9 "^| baseline | under 0.98x | TN only" "$OUT/bt_grid/summary.md"
-    grep -A6 "^### B held transposed" "$OUT/bt_grid/summary.md"
-    rm -f "$OUT"/bt_grid/{summary.csv,checks.json}  # (a call returns at most eight files)
+    GEMM_GRID_BUDGET_S=${GEMM_BT_GRID_BUDGET_S:-400} gemm_grid_run bt_grid "${GEMM_BT_GRID_ROUNDS:-10}" bt
+    gemm_grid_pack bt_grid
     ;;
   gemm_bt_device)
     # Issue 6, session 45: a B^T route for this card's table in one call (the device keeps nothing between calls).

@@ -671,7 +671,7 @@ def _need_cuda() -> None:
     import torch
 
     if not torch.cuda.is_available():
-        _usage_error("this command needs a CUDA GPU (an H200 for the shipped tables)")
+        _usage_error("this command needs a CUDA GPU (sm_90: an H200 or H100 for the shipped tables); run it on a machine with one")
 
 
 def main() -> None:  # pragma: no cover - console entry point
