@@ -65,6 +65,7 @@
 #   bash scripts/gpu_check.sh gemm_bt_device  # issue 6, session 45: a B^T grid, the B^T route chosen over it (and GEMM_BT_GRIDS), a fresh grid
 #   bash scripts/gpu_check.sh gemm_table_for_gpu  # issue 6: cudaopt gemm-table-for-gpu as a user runs it, then a fresh B^T grid
 #   bash scripts/gpu_check.sh gemm_next  # issue 6, plan for session 46: the H200 or the H100 candidate judged, by the card that comes
+#   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1199,6 +1200,15 @@ PY
       rm -f "$OUT"/bt_sample/{summary.csv,checks.json,speedup.png}  # (a call returns at most eight files)
     fi
     ;;
+  gemm_wave_probe)
+    # Issue 6, session 46: does a partial last wave cost a whole one on this card (benchmarks/gemm_wave_probe.py)?
+    # Per one-CTA config an M sweep across wave boundaries, ours and torch.matmul interleaved; q near 1 says stream-K
+    # (the tail's K iterations over every SM) would lift the floor's large shapes, q near 0 that it would not. ~60 s.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 300 python3 benchmarks/gemm_wave_probe.py ${GEMM_WAVE_ARGS:-} --out "$OUT/wave_probe.jsonl" \
+      > "$OUT/wave_probe.txt" 2>&1; echo "gemm_wave_probe: rc $?"
+    grep -E "^(config|quantized|NVIDIA)" "$OUT/wave_probe.txt"
+    ;;
   gemm_bt_grid)
     # Issue 6 (session 42): the whole grid, shuffled, with the B^T candidates (CUDAOPT_GEMM_BENCH_BT=1): hgemm's B^T
     # route, torch.matmul on B^T, the twins, cuBLASLt autotuned TN with its algorithm; the grid
@@ -1242,15 +1252,18 @@ PY
     # own unjudged candidate table. H200: GEMM_NEXT_H200 (default session 45's four-grid candidate) on a fresh grid as
     # run 8 read the shipped table (20 rounds, shuffled), then a 10-round B^T grid of it. H100: gemm_moves_ab.py --bt on
     # GEMM_NEXT_H100 (default session 45's third H100 candidate) against the shipped H100 table, then its 20-round grid
-    # and a 10-round B^T grid. About 350-400 s. Each grid comes back as a .tgz.
+    # and a 10-round B^T grid (budgets 210 and 190 s, beside the wave probe). About 420-480 s. Each grid comes back as a .tgz.
     name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
     echo "card: $name"
     python3 -m cudaopt.gemm.build | tail -1
+    # (session 46) first the wave probe, ~40-60 s: whether stream-K is worth building (gemm_wave_probe)
+    timeout 120 python3 benchmarks/gemm_wave_probe.py --out "$OUT/wave_probe.jsonl" > "$OUT/wave_probe.txt" 2>&1
+    grep -E "^(config|quantized)" "$OUT/wave_probe.txt"
     case "$name" in
       *H200*)
         plain_table "${GEMM_NEXT_H200:-docs/data/hgemm_session45/h200_v4/table_four_grids.json.gz}" /tmp/next.json
-        gemm_grid_run h200_cand 20 nn --table /tmp/next.json
-        gemm_grid_run h200_cand_bt 10 bt --table /tmp/next.json
+        GEMM_GRID_BUDGET_S=210 gemm_grid_run h200_cand 20 nn --table /tmp/next.json
+        GEMM_GRID_BUDGET_S=190 gemm_grid_run h200_cand_bt 10 bt --table /tmp/next.json
         gemm_grid_pack h200_cand h200_cand_bt ;;
       *H100*)
         plain_table "${GEMM_NEXT_H100:-docs/data/hgemm_session45/h100_v3/table_v3.json.gz}" /tmp/next.json
@@ -1258,8 +1271,8 @@ PY
           --new /tmp/next.json --out /tmp/next_moves > /tmp/next_moves.log 2>&1
         grep -E "^moved shapes|^hgemm" /tmp/next_moves.log
         (cd /tmp && tar czf "$OUT/moves.tgz" next_moves next_moves.log)
-        gemm_grid_run h100_cand 20 nn --table /tmp/next.json
-        gemm_grid_run h100_cand_bt 10 bt --table /tmp/next.json
+        GEMM_GRID_BUDGET_S=210 gemm_grid_run h100_cand 20 nn --table /tmp/next.json
+        GEMM_GRID_BUDGET_S=190 gemm_grid_run h100_cand_bt 10 bt --table /tmp/next.json
         gemm_grid_pack h100_cand h100_cand_bt ;;
       *) echo "gemm_next: no candidate for $name" ;;
     esac
