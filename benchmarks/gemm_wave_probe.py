@@ -29,7 +29,6 @@ import sys
 # the one-CTA tiles the shipped H200 table runs most from 1e11 FLOP (128x192 ping-pong, 128x256 cooperative 3 and 4
 # slots, 256x128 cooperative); cluster configs are left out (their slots are pairs, limited by the occupancy query)
 DEFAULT_CONFIGS = (18, 42, 26, 25)
-QUICK_REL_ERR = 2e-3  # each point's output on input set 0 against torch.matmul's, relative Frobenius norm
 
 
 def sweep(bm: int, bn: int, n_target: int, waves: tuple[float, float], slots: int) -> tuple[int, list[int]]:
@@ -43,8 +42,8 @@ def sweep(bm: int, bn: int, n_target: int, waves: tuple[float, float], slots: in
 
 def quantized_share(tiles: list[int], times: list[float], slots: int) -> dict:
     """Least squares t = a + b * tiles + c * ceil(tiles / slots) over one sweep. q = c / (c + b * slots): 1 when a
-    partial wave costs a whole one, 0 when time follows the tile count; None when the sweep cannot tell (every point in
-    one wave count, or b and c not both finite)."""
+    partial wave costs a whole one, 0 when time follows the tile count; None when the sweep cannot tell (fewer than four
+    timed points, all in one wave count, or a fit whose time per whole wave, c + b * slots, is not positive)."""
     import numpy as np
 
     t = np.asarray(times, dtype=float)
@@ -66,7 +65,8 @@ def probe_config(cid: int, n_target: int, k: int, waves: tuple[float, float], ro
     import torch
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.bench import ShapeInputs, ours_launch, torch_launch
+    # (QUICK_REL_ERR: the wgmma comparison's bound on one input set, here each point's against torch.matmul's output)
+    from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, ours_launch, torch_launch
     from cudaopt.gemm.configs import KERNEL_CONFIGS
     from cudaopt.gemm.dispatch import Choice
     from cudaopt.gemm.timing import time_gpu

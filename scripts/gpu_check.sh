@@ -182,6 +182,13 @@ gemm_grid_pack() {
     [ -d "$OUT/$d" ] && (cd "$OUT" && rm -f "$d/checks.json" && tar czf "$d.tgz" --remove-files "$d" "$d.log")
   done
 }
+# Issue 6 (session 46): benchmarks/gemm_wave_probe.py into $OUT/wave_probe.{txt,jsonl} within $1 seconds (extra
+# arguments: GEMM_WAVE_ARGS), then its headline lines.
+gemm_wave_probe_run() {
+  timeout "$1" python3 benchmarks/gemm_wave_probe.py ${GEMM_WAVE_ARGS:-} --out "$OUT/wave_probe.jsonl" \
+    > "$OUT/wave_probe.txt" 2>&1; echo "gemm_wave_probe: rc $?"
+  grep -E "^(config|quantized|NVIDIA)" "$OUT/wave_probe.txt"
+}
 # A table (.json or .json.gz) as the plain .json bench-gemm reads: $1 the table, $2 where to write it.
 plain_table() { gunzip -c "$1" 2>/dev/null > "$2" || cp "$1" "$2"; }
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
@@ -1205,9 +1212,7 @@ PY
     # Per one-CTA config an M sweep across wave boundaries, ours and torch.matmul interleaved; q near 1 says stream-K
     # (the tail's K iterations over every SM) would lift the floor's large shapes, q near 0 that it would not. ~60 s.
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 300 python3 benchmarks/gemm_wave_probe.py ${GEMM_WAVE_ARGS:-} --out "$OUT/wave_probe.jsonl" \
-      > "$OUT/wave_probe.txt" 2>&1; echo "gemm_wave_probe: rc $?"
-    grep -E "^(config|quantized|NVIDIA)" "$OUT/wave_probe.txt"
+    gemm_wave_probe_run 300
     ;;
   gemm_bt_grid)
     # Issue 6 (session 42): the whole grid, shuffled, with the B^T candidates (CUDAOPT_GEMM_BENCH_BT=1): hgemm's B^T
@@ -1257,8 +1262,7 @@ PY
     echo "card: $name"
     python3 -m cudaopt.gemm.build | tail -1
     # (session 46) first the wave probe, ~40-60 s: whether stream-K is worth building (gemm_wave_probe)
-    timeout 120 python3 benchmarks/gemm_wave_probe.py --out "$OUT/wave_probe.jsonl" > "$OUT/wave_probe.txt" 2>&1
-    grep -E "^(config|quantized)" "$OUT/wave_probe.txt"
+    gemm_wave_probe_run 120
     case "$name" in
       *H200*)
         plain_table "${GEMM_NEXT_H200:-docs/data/hgemm_session45/h200_v4/table_four_grids.json.gz}" /tmp/next.json
