@@ -17,6 +17,10 @@ follows the tile count, and it is not.
 
     python benchmarks/gemm_wave_probe.py                      # configs 18, 42, 26, 25 at N ~ 8192, K = 4096
     python benchmarks/gemm_wave_probe.py --configs 42 --k 8192 --waves 3.5:5.5
+
+Session 47 measured q = 0.88-0.98 on an H100 and wrote stream-K twins of the cooperative configs (hgemm_wgmma.cu's
+sk_item): where a config has one (_lib.has_streamk), every point times it too (`sk us`, interleaved with the rest),
+checks its output against torch.matmul's, and fits its q; `sk/ours` under 1 is what stream-K buys there.
 """
 from __future__ import annotations
 
@@ -61,7 +65,7 @@ def quantized_share(tiles: list[int], times: list[float], slots: int) -> dict:
 
 
 def probe_config(cid: int, n_target: int, k: int, waves: tuple[float, float], rounds: int, seed: int,
-                 slots: int) -> dict:
+                 slots: int, streamk: bool = True) -> dict:
     import torch
 
     from cudaopt.gemm import _lib
@@ -84,6 +88,8 @@ def probe_config(cid: int, n_target: int, k: int, waves: tuple[float, float], ro
     b = [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(sets)]
     c_full = [torch.empty((ms[-1], n), device="cuda", dtype=torch.float16) for _ in range(sets)]
     ws = torch.zeros(max(_lib.workspace_bytes(ms[-1], n, 1), 4) // 4, device="cuda", dtype=torch.float32)
+    # the stream-K twin's workspace: one for the whole sweep (every call leaves its counters zero)
+    sk_ws = _lib.new_streamk_workspace(cid) if streamk and _lib.has_streamk(cid) else None
     cands, points = {}, []
     for m in ms:
         x = ShapeInputs([t[:m] for t in a_full], b, [], [t[:m] for t in c_full], ws, None)
@@ -96,16 +102,42 @@ def probe_config(cid: int, n_target: int, k: int, waves: tuple[float, float], ro
         cands[f"torch_{m}"](0)
         ref = x.c[0].float()
         err = float(((got - ref).norm() / ref.norm()).item())
-        points.append({"m": m, "n": n, "k": k, "tiles": tiles, "waves": tiles / slots, "rel_err": err})
+        point = {"m": m, "n": n, "k": k, "tiles": tiles, "waves": tiles / slots, "rel_err": err}
+        if sk_ws is not None:
+            cands[f"sk_{m}"] = streamk_launch(x, m, n, k, cid, sk_ws)
+            x.c[0].zero_()
+            cands[f"sk_{m}"](0)
+            point["sk_rel_err"] = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
+        points.append(point)
     t = time_gpu(cands, sets, rounds=rounds, rng=random.Random(seed * 7919 + cid))
     for p in points:
         p["ours_us"], p["torch_us"] = t[f"ours_{p['m']}"], t[f"torch_{p['m']}"]
+        if sk_ws is not None:
+            p["sk_us"] = t[f"sk_{p['m']}"]
     fit = quantized_share([p["tiles"] for p in points], [p["ours_us"] for p in points], slots)
     fit_torch = quantized_share([p["tiles"] for p in points], [p["torch_us"] for p in points], slots)
-    del a_full, b, c_full, ws, cands
+    fit_sk = quantized_share([p["tiles"] for p in points], [p["sk_us"] for p in points], slots) if sk_ws is not None \
+        else None
+    counters_zero = None
+    if sk_ws is not None:  # every call leaves the fixup counters as it found them
+        torch.cuda.synchronize()
+        counters_zero = bool((sk_ws[: cfg.consumers * slots].view(torch.int32) == 0).all().item())
+    del a_full, b, c_full, ws, cands, sk_ws
     torch.cuda.empty_cache()
+    correct = all(p["rel_err"] <= QUICK_REL_ERR and p.get("sk_rel_err", 0.0) <= QUICK_REL_ERR for p in points)
     return {"config": cid, "label": choice.label(), "bm": cfg.bm, "bn": cfg.bn, "slots": slots, "points": points,
-            "fit": fit, "fit_torch_same_tiles": fit_torch, "correct": all(p["rel_err"] <= QUICK_REL_ERR for p in points)}
+            "fit": fit, "fit_torch_same_tiles": fit_torch, "fit_sk": fit_sk, "sk_counters_zero": counters_zero,
+            "correct": correct and counters_zero is not False}
+
+
+def streamk_launch(x, m: int, n: int, k: int, cid: int, ws):
+    """One call of config cid's stream-K twin on input set i (x: bench.ShapeInputs)."""
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.bench import _stream
+
+    nbytes = ws.numel() * ws.element_size()
+    return lambda i: _lib.launch_ours_streamk(x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), m, n, k, cid,
+                                              ws.data_ptr(), nbytes, _stream())
 
 
 def _parse_waves(text: str) -> tuple[float, float]:
@@ -124,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="one JSON line per config here")
+    ap.add_argument("--no-streamk", action="store_true", help="leave out the stream-K twins (session 47)")
     args = ap.parse_args(argv)
     try:
         configs = [int(c) for c in args.configs.split(",") if c]
@@ -149,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{torch.cuda.get_device_name()}, {slots} SMs; K = {args.k}; waves {waves[0]}-{waves[1]}")
     out = open(args.out, "w") if args.out else None
     for cid in configs:
-        r = probe_config(cid, args.n, args.k, waves, args.rounds, args.seed, slots)
+        r = probe_config(cid, args.n, args.k, waves, args.rounds, args.seed, slots, streamk=not args.no_streamk)
         if out:
             out.write(json.dumps(r) + "\n")
             out.flush()
@@ -157,14 +190,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nconfig {cid} ({r['label']}): skipped, {r['skipped']}")
             continue
         print(f"\nconfig {cid} ({r['label']}), N = {r['points'][0]['n']}: correct {r['correct']}")
-        print(f"{'M':>6} {'tiles':>6} {'waves':>6} {'ours us':>9} {'us/tile':>8} {'torch us':>9}")
+        sk = r["fit_sk"] is not None
+        print(f"{'M':>6} {'tiles':>6} {'waves':>6} {'ours us':>9} {'us/tile':>8} {'torch us':>9}"
+              + (f" {'sk us':>9} {'sk/ours':>8} {'sk/torch':>8}" if sk else ""))
         for p in r["points"]:
             print(f"{p['m']:>6} {p['tiles']:>6} {p['waves']:>6.2f} {p['ours_us']:>9.1f} "
-                  f"{p['ours_us'] / p['tiles']:>8.4f} {p['torch_us']:>9.1f}")
+                  f"{p['ours_us'] / p['tiles']:>8.4f} {p['torch_us']:>9.1f}"
+                  + (f" {p['sk_us']:>9.1f} {p['sk_us'] / p['ours_us']:>8.3f} {p['sk_us'] / p['torch_us']:>8.3f}"
+                     if sk else ""))
         f, ft = r["fit"], r["fit_torch_same_tiles"]
         fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
         print(f"quantized share q (ours) {fmt(f['q'])}, fit rms {fmt(f['rms'])} us; "
               f"torch.matmul at the same shapes, counted in our tiles: q {fmt(ft['q'])}")
+        if sk:
+            ratios = [p["sk_us"] / p["ours_us"] for p in r["points"]]
+            geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+            print(f"stream-K twin: q {fmt(r['fit_sk']['q'])}; sk/ours geomean {geo:.3f} (min {min(ratios):.3f}, max "
+                  f"{max(ratios):.3f}); counters left zero {r['sk_counters_zero']}")
     if out:
         out.close()
     return 0

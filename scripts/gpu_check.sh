@@ -66,6 +66,7 @@
 #   bash scripts/gpu_check.sh gemm_table_for_gpu  # issue 6: cudaopt gemm-table-for-gpu as a user runs it, then a fresh B^T grid
 #   bash scripts/gpu_check.sh gemm_next  # issue 6, plan for session 46: the H200 or the H100 candidate judged, by the card that comes
 #   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
+#   bash scripts/gpu_check.sh gemm_streamk  # issue 6, session 47: the stream-K twins (GPU tests, wave probe, A/B on table shapes)
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1206,6 +1207,19 @@ PY
       grep -A5 "^### B held transposed" "$OUT/bt_sample/summary.md"
       rm -f "$OUT"/bt_sample/{summary.csv,checks.json,speedup.png}  # (a call returns at most eight files)
     fi
+    ;;
+  gemm_streamk)
+    # Issue 6, session 47: the stream-K twins (hgemm_wgmma.cu's sk_item). Their GPU tests (every check, NaN-poisoned
+    # partials, determinism, counters left zero), the wave probe with the twins timed beside their plain kernels
+    # (configs 18, 25, 28, 26: the cooperative tiles), then the twin against its plain kernel on every table shape
+    # it could take (benchmarks/gemm_streamk_ab.py). About 300-400 s.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py -k streamk -p no:cacheprovider 2>&1 | tail -4
+    GEMM_WAVE_ARGS="--configs ${GEMM_SK_CONFIGS:-18,25,28,26} --rounds 10" gemm_wave_probe_run 150
+    grep -E "^stream-K" "$OUT/wave_probe.txt"
+    timeout "${GEMM_SK_AB_LIMIT:-200}" python3 benchmarks/gemm_streamk_ab.py --rounds 10 --budget-s "${GEMM_SK_AB_BUDGET_S:-170}" \
+      --out "$OUT/sk_ab.jsonl" > "$OUT/sk_ab.txt" 2>&1; echo "gemm_streamk_ab: rc $?"
+    tail -n 45 "$OUT/sk_ab.txt"
     ;;
   gemm_wave_probe)
     # Issue 6, session 46: does a partial last wave cost a whole one on this card (benchmarks/gemm_wave_probe.py)?

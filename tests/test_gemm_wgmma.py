@@ -1076,6 +1076,102 @@ def test_compiled_work_items_match_the_mirror_and_cover_once(kernel_lib):
         assert kernel_lib.cudaopt_wgmma_work_item(*args, buf) == -1, args
 
 
+def _streamk_cases():
+    import random
+
+    rng = random.Random(47)
+    # (num_tiles, grid, k_blocks): 7.76 and 6.06 waves of 132 (the wave probe's), one wave and a bit, whole waves,
+    # fewer tiles than k-blocks, one k-block, and random ones (grid <= num_tiles, as the launcher's min(#SMs, tiles))
+    cases = [(1024, 132, 64), (800, 132, 64), (136, 132, 16), (264, 132, 7), (132, 132, 5), (133, 132, 1),
+             (2, 1, 3), (5, 3, 1), (263, 132, 128), (1056, 132, 64)]
+    for _ in range(300):
+        grid = rng.choice([1, 2, 3, 7, 64, 131, 132])
+        cases.append((rng.randint(grid, 5 * grid + 3), grid, rng.randint(1, 300)))
+    return cases
+
+
+def _check_streamk_cover(num_tiles, grid, k_blocks, items_of):
+    """Every (tile, k-block) covered once; a tile whole or cut in two by one CTA boundary, whose slot both halves
+    name; the whole waves first, round-robin; at most three stretch segments a CTA; every stretch at least a tile."""
+    from collections import defaultdict
+
+    waves = num_tiles // grid
+    dp = (waves - 1) * grid if waves else 0
+    parts = defaultdict(list)
+    for b in range(grid):
+        items = items_of(b)
+        assert items[: len(range(b, dp, grid))] == [(t, 0, k_blocks, -1) for t in range(b, dp, grid)]
+        stretch = items[len(range(b, dp, grid)):]
+        assert 1 <= len(stretch) <= 3 and sum(c for _, _, c, _ in stretch) >= k_blocks
+        for tile, first, count, slot in items:
+            assert count >= 1 and 0 <= first and first + count <= k_blocks
+            parts[tile].append((first, count, slot, b))
+    assert sorted(parts) == list(range(num_tiles))
+    slots = set()
+    for tile, ps in parts.items():
+        ps.sort()
+        assert ps[0][0] == 0 and sum(c for _, c, _, _ in ps) == k_blocks
+        assert all(ps[i][0] + ps[i][1] == ps[i + 1][0] for i in range(len(ps) - 1))
+        if len(ps) == 1:
+            assert ps[0][2] == -1
+        else:  # two contributors: CTAs b - 1 (the tile's head) and b (its tail), both naming slot b
+            assert len(ps) == 2 and ps[0][2] == ps[1][2] == ps[1][3] == ps[0][3] + 1 and 1 <= ps[1][3] < grid
+            slots.add(ps[1][2])
+    assert len(slots) == sum(len(ps) == 2 for ps in parts.values())
+
+
+def test_streamk_items_cover_every_tile_and_k_block_once():
+    from cudaopt.gemm.configs import sk_items
+
+    for num_tiles, grid, k_blocks in _streamk_cases():
+        _check_streamk_cover(num_tiles, grid, k_blocks, lambda b, a=(grid, num_tiles, k_blocks): sk_items(b, *a))
+    # 7.76 waves of 132: 6 whole waves round-robin, then 1024 - 792 = 232 tiles over 132 stretches of 112-113 k-blocks
+    first = sk_items(0, 132, 1024, 64)
+    assert first[:6] == [(t, 0, 64, -1) for t in range(0, 792, 132)] and first[6:] == [(792, 0, 64, -1),
+                                                                                      (793, 0, 48, 1)]
+
+
+@pytest.mark.timeout(120)
+def test_compiled_streamk_items_match_the_mirror(kernel_lib):
+    """The device code's sk_item (compiled for the host as cudaopt_wgmma_sk_item) gives the mirror's items, so the
+    coverage above holds for the kernel's own arithmetic; it refuses what no launch makes; the twins, their
+    workspace (a counter per boundary and consumer, rounded to 256 bytes, then a BM x BN fp32 partial per CTA)."""
+    import ctypes
+
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.configs import sk_items
+
+    _lib.declare_wgmma_splitk(kernel_lib)
+    buf = (ctypes.c_int * 4)()
+
+    def compiled(b, grid, num_tiles, k_blocks):
+        n = kernel_lib.cudaopt_wgmma_sk_item(b, 0, grid, num_tiles, k_blocks, buf)
+        out = [tuple(buf)]
+        for j in range(1, n):
+            assert kernel_lib.cudaopt_wgmma_sk_item(b, j, grid, num_tiles, k_blocks, buf) == n
+            out.append(tuple(buf))
+        return out
+
+    for num_tiles, grid, k_blocks in _streamk_cases()[:150]:
+        for b in range(grid):
+            assert compiled(b, grid, num_tiles, k_blocks) == sk_items(b, grid, num_tiles, k_blocks)
+    # K near 2^31: the stretch's k-block arithmetic in 64 bits
+    big = wgmma_k_blocks(2**31 - 8)
+    assert compiled(131, 132, 263, big) == sk_items(131, 132, 263, big)
+    for args in [(0, 0, 0, 4, 8), (0, 0, 5, 4, 8), (4, 0, 4, 4, 8), (0, 9, 4, 4, 8), (0, 0, 2, 4, 0)]:
+        assert kernel_lib.cudaopt_wgmma_sk_item(*args, buf) == -1, args
+    with_twin = [c for c in WGMMA_CONFIGS if kernel_lib.cudaopt_wgmma_has_streamk(c.index)]
+    # (the cluster split-K configs share their twins' plain kernel, so its stream-K twin too)
+    assert {c.label for c in with_twin} == {"wgmma128x256x64_c2_s3_tma", "wgmma128x256x64_c2_s4_tma_e2",
+                                            "wgmma256x128x64_c2_s4_tma_e1", "wgmma128x192x64_c2_s5_tma_e1",
+                                            "wgmma128x256x64_c2_s4_tma_e2_cs", "wgmma128x192x64_c2_s5_tma_e1_cs"}
+    for c in WGMMA_CONFIGS:
+        want = (-(-132 * c.consumers * 4 // 256) * 256 + 132 * c.bm * c.bn * 4) if c in with_twin else 0
+        assert kernel_lib.cudaopt_wgmma_streamk_workspace_bytes(c.index, 132) == want, c.label
+        assert _lib.streamk_workspace_bytes(c.id, 132, kernel_lib) == want
+        assert _lib.has_streamk(c.id, kernel_lib) == (c in with_twin)
+
+
 @pytest.mark.timeout(120)
 def test_compiled_workspace_bytes_match_the_python_side(kernel_lib):
     import ctypes

@@ -1181,3 +1181,81 @@ def test_bench_records_the_cublaslt_algorithm_it_timed_and_the_dispatcher_runs_t
         plan.close()
     c_dispatch = hgemm(a, b, choice=Choice("cublaslt", 0, 1, algo))
     assert torch.equal(c_bench, c_dispatch)
+
+
+# Stream-K twins (session 47): shapes with fewer tiles than SMs (no split: the plain kernel's work), one wave and a
+# few tiles (nearly every tile cut in two), 6.06 waves of 128 x 256 tiles on 132 SMs, and ragged M, N, K.
+STREAMK_SHAPES = [(1000, 520, 1032), (2176, 2048, 1000), (2100, 2056, 200), (3200, 8192, 1024), (4100, 1544, 3016)]
+
+
+def _streamk_fn(cid, ws):
+    import torch
+
+    from cudaopt.gemm import _lib
+
+    def run(a, b, out):
+        m, k = a.shape
+        _lib.launch_ours_streamk(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, b.shape[1], k, cid, ws.data_ptr(),
+                                 ws.numel() * 4, torch.cuda.current_stream().cuda_stream)
+    return run
+
+
+@pytest.mark.parametrize("shape", STREAMK_SHAPES)
+def test_streamk_twins_pass_every_check_and_are_deterministic(shape):
+    """Every stream-K twin passes all of check_gemm's checks; with its partial slots NaN-poisoned before each call the
+    result is NaN-free (every partial a tile's second contributor reads was written by the first) and two calls are
+    bitwise equal (two contributors: a + b == b + a, whichever comes first); the counters are zero after each call."""
+    import torch
+
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+    from cudaopt.gemm.correctness import check_gemm
+
+    m, n, k = shape
+    twins = [c for c in KERNEL_CONFIGS if c.kind == "wgmma" and _lib.has_streamk(c.id)]
+    assert len(twins) >= 4
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    failures = []
+    for cfg in twins:
+        ws = _lib.new_streamk_workspace(cfg.id)
+        counters = -(-sms * cfg.consumers * 4 // 256) * 256 // 4
+        fn = _streamk_fn(cfg.id, ws)
+        r = check_gemm(fn, m, n, k, seed=m + k)
+        if not r.ok:
+            failures.append((cfg.label, r))
+            continue
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+        b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+        outs = []
+        for _ in range(2):
+            ws[counters:].fill_(float("nan"))
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            fn(a, b, out)
+            torch.cuda.synchronize()
+            outs.append(out)
+            if out.isnan().any() or ws[:counters].view(torch.int32).any():
+                failures.append((cfg.label, "NaN in C or counters left non-zero"))
+        if not torch.equal(outs[0], outs[1]):
+            failures.append((cfg.label, "two calls differ"))
+    assert not failures, failures[:3]
+
+
+def test_streamk_refuses_configs_without_a_twin_and_small_workspaces():
+    import torch
+
+    from cudaopt.gemm import _lib
+    from cudaopt.gemm._lib import GemmError
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+
+    with_twin = next(c for c in KERNEL_CONFIGS if c.kind == "wgmma" and _lib.has_streamk(c.id))
+    without = next(c for c in KERNEL_CONFIGS if c.kind == "wgmma" and not _lib.has_streamk(c.id))
+    a = torch.randn((512, 512), device="cuda", dtype=torch.float16)
+    out = torch.empty_like(a)
+    ws = _lib.new_streamk_workspace(with_twin.id)
+    stream = torch.cuda.current_stream().cuda_stream
+    with pytest.raises(GemmError, match="no stream-K twin"):
+        _lib.launch_ours_streamk(a.data_ptr(), a.data_ptr(), out.data_ptr(), 512, 512, 512, without.id, ws.data_ptr(),
+                                 ws.numel() * 4, stream)
+    with pytest.raises(GemmError):
+        _lib.launch_ours_streamk(a.data_ptr(), a.data_ptr(), out.data_ptr(), 512, 512, 512, with_twin.id,
+                                 ws.data_ptr(), ws.numel() * 4 - 16, stream)

@@ -243,6 +243,15 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
         lib.cudaopt_hgemm_wgmma_bt.restype = _i
         lib.cudaopt_wgmma_has_bt.argtypes = [_i]
         lib.cudaopt_wgmma_has_bt.restype = _i
+    if hasattr(lib, "cudaopt_hgemm_wgmma_streamk"):  # (session 47; a library built before has no stream-K twins)
+        lib.cudaopt_hgemm_wgmma_streamk.argtypes = [_p, _p, _p, _i, _i, _i, _i, _i, _i, _i, _p, _sz, _p]
+        lib.cudaopt_hgemm_wgmma_streamk.restype = _i
+        lib.cudaopt_wgmma_has_streamk.argtypes = [_i]
+        lib.cudaopt_wgmma_has_streamk.restype = _i
+        lib.cudaopt_wgmma_streamk_workspace_bytes.argtypes = [_i, _i]
+        lib.cudaopt_wgmma_streamk_workspace_bytes.restype = _sz
+        lib.cudaopt_wgmma_sk_item.argtypes = [_i, _i, _i, _i, _i, ctypes.POINTER(_i)]
+        lib.cudaopt_wgmma_sk_item.restype = _i
     for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup",
                  "cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked",
                  "cudaopt_wgmma_set_reduce_fixed"):
@@ -375,6 +384,53 @@ def launch_ours_bt(a_ptr: int, bt_ptr: int, c_ptr: int, m: int, n: int, k: int, 
                                                              splits, ws_ptr or None, ws_bytes, stream or None)
     if status != 0:
         _check(f"cudaopt_hgemm_wgmma_bt(M={m}, N={n}, K={k}, config={config}, splits={splits})", status)
+
+
+def has_streamk(config: int, lib: ctypes.CDLL | None = None) -> bool:
+    """True where wgmma config `config` has a stream-K twin (session 47: hgemm_wgmma.cu's kSkTwins, cooperative
+    one-CTA configs). Host-only (no GPU needed)."""
+    cfg = KERNEL_CONFIGS[config] if 0 <= config < len(KERNEL_CONFIGS) else None
+    lib = lib or kernels()
+    if cfg is None or cfg.kind != "wgmma" or not hasattr(lib, "cudaopt_wgmma_has_streamk"):
+        return False
+    return bool(lib.cudaopt_wgmma_has_streamk(cfg.index))
+
+
+def streamk_workspace_bytes(config: int, sms: int, lib: ctypes.CDLL | None = None) -> int:
+    """Bytes of workspace a stream-K launch of `config` needs on a GPU of `sms` SMs: zeroed fixup counters, then one
+    BM x BN fp32 partial per CTA boundary (about 17 MB for 128 x 256 tiles on 132 SMs); 0 without a twin."""
+    if not has_streamk(config, lib):
+        return 0
+    return int((lib or kernels()).cudaopt_wgmma_streamk_workspace_bytes(KERNEL_CONFIGS[config].index, sms))
+
+
+def new_streamk_workspace(config: int, device=None):
+    """A stream-K workspace for `config` on `device` (default: the current CUDA device), all zero (calls leave its
+    counters zero, so reuse it)."""
+    import torch
+
+    dev = torch.device(device or "cuda")
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    nbytes = streamk_workspace_bytes(config, sms)
+    if not nbytes:
+        raise GemmError(f"{KERNEL_CONFIGS[config].label} has no stream-K twin; the configs with one: _lib.has_streamk")
+    return torch.zeros(nbytes // 4, dtype=torch.float32, device=dev)
+
+
+def launch_ours_streamk(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, ws_ptr: int,
+                        ws_bytes: int, stream: int, lda: int | None = None, ldb: int | None = None,
+                        ldc: int | None = None, lib: ctypes.CDLL | None = None) -> None:
+    """Row-major C = A @ B through config's stream-K twin (session 47): the plain kernel's tiles, the last partial
+    wave's k-blocks spread over every SM, a tile split between two CTAs summed through the workspace
+    (new_streamk_workspace). Raises GemmError where the config has no twin or the arguments are refused."""
+    cfg = KERNEL_CONFIGS[config]
+    if not has_streamk(config, lib):
+        raise GemmError(f"{cfg.label} has no stream-K twin; the configs with one: _lib.has_streamk")
+    lda, ldb, ldc = lda or k, ldb or n, ldc or n
+    status = (lib or wgmma_kernels()).cudaopt_hgemm_wgmma_streamk(a_ptr, b_ptr, c_ptr, m, n, k, lda, ldb, ldc,
+                                                                  cfg.index, ws_ptr or None, ws_bytes, stream or None)
+    if status != 0:
+        _check(f"cudaopt_hgemm_wgmma_streamk(M={m}, N={n}, K={k}, config={config})", status)
 
 
 class LtPlan:

@@ -509,6 +509,28 @@ def block_items(block: int, grid: int, num_tiles: int, splits: int, k_blocks: in
     return [work_item(w, num_tiles, splits, k_blocks) for w in range(block, num_tiles * splits, grid)]
 
 
+def sk_items(block: int, grid: int, num_tiles: int, k_blocks: int) -> list[tuple[int, int, int, int]]:
+    """Mirror of the stream-K decomposition in hgemm_wgmma.cu (sk_items / sk_item, session 47): the items CTA
+    `block` of `grid` walks, as (tile, first k-block, k-block count, fixup slot or -1). With W = num_tiles // grid
+    whole waves, the first (W - 1) x grid tiles go whole and round-robin (tiles block, block + grid, ...); the
+    remaining S tiles are laid end to end in k-blocks and CTA b takes k-blocks [b L // grid, (b + 1) L // grid) of
+    L = S x k_blocks, cut at tile boundaries. A tile cut by the boundary between CTAs b - 1 and b has slot b."""
+    waves = num_tiles // grid
+    dp = (waves - 1) * grid if waves > 0 else 0
+    items = [(t, 0, k_blocks, -1) for t in range(block, dp, grid)]
+    total = (num_tiles - dp) * k_blocks
+    g0, g1 = block * total // grid, (block + 1) * total // grid
+    g = g0
+    while g < g1:
+        t = g // k_blocks
+        hi = min(g1, (t + 1) * k_blocks)
+        first, count = g - t * k_blocks, hi - g
+        slot = -1 if count == k_blocks else (block if first > 0 else block + 1)
+        items.append((dp + t, first, count, slot))
+        g = hi
+    return items
+
+
 CLUSTER_MIN_TILES_PER_SM = 2  # cluster configs are offered where tiles >= this x #SMs
 ONE_WAVE_CLUSTER_TILE = 64 * 64  # ... except pairs of tiles this small (see cluster_offered)
 

@@ -515,6 +515,50 @@ __host__ __device__ __forceinline__ WorkItem work_item(int w, int num_tiles, int
   return it;
 }
 
+// Stream-K (SK, session 47): a persistent launch of `grid` CTAs over T tiles whose last wave is partial
+// (T % grid != 0) leaves grid - T % grid SMs idle for a whole tile's time; the wave probe (benchmarks/
+// gemm_wave_probe.py, session 47) measured that tail at about a whole wave. With W = T / grid whole waves, CTA b
+// first runs tiles b, b + grid, ... of the first (W - 1) x grid as the plain kernel does (data-parallel, whole
+// K), then one stretch of the remaining S = T - (W - 1) x grid tiles (between grid and 2 x grid - 1 of them)
+// laid end to end in k-blocks: k-blocks [b L / grid, (b + 1) L / grid) of L = S x KT. Each stretch holds at
+// least KT k-blocks (L >= grid x KT), so a tile has at most two contributors, and only a boundary between two
+// stretches (b = 1 .. grid - 1) falls inside a tile: that tile's fixup slot is b. A stretch is at most three
+// segments (the tail of one tile, whole tiles, the head of another). Host and device code; the CPU tests
+// (cudaopt_wgmma_sk_segment) and configs.sk_segments mirror it.
+struct SkSeg {
+  int tile, kb_first, kb_count, slot;  // slot: the fixup slot of a tile with two contributors, else -1
+};
+__host__ __device__ __forceinline__ int sk_dp_tiles(int num_tiles, int grid) {
+  const int waves = num_tiles / grid;
+  return waves > 0 ? (waves - 1) * grid : 0;
+}
+// (the stretch's k-block range of CTA b; 64-bit: S x KT exceeds an int for K near 2^31)
+__host__ __device__ __forceinline__ void sk_stretch(int b, int grid, int num_tiles, int k_tiles, long long& g0,
+                                                    long long& g1) {
+  const long long total = (long long)(num_tiles - sk_dp_tiles(num_tiles, grid)) * k_tiles;
+  g0 = (long long)b * total / grid;
+  g1 = (long long)(b + 1) * total / grid;
+}
+// Work items of CTA b: its data-parallel tiles, then its stretch's segments.
+__host__ __device__ __forceinline__ int sk_items(int b, int grid, int num_tiles, int k_tiles) {
+  long long g0, g1;
+  sk_stretch(b, grid, num_tiles, k_tiles, g0, g1);
+  const int stretch = g1 > g0 ? (int)((g1 - 1) / k_tiles - g0 / k_tiles + 1) : 0;
+  return sk_dp_tiles(num_tiles, grid) / grid + stretch;
+}
+__host__ __device__ __forceinline__ SkSeg sk_item(int b, int j, int grid, int num_tiles, int k_tiles) {
+  const int dp = sk_dp_tiles(num_tiles, grid);
+  if (j < dp / grid) return SkSeg{b + j * grid, 0, k_tiles, -1};
+  long long g0, g1;
+  sk_stretch(b, grid, num_tiles, k_tiles, g0, g1);
+  const long long t = g0 / k_tiles + (j - dp / grid);  // the stretch's tile, counted from the first stretch tile
+  const long long lo = t * k_tiles > g0 ? t * k_tiles : g0;
+  const long long hi = (t + 1) * k_tiles < g1 ? (t + 1) * k_tiles : g1;
+  SkSeg s{dp + (int)t, (int)(lo - t * k_tiles), (int)(hi - lo), -1};
+  if (s.kb_count < k_tiles) s.slot = s.kb_first > 0 ? b : b + 1;
+  return s;
+}
+
 // Cluster split-K (CSPLIT, session 12): a cluster of `splits` CTAs along x computes the splits of one
 // tile, CTA rank s (= blockIdx.x % splits) split s, one item per block (grid = tiles x splits). The
 // item index in work_item's split-major numbering:
@@ -555,6 +599,14 @@ __device__ __forceinline__ ItemAt item_at(int item, int num_units, int splits, i
     pair_tile<MC, CM>(unit, rank, tiles_m, tiles_n, it.tm, it.tn);
   else
     tile_coords(unit, tiles_m, tiles_n, it.tm, it.tn);
+  return it;
+}
+
+// SK: this CTA's item j (sk_item) in the producers' form.
+__device__ __forceinline__ ItemAt sk_item_at(int j, int num_tiles, int k_tiles, int tiles_m, int tiles_n) {
+  const SkSeg s = sk_item(blockIdx.x, j, gridDim.x, num_tiles, k_tiles);
+  ItemAt it{s.kb_first, s.kb_count, 0, 0};
+  tile_coords(s.tile, tiles_m, tiles_n, it.tm, it.tn);
   return it;
 }
 
@@ -641,6 +693,43 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
     }
     if constexpr (LATE) {
       if (item + step < num_items) next = item_at<SPLITK>(item + step, num_tiles, splits, k_tiles, tiles_m, tiles_n);
+    }
+  }
+}
+
+// The stream-K kernel's producer (SK, see sk_item): produce_tiles' TMA loop over this CTA's own items (64-deep
+// slots, 2-D B), a copy so that produce_tiles' kernels keep the SASS they were measured with.
+template <class T, int BM, int BN, int STAGES, bool LATE, PdlRole ROLE>
+__device__ __forceinline__ void produce_tiles_sk(const CUtensorMap* map_a, const CUtensorMap* map_b, uint64_t* full,
+                                                 uint64_t* empty, unsigned char* slots_a, unsigned char* slots_b,
+                                                 int tiles_m, int tiles_n, int num_tiles, int k_tiles) {
+  if constexpr (!kEarlyMapPrefetch) {
+    tma_prefetch_map(map_a);
+    tma_prefetch_map(map_b);
+  }
+  const RingAt ring(full, empty, slots_a, slots_b);
+  const int num_items = sk_items(blockIdx.x, gridDim.x, num_tiles, k_tiles);
+  int slot = 0;
+  uint32_t phase = 0;
+  bool wrapped = false;  // (kFreshRing) the ring has been round once
+  if constexpr (LATE) pdl_late<ROLE>();
+  for (int item = 0; item < num_items; ++item) {
+    const ItemAt it = sk_item_at(item, num_tiles, k_tiles, tiles_m, tiles_n);
+    const int m0 = it.tm * BM, n0 = it.tn * BN;
+    for (int kt = 0; kt < it.kb_count; ++kt) {
+      if (!kFreshRing || wrapped) mbar_wait_at(ring.empty + slot * 8, phase ^ 1);
+      const uint32_t full_at = ring.full + slot * 8;
+      mbar_expect_tx_at(full_at, T::kSlotBytes);
+      const int k0 = (it.kb_first + kt) * kBK;
+      tma_load_2d_at(ring.a + slot * T::kSlotABytes, map_a, k0, m0, full_at);
+#pragma unroll
+      for (int j = 0; j < T::kChunks; ++j)
+        tma_load_2d_at(ring.b + slot * T::kSlotBBytes + j * T::kChunkBBytes, map_b, n0 + j * T::kCols, k0, full_at);
+      if (++slot == STAGES) {
+        slot = 0;
+        phase ^= 1;
+        wrapped = true;
+      }
     }
   }
 }
@@ -924,6 +1013,10 @@ __device__ __forceinline__ int atom_add_acq_rel_gpu(int* p, int v) {
   int old;
   asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
+}
+// Add at GPU scope with release semantics, no result (the stream-K fixup's "partial stored").
+__device__ __forceinline__ void red_add_release_gpu(int* p, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 // Load at GPU scope with acquire semantics (the spread fixup's wait for every split of a tile).
 __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
@@ -1253,7 +1346,7 @@ __device__ __forceinline__ void swapped_epilogue(float (&acc)[T::kMI][T::kAcc], 
 // memory alive until its peers have read it.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, bool SPLITK, int EPI = 0, bool CSPLIT = false,
           bool CPA = false, bool SHEPI = false, bool B3D = false, int KB = 1, bool SWAP = false, bool KS = false,
-          bool BT = false>
+          bool BT = false, bool SK = false>
 __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             const CUtensorMap* map_c, float* partials, int M, int N,
                                             int K, int splits, int* counters = nullptr,
@@ -1267,6 +1360,9 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
                 "k-split consumers: the plain ping-pong's TMA kernel only");
   static_assert(!BT || (!CSPLIT && !CPA && !B3D && KB == 1 && !KS),
                 "B^T (K-major B): the TMA kernels only (plain or split-K in our frame, plain swapped)");
+  static_assert(!SK || (SCHED == kSchedCoopTma && !SPLITK && !CSPLIT && !CPA && !SHEPI && !B3D && KB == 1 && !SWAP &&
+                        !KS && !BT),
+                "stream-K: the cooperative plain TMA kernel only");
   // KS: both consumers on every item, alternating k-blocks (not ping-pong's alternating items).
   constexpr bool kPP = T::kPingPong && !KS;
   extern __shared__ unsigned char smem_raw[];
@@ -1311,7 +1407,9 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   const int tiles_n = (N + BN - 1) / BN;
   const int num_tiles = tiles_m * tiles_n;
   const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes (k-blocks of 64 * KB)
-  const int num_items = SPLITK ? num_tiles * splits : num_tiles;
+  // SK: this CTA's own items 0, 1, ... (sk_items)
+  const int num_items =
+      SK ? sk_items(blockIdx.x, gridDim.x, num_tiles, k_tiles) : SPLITK ? num_tiles * splits : num_tiles;
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
@@ -1323,8 +1421,12 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       }
     }
     if (!cp && wg_thread == 0)  // (kLateWait: waits once its first item's coordinates are known)
-      produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB, kLateWait, kRole, BT>(
-          map_a, map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n, num_tiles, k_tiles, splits);
+      if constexpr (SK)
+        produce_tiles_sk<T, BM, BN, STAGES, kLateWait, kRole>(map_a, map_b, full, empty, slots_a, slots_b, tiles_m,
+                                                              tiles_n, num_tiles, k_tiles);
+      else
+        produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB, kLateWait, kRole, BT>(
+            map_a, map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n, num_tiles, k_tiles, splits);
     else if (!cp)
       pdl_late<kRole>();
   } else {
@@ -1361,6 +1463,10 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
       first = (T::kPingPong && consumer == 1) ? num_items : csplit_item(num_tiles, splits);
       step = num_items;
     }
+    if constexpr (SK) {
+      first = 0;
+      step = 1;
+    }
     const RingAt ring(full, empty, slots_a, slots_b);
     for (int item = first; item < num_items; item += step) {
       int tile = item, split = 0, kb_count = k_tiles;
@@ -1369,6 +1475,13 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         tile = w.tile;
         split = w.split;
         kb_count = w.kb_count;
+      }
+      [[maybe_unused]] int sk_slot = -1;
+      if constexpr (SK) {
+        const SkSeg sg = sk_item(blockIdx.x, item, gridDim.x, num_tiles, k_tiles);
+        tile = sg.tile;
+        kb_count = sg.kb_count;
+        sk_slot = sg.slot;
       }
       int tm, tn;
       tile_coords(tile, tiles_m, tiles_n, tm, tn);
@@ -1567,8 +1680,52 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
           }
         }
       }
+      if constexpr (SK) {
+        // Stream-K fixup of a tile with two contributors (slot >= 0), per consumer warpgroup (counter slot x
+        // CONSUMERS + consumer, partial alongside). The first to take the ticket stores its fp32 accumulators
+        // (float4 q x 128 + thread: a warp's stores on consecutive 16-byte units) and then releases the counter's
+        // high half; the second waits for that, adds the partial and stores C. The wait is only ever on a CTA
+        // that has already passed its ticket and has nothing left to wait for before its release, so no
+        // co-residency is assumed. a + b is b + a in fp32, so C is the same whichever CTA comes first
+        // (deterministic; not bitwise the plain kernel's: K is summed in two halves). The second puts the
+        // counter back to 0 (nobody touches it after the release): counters are zero between calls.
+        if (sk_slot >= 0) {
+          const int ctr = sk_slot * CONSUMERS + consumer;
+          float4* part = reinterpret_cast<float4*>(partials) + (size_t)ctr * (T::kMI * T::kAcc / 4) * 128;
+          const auto sk_at = [&](int mi, int i) { return (mi * (T::kAcc / 4) + i / 4) * 128 + wg_thread; };
+          bool first_in = false;
+          if (wg_thread == 0) first_in = (atom_add_acq_rel_gpu(&counters[ctr], 1) & 0xFFFF) == 0;
+          if (named_bar_or(kBarEpilogue + consumer, 128, first_in)) {
+#pragma unroll
+            for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+              for (int i = 0; i < T::kAcc; i += 4)
+                __stcg(part + sk_at(mi, i), make_float4(acc[mi][i], acc[mi][i + 1], acc[mi][i + 2], acc[mi][i + 3]));
+            named_bar_sync(kBarEpilogue + consumer, 128);  // the warpgroup's stores, then the release
+            if (wg_thread == 0) red_add_release_gpu(&counters[ctr], 1 << 16);
+            store_c = false;
+          } else {
+            if (wg_thread == 0) {
+              while ((ld_acquire_gpu(&counters[ctr]) >> 16) == 0) {
+              }
+              counters[ctr] = 0;
+            }
+            named_bar_sync(kBarEpilogue + consumer, 128);  // the partial is visible to every thread
+#pragma unroll
+            for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+              for (int i = 0; i < T::kAcc; i += 4) {
+                const float4 v = __ldcg(part + sk_at(mi, i));
+                acc[mi][i] += v.x;
+                acc[mi][i + 1] += v.y;
+                acc[mi][i + 2] += v.z;
+                acc[mi][i + 3] += v.w;
+              }
+          }
+        }
+      }
       if (!store_c) {
-        // a split-K item whose tile another item (or the reduce kernel) finishes
+        // a split-K item whose tile another item (or the reduce kernel) finishes; SK: the first contributor
       } else if constexpr (SWAP) {
         swapped_epilogue<T, BM>(acc, my_epi, T::kEpiRunning ? epi_seq : 0, warp, lane, wg_thread, consumer, map_c, m0,
                                 n0, M, N);
@@ -2010,6 +2167,19 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                         const __grid_constant__ CUtensorMap map_c, int M, int N, int K, CpSrc src) {
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, CPA, SHEPI>(&map_a, &map_b, &map_c, nullptr, M, N,
                                                                                K, 1, nullptr, nullptr, 0, 0, src);
+}
+
+// The stream-K kernel (SK, session 47; see sk_item): a cooperative plain kernel's tiles, the last partial wave's
+// work spread over every CTA. partials / counters: the fixup's slots (cudaopt_wgmma_streamk_workspace_bytes);
+// the split-K signature, its splits, c_ptr, ldc and spread unused.
+template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+    hgemm_wgmma2_streamk_kernel(const __grid_constant__ CUtensorMap map_a,
+                                const __grid_constant__ CUtensorMap map_b,
+                                const __grid_constant__ CUtensorMap map_c, float* partials, int* counters, int M,
+                                int N, int K, int, half*, int, int, CpSrc) {
+  wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, false, false, false, true>(
+      &map_a, &map_b, &map_c, partials, M, N, K, 1, counters, nullptr, 0, 0, CpSrc{});
 }
 
 // B^T twins of the plain kernel (BT, session 39): B given K-major (the caller's B^T, N x K row-major); TMA only, in
@@ -2714,6 +2884,28 @@ Kernel2SplitFn bt_splitk_twin(const WgmmaEntry& c) {
   return t && c.kernel2_splitk ? t->splitk_bt : nullptr;
 }
 
+// Stream-K twins (SK, session 47) of the cooperative configs the shipped tables run from 1e11 FLOP (and the
+// 256 x 128 the wave probe measured), found by the config's kernel2 as the B^T twins are.
+struct SkTwin {
+  Kernel2Fn nn;
+  Kernel2SplitFn sk;
+};
+#define CUDAOPT_SK_TWIN(BM, BN, CONS, ST, SCHED, EPI) \
+  SkTwin { hgemm_wgmma2_kernel<BM, BN, CONS, ST, SCHED, EPI>, hgemm_wgmma2_streamk_kernel<BM, BN, CONS, ST, SCHED, EPI> }
+const SkTwin kSkTwins[] = {
+    CUDAOPT_SK_TWIN(128, 256, 2, 3, 1, 0),  // 4
+    CUDAOPT_SK_TWIN(128, 256, 2, 4, 1, 2),  // 11
+    CUDAOPT_SK_TWIN(256, 128, 2, 4, 1, 1),  // 12
+    CUDAOPT_SK_TWIN(128, 192, 2, 5, 1, 1),  // 14
+};
+#undef CUDAOPT_SK_TWIN
+Kernel2SplitFn sk_twin(const WgmmaEntry& c) {
+  if (c.cluster > 1 || c.kernel2 == nullptr) return nullptr;
+  for (const SkTwin& t : kSkTwins)
+    if (t.nn == c.kernel2) return t.sk;
+  return nullptr;
+}
+
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                    const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                                    const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -3042,6 +3234,33 @@ int cudaopt_wgmma_work_item(int w, int num_tiles, int splits, int k_tiles, int* 
   return 0;
 }
 
+// Stream-K (sk_item, host mirror for the CPU tests): CTA b's item j of a launch of `grid` CTAs over num_tiles tiles
+// of k_tiles k-blocks into out[4] (tile, first k-block, k-block count, fixup slot or -1). Returns the CTA's item
+// count, or -1 for arguments no launch makes (grid outside 1..num_tiles, b or j out of range).
+int cudaopt_wgmma_sk_item(int b, int j, int grid, int num_tiles, int k_tiles, int* out) {
+  if (grid < 1 || grid > num_tiles || k_tiles < 1 || b < 0 || b >= grid) return -1;
+  const int items = sk_items(b, grid, num_tiles, k_tiles);
+  if (j < 0 || j >= items) return -1;
+  const SkSeg sg = sk_item(b, j, grid, num_tiles, k_tiles);
+  out[0] = sg.tile;
+  out[1] = sg.kb_first;
+  out[2] = sg.kb_count;
+  out[3] = sg.slot;
+  return items;
+}
+// 1 where `config` has a stream-K twin (cudaopt_hgemm_wgmma_streamk runs it), else 0.
+int cudaopt_wgmma_has_streamk(int config) {
+  return config >= 0 && config < kNumWgmmaConfigs && sk_twin(kWgmmaConfigs[config]) ? 1 : 0;
+}
+// Workspace of a stream-K launch on a device of `sms` SMs: the fixup counters (a slot per CTA boundary and
+// consumer; zero between calls, as split-K's), rounded to 256 bytes, then a BM x BN fp32 partial per slot.
+// 0 for a config without a twin.
+size_t cudaopt_wgmma_streamk_workspace_bytes(int config, int sms) {
+  if (!cudaopt_wgmma_has_streamk(config) || sms < 1) return 0;
+  const WgmmaEntry& c = kWgmmaConfigs[config];
+  return ((size_t)sms * c.consumers * sizeof(int) + 255) / 256 * 256 + (size_t)sms * c.bm * c.bn * sizeof(float);
+}
+
 // Grid the launcher uses for (config, M, N, splits) on a device with `sms` SMs; -1 for a bad id.
 // Host-only.
 int cudaopt_wgmma_grid(int config, int M, int N, int splits, int sms) {
@@ -3078,6 +3297,8 @@ int cudaopt_wgmma_init() {
       e = cudaFuncSetAttribute(bt_twin(c), cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e == cudaSuccess && bt_splitk_twin(c))
       e = cudaFuncSetAttribute(bt_splitk_twin(c), cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
+    if (e == cudaSuccess && sk_twin(c))
+      e = cudaFuncSetAttribute(sk_twin(c), cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem_bytes);
     if (e != cudaSuccess) return (int)e;
   }
   return 0;
@@ -3343,6 +3564,40 @@ int cudaopt_hgemm_wgmma_bt(const void* A, const void* Bt, void* C, int M, int N,
               args, 1);
   if (st != 0) return st;
   return launch_splitk_reduce(partials, c_half, M, N, ldc, splits, sms, s);
+}
+
+// C = A @ B through config's stream-K twin (sk_item): the plain kernel's tiles and maps, the last partial wave's
+// k-blocks spread over every CTA, two contributors a split tile summed through `workspace` (at least
+// cudaopt_wgmma_streamk_workspace_bytes(config, #SMs), 16-byte aligned, its counters zero: calls leave them so).
+// One launch, no allocation. Returns as cudaopt_hgemm_wgmma_splitk; -1 also for a config without a twin.
+int cudaopt_hgemm_wgmma_streamk(const void* A, const void* B, void* C, int M, int N, int K, int lda, int ldb, int ldc,
+                                int config, void* workspace, size_t workspace_bytes, void* stream) {
+  if (!cudaopt_wgmma_has_streamk(config) || M <= 0 || N <= 0 || K <= 0) return -1;
+  if (K % 8 || N % 8 || lda % 8 || ldb % 8 || ldc % 8 || lda < K || ldb < N || ldc < N) return -1;
+  if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B) | reinterpret_cast<uintptr_t>(C)) & 15)
+    return -1;
+  const int sms = sm_count();
+  if (sms <= 0) return (int)cudaErrorInvalidDevice;
+  if (workspace == nullptr || (reinterpret_cast<uintptr_t>(workspace) & 15) ||
+      workspace_bytes < cudaopt_wgmma_streamk_workspace_bytes(config, sms))
+    return -1;
+  const WgmmaEntry& c = kWgmmaConfigs[config];
+  CUtensorMap map_a, map_b, map_c;
+  int st = tensor_map(operand_key(c, MapKey{A, M, K, lda, c.bm}), &map_a);
+  if (st != 0) return st;
+  st = tensor_map(operand_key(c, with_cols(MapKey{B, K, N, ldb, kBK}, chunk_cols(c))), &map_b);
+  if (st != 0) return st;
+  st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, chunk_cols(c)), &map_c);
+  if (st != 0) return st;
+  int* counters = static_cast<int*>(workspace);
+  float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) +
+                                             ((size_t)sms * c.consumers * sizeof(int) + 255) / 256 * 256);
+  int unused = 0;
+  half* no_c = nullptr;
+  CpSrc none{};
+  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &unused, &no_c, &unused, &unused, &none};
+  return launch(reinterpret_cast<const void*>(sk_twin(c)), launch_grid(c, M, N, 1, sms), c.threads, c.smem_bytes,
+                cudaStream_t(stream), args, 1);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with

@@ -1,0 +1,120 @@
+"""Stream-K twins against their plain kernels on the grid shapes a table runs them on (issue 6, session 47).
+
+The wave probe (gemm_wave_probe.py) measured on an H100 that a partial last wave of tiles costs about a whole wave
+(q = 0.88-0.98), and session 47 wrote stream-K twins of the cooperative configs (hgemm_wgmma.cu's sk_item: the last
+partial wave's k-blocks spread over every SM, a tile cut in two summed through a workspace). This asks the question a
+table would: on each grid shape where the table runs such a config without split-K and the tile count is not a whole
+number of waves, is the twin faster? Per shape the plain kernel and the twin are timed interleaved (bench's CUDA-graph
+GPU timing, shuffled rounds), with the within-round ratio's median beside the ratio of medians; the twin's output is
+checked against the plain kernel's (the bench's quick bound) first.
+
+    python benchmarks/gemm_streamk_ab.py                       # the shipped table of this GPU, shapes from 1e10 FLOP
+    python benchmarks/gemm_streamk_ab.py --min-flop 1e11 --rounds 20 --out sk_ab.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+import time
+
+
+def candidates(table: dict, sms: int, min_flop: float, has_streamk) -> list[tuple[tuple[int, int, int], object]]:
+    """(shape, choice) of every table entry our stream-K twin could replace: our kernel without split-K, a config with
+    a twin, at least min_flop, and a tile count above one wave that is not a whole number of waves."""
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+
+    out = []
+    for (m, n, k), ch in sorted(table.items()):
+        if ch.backend != "ours" or ch.splits != 1 or 2 * m * n * k < min_flop or not has_streamk(ch.config):
+            continue
+        tiles = KERNEL_CONFIGS[ch.config].tiles(m, n)
+        if tiles > sms and tiles % sms:
+            out.append(((m, n, k), ch))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--table", default=None, help="a table .json (default: the shipped table of this GPU)")
+    ap.add_argument("--min-flop", type=float, default=1e10)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--budget-s", type=float, default=240.0, help="stop starting shapes after this many seconds")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="one JSON line per shape here")
+    args = ap.parse_args(argv)
+    if args.rounds < 3 or args.budget_s <= 0:
+        print("gemm_streamk_ab: --rounds at least 3 and --budget-s positive; e.g. --rounds 15 --budget-s 240",
+              file=sys.stderr)
+        return 2
+    import torch
+
+    if not torch.cuda.is_available():
+        print("gemm_streamk_ab: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    from cudaopt.gemm import _lib, dispatch
+    from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, ours_launch
+    from cudaopt.gemm.configs import KERNEL_CONFIGS
+    from cudaopt.gemm.timing import time_gpu
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from gemm_wave_probe import streamk_launch
+
+    name = torch.cuda.get_device_name()
+    if args.table is None:
+        dispatch.use_device(name)
+    table = dispatch.load_table(args.table)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    shapes = candidates(table, sms, args.min_flop, _lib.has_streamk)
+    print(f"{name}, {sms} SMs; {len(shapes)} table shapes from {args.min_flop:.0e} FLOP on a config with a stream-K "
+          f"twin, tiles not a whole number of waves")
+    out = open(args.out, "w") if args.out else None
+    workspaces: dict[int, object] = {}
+    rows, t0 = [], time.monotonic()
+    print(f"{'shape':>18} {'config':>30} {'waves':>6} {'plain us':>9} {'sk us':>9} {'sk/plain':>8} {'paired':>7}")
+    for (m, n, k), ch in shapes:
+        if time.monotonic() - t0 > args.budget_s:
+            print(f"budget spent: {len(shapes) - len(rows)} shapes not timed")
+            break
+        cfg = KERNEL_CONFIGS[ch.config]
+        ws = workspaces.setdefault(ch.config, _lib.new_streamk_workspace(ch.config))
+        x = ShapeInputs([torch.randn((m, k), device="cuda", dtype=torch.float16) for _ in range(2)],
+                        [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(2)], [],
+                        [torch.empty((m, n), device="cuda", dtype=torch.float16) for _ in range(2)],
+                        torch.zeros(1, device="cuda"), None)
+        plain, sk = ours_launch(x, m, n, k, ch), streamk_launch(x, m, n, k, ch.config, ws)
+        plain(0)
+        ref = x.c[0].float()
+        sk(0)
+        err = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
+        per_round: dict[str, list[float]] = {}
+        t = time_gpu({"plain": plain, "sk": sk}, 2, rounds=args.rounds, rng=random.Random(args.seed + m + n + k),
+                     per_round=per_round)
+        paired = statistics.median(s / p for s, p in zip(per_round["sk"], per_round["plain"]))
+        tiles = cfg.tiles(m, n)
+        row = {"m": m, "n": n, "k": k, "config": ch.config, "label": cfg.label, "tiles": tiles, "waves": tiles / sms,
+               "plain_us": t["plain"], "sk_us": t["sk"], "ratio": t["sk"] / t["plain"], "paired": paired,
+               "rel_err_vs_plain": err, "correct": err <= QUICK_REL_ERR}
+        rows.append(row)
+        if out:
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+        print(f"{f'{m}x{n}x{k}':>18} {cfg.label:>30} {row['waves']:>6.2f} {row['plain_us']:>9.1f} {row['sk_us']:>9.1f} "
+              f"{row['ratio']:>8.3f} {paired:>7.3f}" + ("" if row["correct"] else f"  WRONG (rel err {err:.2e})"))
+        del x
+    if out:
+        out.close()
+    ok = [r for r in rows if r["correct"] and math.isfinite(r["ratio"])]
+    if ok:
+        geo = math.exp(statistics.fmean(math.log(r["paired"]) for r in ok))
+        print(f"stream-K twin / plain kernel, paired: geomean {geo:.4f} over {len(ok)} shapes; under 0.99 on "
+              f"{sum(r['paired'] < 0.99 for r in ok)}, over 1.01 on {sum(r['paired'] > 1.01 for r in ok)}; "
+              f"all correct: {len(ok) == len(rows)}")
+    return 0 if len(ok) == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
