@@ -2,14 +2,15 @@
 
 The wave probe (gemm_wave_probe.py) measured on an H100 that a partial last wave of tiles costs about a whole wave
 (q = 0.88-0.98), and session 47 wrote stream-K twins of the cooperative configs (hgemm_wgmma.cu's sk_item: the last
-partial wave's k-blocks spread over every SM, a tile cut in two summed through a workspace). This asks the question a
-table would: on each grid shape where the table runs such a config without split-K and the tile count is not a whole
-number of waves, is the twin faster? Per shape the plain kernel and the twin are timed interleaved (bench's CUDA-graph
-GPU timing, shuffled rounds), with the within-round ratio's median beside the ratio of medians; the twin's output is
-checked against the plain kernel's (the bench's quick bound) first.
+partial wave's r tiles split along K over the SMs the plain kernel leaves idle, at most --max-splits ways, summed
+through a workspace). This asks the question a table would: on each grid shape where the table runs such a config
+without split-K and the tile count is not a whole number of waves, is the twin faster? Per shape the plain kernel and
+the twin (one variant per split cap) are timed interleaved (bench's CUDA-graph GPU timing, shuffled rounds), with the
+within-round ratio's median beside the ratio of medians; each twin's output is checked against the plain kernel's (the
+bench's quick bound) first.
 
     python benchmarks/gemm_streamk_ab.py                       # the shipped table of this GPU, shapes from 1e10 FLOP
-    python benchmarks/gemm_streamk_ab.py --min-flop 1e11 --rounds 20 --out sk_ab.jsonl
+    python benchmarks/gemm_streamk_ab.py --min-flop 1e11 --rounds 20 --max-splits 4,8,16 --out sk_ab.jsonl
 """
 from __future__ import annotations
 
@@ -22,17 +23,17 @@ import sys
 import time
 
 
-def candidates(table: dict, sms: int, min_flop: float, has_streamk) -> list[tuple[tuple[int, int, int], object]]:
-    """(shape, choice) of every table entry our stream-K twin could replace: our kernel without split-K, a config with
-    a twin, at least min_flop, and a tile count above one wave that is not a whole number of waves."""
-    from cudaopt.gemm.configs import KERNEL_CONFIGS
+def candidates(table: dict, sms: int, min_flop: float, has_streamk, most: int) -> list[tuple[tuple[int, int, int], object]]:
+    """(shape, choice) of every table entry our stream-K twin could change: our kernel without split-K, a config with
+    a twin, at least min_flop, more tiles than SMs and a tail the twin would split (sk_tail_splits > 1 at `most`)."""
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, sk_tail_splits, wgmma_k_blocks
 
     out = []
     for (m, n, k), ch in sorted(table.items()):
         if ch.backend != "ours" or ch.splits != 1 or 2 * m * n * k < min_flop or not has_streamk(ch.config):
             continue
         tiles = KERNEL_CONFIGS[ch.config].tiles(m, n)
-        if tiles > sms and tiles % sms:
+        if tiles > sms and sk_tail_splits(sms, tiles, wgmma_k_blocks(k), most) > 1:
             out.append(((m, n, k), ch))
     return out
 
@@ -42,13 +43,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", default=None, help="a table .json (default: the shipped table of this GPU)")
     ap.add_argument("--min-flop", type=float, default=1e10)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--max-splits", default="8", help="comma list: the twin timed once per cap on a tail tile's splits")
     ap.add_argument("--budget-s", type=float, default=240.0, help="stop starting shapes after this many seconds")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="one JSON line per shape here")
     args = ap.parse_args(argv)
-    if args.rounds < 3 or args.budget_s <= 0:
-        print("gemm_streamk_ab: --rounds at least 3 and --budget-s positive; e.g. --rounds 15 --budget-s 240",
-              file=sys.stderr)
+    try:
+        caps = sorted({int(v) for v in args.max_splits.split(",") if v})
+        if not caps or not all(2 <= v <= 64 for v in caps):
+            raise ValueError
+    except ValueError:
+        caps = []
+    if args.rounds < 3 or args.budget_s <= 0 or not caps:
+        print("gemm_streamk_ab: --rounds at least 3, --budget-s positive, --max-splits a comma list of 2..64; e.g. "
+              "--rounds 15 --budget-s 240 --max-splits 4,8", file=sys.stderr)
         return 2
     import torch
 
@@ -56,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         print("gemm_streamk_ab: needs a CUDA GPU", file=sys.stderr)
         return 2
     from cudaopt.gemm import _lib, dispatch
-    from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, ours_launch
+    from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, launch_under, ours_launch
+    from cudaopt.gemm.configs import sk_tail_splits, wgmma_k_blocks
     from cudaopt.gemm.configs import KERNEL_CONFIGS
     from cudaopt.gemm.timing import time_gpu
 
@@ -68,13 +77,14 @@ def main(argv: list[str] | None = None) -> int:
         dispatch.use_device(name)
     table = dispatch.load_table(args.table)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    shapes = candidates(table, sms, args.min_flop, _lib.has_streamk)
+    shapes = candidates(table, sms, args.min_flop, _lib.has_streamk, max(caps))
     print(f"{name}, {sms} SMs; {len(shapes)} table shapes from {args.min_flop:.0e} FLOP on a config with a stream-K "
-          f"twin, tiles not a whole number of waves")
+          f"twin and a tail it splits; caps {caps}")
     out = open(args.out, "w") if args.out else None
     workspaces: dict[int, object] = {}
     rows, t0 = [], time.monotonic()
-    print(f"{'shape':>18} {'config':>30} {'waves':>6} {'plain us':>9} {'sk us':>9} {'sk/plain':>8} {'paired':>7}")
+    print(f"{'shape':>18} {'config':>30} {'waves':>6} {'plain us':>9} "
+          + " ".join(f"{f'sk{c} us':>9} {'paired':>7}" for c in caps))
     for (m, n, k), ch in shapes:
         if time.monotonic() - t0 > args.budget_s:
             print(f"budget spent: {len(shapes) - len(rows)} shapes not timed")
@@ -85,34 +95,45 @@ def main(argv: list[str] | None = None) -> int:
                         [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(2)], [],
                         [torch.empty((m, n), device="cuda", dtype=torch.float16) for _ in range(2)],
                         torch.zeros(1, device="cuda"), None)
-        plain, sk = ours_launch(x, m, n, k, ch), streamk_launch(x, m, n, k, ch.config, ws)
-        plain(0)
+        cands = {"plain": ours_launch(x, m, n, k, ch)}
+        for c in caps:  # each cap a launch made under its setting (a CUDA graph keeps what it captured)
+            cands[f"sk{c}"] = launch_under(streamk_launch(x, m, n, k, ch.config, ws), _lib.set_streamk_max_splits, c, 8)
+        cands["plain"](0)
         ref = x.c[0].float()
-        sk(0)
-        err = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
+        errs = {}
+        for c in caps:
+            x.c[0].zero_()
+            cands[f"sk{c}"](0)
+            errs[c] = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
         per_round: dict[str, list[float]] = {}
-        t = time_gpu({"plain": plain, "sk": sk}, 2, rounds=args.rounds, rng=random.Random(args.seed + m + n + k),
-                     per_round=per_round)
-        paired = statistics.median(s / p for s, p in zip(per_round["sk"], per_round["plain"]))
+        t = time_gpu(cands, 2, rounds=args.rounds, rng=random.Random(args.seed + m + n + k), per_round=per_round)
         tiles = cfg.tiles(m, n)
         row = {"m": m, "n": n, "k": k, "config": ch.config, "label": cfg.label, "tiles": tiles, "waves": tiles / sms,
-               "plain_us": t["plain"], "sk_us": t["sk"], "ratio": t["sk"] / t["plain"], "paired": paired,
-               "rel_err_vs_plain": err, "correct": err <= QUICK_REL_ERR}
+               "plain_us": t["plain"], "variants": []}
+        for c in caps:
+            paired = statistics.median(s / p for s, p in zip(per_round[f"sk{c}"], per_round["plain"]))
+            row["variants"].append({"max_splits": c, "splits": sk_tail_splits(sms, tiles, wgmma_k_blocks(k), c),
+                                    "sk_us": t[f"sk{c}"], "ratio": t[f"sk{c}"] / t["plain"], "paired": paired,
+                                    "rel_err_vs_plain": errs[c], "correct": errs[c] <= QUICK_REL_ERR})
+        row["correct"] = all(v["correct"] for v in row["variants"])
         rows.append(row)
         if out:
             out.write(json.dumps(row) + "\n")
             out.flush()
-        print(f"{f'{m}x{n}x{k}':>18} {cfg.label:>30} {row['waves']:>6.2f} {row['plain_us']:>9.1f} {row['sk_us']:>9.1f} "
-              f"{row['ratio']:>8.3f} {paired:>7.3f}" + ("" if row["correct"] else f"  WRONG (rel err {err:.2e})"))
+        print(f"{f'{m}x{n}x{k}':>18} {cfg.label:>30} {row['waves']:>6.2f} {row['plain_us']:>9.1f} "
+              + " ".join(f"{v['sk_us']:>9.1f} {v['paired']:>7.3f}" for v in row["variants"])
+              + ("" if row["correct"] else f"  WRONG (rel err {max(errs.values()):.2e})"))
         del x
     if out:
         out.close()
-    ok = [r for r in rows if r["correct"] and math.isfinite(r["ratio"])]
-    if ok:
-        geo = math.exp(statistics.fmean(math.log(r["paired"]) for r in ok))
-        print(f"stream-K twin / plain kernel, paired: geomean {geo:.4f} over {len(ok)} shapes; under 0.99 on "
-              f"{sum(r['paired'] < 0.99 for r in ok)}, over 1.01 on {sum(r['paired'] > 1.01 for r in ok)}; "
-              f"all correct: {len(ok) == len(rows)}")
+    ok = [r for r in rows if r["correct"]]
+    for i, c in enumerate(caps):
+        ps = [r["variants"][i]["paired"] for r in ok if math.isfinite(r["variants"][i]["paired"])]
+        if ps:
+            geo = math.exp(statistics.fmean(math.log(p) for p in ps))
+            print(f"stream-K twin (at most {c} splits) / plain kernel, paired: geomean {geo:.4f} over {len(ps)} "
+                  f"shapes; under 0.99 on {sum(p < 0.99 for p in ps)}, over 1.01 on {sum(p > 1.01 for p in ps)}")
+    print(f"all correct: {len(ok) == len(rows)}")
     return 0 if len(ok) == len(rows) else 1
 
 

@@ -1217,7 +1217,7 @@ PY
     timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py -k streamk -p no:cacheprovider 2>&1 | tail -4
     GEMM_WAVE_ARGS="--configs ${GEMM_SK_CONFIGS:-18,25,28,26} --rounds 10" gemm_wave_probe_run 150
     grep -E "^stream-K" "$OUT/wave_probe.txt"
-    timeout "${GEMM_SK_AB_LIMIT:-200}" python3 benchmarks/gemm_streamk_ab.py --rounds 10 --budget-s "${GEMM_SK_AB_BUDGET_S:-170}" \
+    timeout "${GEMM_SK_AB_LIMIT:-200}" python3 benchmarks/gemm_streamk_ab.py --rounds 10 --budget-s "${GEMM_SK_AB_BUDGET_S:-170}" --max-splits 4,8,16 \
       --out "$OUT/sk_ab.jsonl" > "$OUT/sk_ab.txt" 2>&1; echo "gemm_streamk_ab: rc $?"
     tail -n 45 "$OUT/sk_ab.txt"
     ;;

@@ -1080,9 +1080,9 @@ def _streamk_cases():
     import random
 
     rng = random.Random(47)
-    # (num_tiles, grid, k_blocks): 7.76 and 6.06 waves of 132 (the wave probe's), one wave and a bit, whole waves,
-    # fewer tiles than k-blocks, one k-block, and random ones (grid <= num_tiles, as the launcher's min(#SMs, tiles))
-    cases = [(1024, 132, 64), (800, 132, 64), (136, 132, 16), (264, 132, 7), (132, 132, 5), (133, 132, 1),
+    # (num_tiles, grid, k_blocks): 6.06 waves of 132 (8 tail tiles), 7.76 (100: one split), one wave and a few tiles,
+    # whole waves, fewer k-blocks than splits, one k-block, and random ones (grid <= num_tiles, as the launcher's)
+    cases = [(800, 132, 64), (1024, 132, 64), (136, 132, 16), (264, 132, 7), (133, 132, 3), (133, 132, 1),
              (2, 1, 3), (5, 3, 1), (263, 132, 128), (1056, 132, 64)]
     for _ in range(300):
         grid = rng.choice([1, 2, 3, 7, 64, 131, 132])
@@ -1090,75 +1090,80 @@ def _streamk_cases():
     return cases
 
 
-def _check_streamk_cover(num_tiles, grid, k_blocks, items_of):
-    """Every (tile, k-block) covered once; a tile whole or cut in two by one CTA boundary, whose slot both halves
-    name; the whole waves first, round-robin; at most three stretch segments a CTA; every stretch at least a tile."""
+def _check_streamk_cover(num_tiles, grid, k_blocks, splits, items_of):
+    """Every (tile, k-block) covered once; the whole waves round-robin as the plain kernel's; a tail tile cut in
+    `splits` contiguous balanced ranges, split z on CTA (tile's tail index) + z r; at most one tail item a CTA."""
     from collections import defaultdict
 
-    waves = num_tiles // grid
-    dp = (waves - 1) * grid if waves else 0
+    waves, r = divmod(num_tiles, grid)
     parts = defaultdict(list)
     for b in range(grid):
         items = items_of(b)
-        assert items[: len(range(b, dp, grid))] == [(t, 0, k_blocks, -1) for t in range(b, dp, grid)]
-        stretch = items[len(range(b, dp, grid)):]
-        assert 1 <= len(stretch) <= 3 and sum(c for _, _, c, _ in stretch) >= k_blocks
-        for tile, first, count, slot in items:
+        assert items[:waves] == [(t, 0, k_blocks, -1) for t in range(b, waves * grid, grid)]
+        assert len(items) - waves == (1 if b < r * splits else 0)
+        for tile, first, count, split in items:
             assert count >= 1 and 0 <= first and first + count <= k_blocks
-            parts[tile].append((first, count, slot, b))
+            parts[tile].append((first, count, split, b))
     assert sorted(parts) == list(range(num_tiles))
-    slots = set()
     for tile, ps in parts.items():
         ps.sort()
         assert ps[0][0] == 0 and sum(c for _, c, _, _ in ps) == k_blocks
         assert all(ps[i][0] + ps[i][1] == ps[i + 1][0] for i in range(len(ps) - 1))
-        if len(ps) == 1:
-            assert ps[0][2] == -1
-        else:  # two contributors: CTAs b - 1 (the tile's head) and b (its tail), both naming slot b
-            assert len(ps) == 2 and ps[0][2] == ps[1][2] == ps[1][3] == ps[0][3] + 1 and 1 <= ps[1][3] < grid
-            slots.add(ps[1][2])
-    assert len(slots) == sum(len(ps) == 2 for ps in parts.values())
+        if tile < waves * grid or splits == 1:
+            assert len(ps) == 1 and ps[0][2] == -1
+        else:
+            t = tile - waves * grid
+            assert [(z, b) for _, _, z, b in ps] == [(z, t + z * r) for z in range(splits)]
+            assert max(c for _, c, _, _ in ps) - min(c for _, c, _, _ in ps) <= 1
 
 
 def test_streamk_items_cover_every_tile_and_k_block_once():
-    from cudaopt.gemm.configs import sk_items
+    from cudaopt.gemm.configs import sk_items, sk_tail_splits
 
     for num_tiles, grid, k_blocks in _streamk_cases():
-        _check_streamk_cover(num_tiles, grid, k_blocks, lambda b, a=(grid, num_tiles, k_blocks): sk_items(b, *a))
-    # 7.76 waves of 132: 6 whole waves round-robin, then 1024 - 792 = 232 tiles over 132 stretches of 112-113 k-blocks
-    first = sk_items(0, 132, 1024, 64)
-    assert first[:6] == [(t, 0, 64, -1) for t in range(0, 792, 132)] and first[6:] == [(792, 0, 64, -1),
-                                                                                      (793, 0, 48, 1)]
+        for splits in {1, sk_tail_splits(grid, num_tiles, k_blocks), sk_tail_splits(grid, num_tiles, k_blocks, 64)}:
+            _check_streamk_cover(num_tiles, grid, k_blocks, splits,
+                                 lambda b, a=(grid, num_tiles, k_blocks, splits): sk_items(b, *a))
+    # 6.06 waves of 132: 8 tail tiles, 16 splits possible, 8 by default; 7.76 waves: 100 tail tiles, no split
+    assert sk_tail_splits(132, 800, 64) == 8 and sk_tail_splits(132, 800, 64, 64) == 16
+    assert sk_tail_splits(132, 1024, 64) == 1 and sk_tail_splits(132, 1056, 64) == 1
+    assert sk_tail_splits(132, 800, 5) == 5  # no more splits than k-blocks
+    assert sk_items(9, 132, 800, 64, 8) == [(t, 0, 64, -1) for t in range(9, 792, 132)] + [(793, 8, 8, 1)]
+    assert sk_items(64, 132, 800, 64, 8) == [(t, 0, 64, -1) for t in range(64, 792, 132)]  # past the tail's 64 items
 
 
 @pytest.mark.timeout(120)
 def test_compiled_streamk_items_match_the_mirror(kernel_lib):
-    """The device code's sk_item (compiled for the host as cudaopt_wgmma_sk_item) gives the mirror's items, so the
-    coverage above holds for the kernel's own arithmetic; it refuses what no launch makes; the twins, their
-    workspace (a counter per boundary and consumer, rounded to 256 bytes, then a BM x BN fp32 partial per CTA)."""
+    """The device code's sk_item and sk_tail_splits (compiled for the host) give the mirror's items and split counts,
+    so the coverage above holds for the kernel's own arithmetic; they refuse what no launch makes; the twins and
+    their workspace (a counter per tail tile and consumer, rounded to 256 bytes, then a BM x BN fp32 slot per CTA)."""
     import ctypes
 
     from cudaopt.gemm import _lib
-    from cudaopt.gemm.configs import sk_items
+    from cudaopt.gemm.configs import sk_items, sk_tail_splits
 
     _lib.declare_wgmma_splitk(kernel_lib)
     buf = (ctypes.c_int * 4)()
 
-    def compiled(b, grid, num_tiles, k_blocks):
-        n = kernel_lib.cudaopt_wgmma_sk_item(b, 0, grid, num_tiles, k_blocks, buf)
-        out = [tuple(buf)]
+    def compiled(b, grid, num_tiles, k_blocks, splits):
+        n = kernel_lib.cudaopt_wgmma_sk_item(b, 0, grid, num_tiles, k_blocks, splits, buf)
+        out = [tuple(buf)] if n > 0 else []
         for j in range(1, n):
-            assert kernel_lib.cudaopt_wgmma_sk_item(b, j, grid, num_tiles, k_blocks, buf) == n
+            assert kernel_lib.cudaopt_wgmma_sk_item(b, j, grid, num_tiles, k_blocks, splits, buf) == n
             out.append(tuple(buf))
         return out
 
     for num_tiles, grid, k_blocks in _streamk_cases()[:150]:
-        for b in range(grid):
-            assert compiled(b, grid, num_tiles, k_blocks) == sk_items(b, grid, num_tiles, k_blocks)
-    # K near 2^31: the stretch's k-block arithmetic in 64 bits
+        for most in (1, 8, 64):
+            splits = kernel_lib.cudaopt_wgmma_sk_tail_splits(grid, num_tiles, k_blocks, most)
+            assert splits == sk_tail_splits(grid, num_tiles, k_blocks, most)
+            for b in range(grid):
+                assert compiled(b, grid, num_tiles, k_blocks, splits) == sk_items(b, grid, num_tiles, k_blocks, splits)
+    # K near 2^31: the split's k-block arithmetic in 64 bits
     big = wgmma_k_blocks(2**31 - 8)
-    assert compiled(131, 132, 263, big) == sk_items(131, 132, 263, big)
-    for args in [(0, 0, 0, 4, 8), (0, 0, 5, 4, 8), (4, 0, 4, 4, 8), (0, 9, 4, 4, 8), (0, 0, 2, 4, 0)]:
+    assert compiled(131, 132, 133, big, 8) == sk_items(131, 132, 133, big, 8)
+    for args in [(0, 0, 0, 4, 8, 1), (0, 0, 5, 4, 8, 1), (4, 0, 4, 4, 8, 1), (0, 9, 4, 4, 8, 1), (0, 0, 2, 4, 0, 1),
+                 (0, 0, 132, 800, 64, 17), (0, 0, 132, 800, 64, 0)]:
         assert kernel_lib.cudaopt_wgmma_sk_item(*args, buf) == -1, args
     with_twin = [c for c in WGMMA_CONFIGS if kernel_lib.cudaopt_wgmma_has_streamk(c.index)]
     # (the cluster split-K configs share their twins' plain kernel, so its stream-K twin too)

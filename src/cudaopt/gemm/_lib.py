@@ -250,8 +250,12 @@ def declare_wgmma_splitk(lib: ctypes.CDLL) -> ctypes.CDLL:
         lib.cudaopt_wgmma_has_streamk.restype = _i
         lib.cudaopt_wgmma_streamk_workspace_bytes.argtypes = [_i, _i]
         lib.cudaopt_wgmma_streamk_workspace_bytes.restype = _sz
-        lib.cudaopt_wgmma_sk_item.argtypes = [_i, _i, _i, _i, _i, ctypes.POINTER(_i)]
+        lib.cudaopt_wgmma_sk_item.argtypes = [_i, _i, _i, _i, _i, _i, ctypes.POINTER(_i)]
         lib.cudaopt_wgmma_sk_item.restype = _i
+        lib.cudaopt_wgmma_sk_tail_splits.argtypes = [_i, _i, _i, _i]
+        lib.cudaopt_wgmma_sk_tail_splits.restype = _i
+        lib.cudaopt_wgmma_set_streamk_max_splits.argtypes = [_i]
+        lib.cudaopt_wgmma_set_streamk_max_splits.restype = None
     for name in ("cudaopt_hgemm_set_pdl", "cudaopt_wgmma_set_pdl", "cudaopt_wgmma_set_splitk_fixup",
                  "cudaopt_hgemm_set_reduce_chunked", "cudaopt_wgmma_set_reduce_chunked",
                  "cudaopt_wgmma_set_reduce_fixed"):
@@ -417,11 +421,19 @@ def new_streamk_workspace(config: int, device=None):
     return torch.zeros(nbytes // 4, dtype=torch.float32, device=dev)
 
 
+def set_streamk_max_splits(most: int, lib: ctypes.CDLL | None = None) -> None:
+    """The most K splits a stream-K launch cuts a tail tile into (default 8; a measurement setting: the last split
+    reads every split's partial). A CUDA graph keeps the count its launches were captured with."""
+    if not 1 <= most <= 64:
+        raise GemmError(f"stream-K splits {most}: use 1..64")
+    (lib or kernels()).cudaopt_wgmma_set_streamk_max_splits(most)
+
+
 def launch_ours_streamk(a_ptr: int, b_ptr: int, c_ptr: int, m: int, n: int, k: int, config: int, ws_ptr: int,
                         ws_bytes: int, stream: int, lda: int | None = None, ldb: int | None = None,
                         ldc: int | None = None, lib: ctypes.CDLL | None = None) -> None:
     """Row-major C = A @ B through config's stream-K twin (session 47): the plain kernel's tiles, the last partial
-    wave's k-blocks spread over every SM, a tile split between two CTAs summed through the workspace
+    wave's tiles split along K over the SMs the plain kernel leaves idle, summed through the workspace
     (new_streamk_workspace). Raises GemmError where the config has no twin or the arguments are refused."""
     cfg = KERNEL_CONFIGS[config]
     if not has_streamk(config, lib):

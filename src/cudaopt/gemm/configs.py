@@ -509,25 +509,27 @@ def block_items(block: int, grid: int, num_tiles: int, splits: int, k_blocks: in
     return [work_item(w, num_tiles, splits, k_blocks) for w in range(block, num_tiles * splits, grid)]
 
 
-def sk_items(block: int, grid: int, num_tiles: int, k_blocks: int) -> list[tuple[int, int, int, int]]:
-    """Mirror of the stream-K decomposition in hgemm_wgmma.cu (sk_items / sk_item, session 47): the items CTA
-    `block` of `grid` walks, as (tile, first k-block, k-block count, fixup slot or -1). With W = num_tiles // grid
-    whole waves, the first (W - 1) x grid tiles go whole and round-robin (tiles block, block + grid, ...); the
-    remaining S tiles are laid end to end in k-blocks and CTA b takes k-blocks [b L // grid, (b + 1) L // grid) of
-    L = S x k_blocks, cut at tile boundaries. A tile cut by the boundary between CTAs b - 1 and b has slot b."""
-    waves = num_tiles // grid
-    dp = (waves - 1) * grid if waves > 0 else 0
-    items = [(t, 0, k_blocks, -1) for t in range(block, dp, grid)]
-    total = (num_tiles - dp) * k_blocks
-    g0, g1 = block * total // grid, (block + 1) * total // grid
-    g = g0
-    while g < g1:
-        t = g // k_blocks
-        hi = min(g1, (t + 1) * k_blocks)
-        first, count = g - t * k_blocks, hi - g
-        slot = -1 if count == k_blocks else (block if first > 0 else block + 1)
-        items.append((dp + t, first, count, slot))
-        g = hi
+def sk_tail_splits(grid: int, num_tiles: int, k_blocks: int, most: int = 8) -> int:
+    """Mirror of sk_tail_splits in hgemm_wgmma.cu: the K splits of each of the r = num_tiles % grid tail tiles of a
+    stream-K launch, grid // r, at most k_blocks and `most`; 1 without a tail."""
+    r = num_tiles % grid
+    return max(1, min(grid // r if r else 1, k_blocks, most))
+
+
+def sk_items(block: int, grid: int, num_tiles: int, k_blocks: int, splits: int) -> list[tuple[int, int, int, int]]:
+    """Mirror of the stream-K tail decomposition in hgemm_wgmma.cu (sk_items / sk_item, session 47): the items CTA
+    `block` of `grid` walks, as (tile, first k-block, k-block count, split or -1). The W = num_tiles // grid whole
+    waves round-robin (tiles block, block + grid, ...); then, with the r tail tiles cut `splits` ways, CTA b < r x
+    splits takes split b // r of tail tile b % r (work_item's balanced k-block ranges). splits == 1: the plain
+    kernel's schedule."""
+    waves, r = divmod(num_tiles, grid)
+    items = [(t, 0, k_blocks, -1) for t in range(block, waves * grid, grid)]
+    if r and splits == 1 and block < r:
+        items.append((waves * grid + block, 0, k_blocks, -1))
+    elif r and block < r * splits:
+        split = block // r
+        first = split * k_blocks // splits
+        items.append((waves * grid + block % r, first, (split + 1) * k_blocks // splits - first, split))
     return items
 
 

@@ -515,48 +515,40 @@ __host__ __device__ __forceinline__ WorkItem work_item(int w, int num_tiles, int
   return it;
 }
 
-// Stream-K (SK, session 47): a persistent launch of `grid` CTAs over T tiles whose last wave is partial
-// (T % grid != 0) leaves grid - T % grid SMs idle for a whole tile's time; the wave probe (benchmarks/
-// gemm_wave_probe.py, session 47) measured that tail at about a whole wave. With W = T / grid whole waves, CTA b
-// first runs tiles b, b + grid, ... of the first (W - 1) x grid as the plain kernel does (data-parallel, whole
-// K), then one stretch of the remaining S = T - (W - 1) x grid tiles (between grid and 2 x grid - 1 of them)
-// laid end to end in k-blocks: k-blocks [b L / grid, (b + 1) L / grid) of L = S x KT. Each stretch holds at
-// least KT k-blocks (L >= grid x KT), so a tile has at most two contributors, and only a boundary between two
-// stretches (b = 1 .. grid - 1) falls inside a tile: that tile's fixup slot is b. A stretch is at most three
-// segments (the tail of one tile, whole tiles, the head of another). Host and device code; the CPU tests
-// (cudaopt_wgmma_sk_segment) and configs.sk_segments mirror it.
+// Stream-K tail (SK, session 47): a persistent launch of `grid` CTAs over T tiles whose last wave is partial
+// (r = T % grid tiles) leaves grid - r SMs idle for a whole tile's time; the wave probe (benchmarks/
+// gemm_wave_probe.py) measured on an H100 that the tail costs about a whole wave. Here CTA b runs tiles b, b + grid,
+// ... of the W = T / grid whole waves as the plain kernel does, then the r tail tiles are split along K into s
+// splits each (s = cudaopt's tail_splits: grid / r, at most k_tiles and a cap) and CTA b < r s takes split b / r of
+// tail tile b % r (k-blocks [j KT / s, (j + 1) KT / s), work_item's balanced ranges): the tail takes 1 / s of a
+// tile's time plus the fixup. All tail items run at once, split j of every tail tile at the same k-blocks, so A and
+// B are read once from L2 as in the plain kernel. (The first form, one contiguous stream-K stretch of the last
+// 1-2 waves' k-blocks per CTA, measured 1.41x the plain kernel's time on 39 H100 table shapes: concurrent CTAs at
+// staggered k-offsets read the operands' panels several times over; docs/gemm.md "Session 47".)
+// s == 1 is exactly the plain kernel's schedule. Host and device code; the CPU tests (cudaopt_wgmma_sk_item) and
+// configs.sk_items mirror it.
 struct SkSeg {
-  int tile, kb_first, kb_count, slot;  // slot: the fixup slot of a tile with two contributors, else -1
+  int tile, kb_first, kb_count, split;  // split: the K split of a tail tile cut s ways (s > 1), else -1
 };
-__host__ __device__ __forceinline__ int sk_dp_tiles(int num_tiles, int grid) {
-  const int waves = num_tiles / grid;
-  return waves > 0 ? (waves - 1) * grid : 0;
+// Work items of CTA b: its W whole-wave tiles, then at most one tail item.
+__host__ __device__ __forceinline__ int sk_items(int b, int grid, int num_tiles, int splits) {
+  const int waves = num_tiles / grid, r = num_tiles - waves * grid;
+  return waves + (b < r * splits ? 1 : 0);
 }
-// (the stretch's k-block range of CTA b; 64-bit: S x KT exceeds an int for K near 2^31)
-__host__ __device__ __forceinline__ void sk_stretch(int b, int grid, int num_tiles, int k_tiles, long long& g0,
-                                                    long long& g1) {
-  const long long total = (long long)(num_tiles - sk_dp_tiles(num_tiles, grid)) * k_tiles;
-  g0 = (long long)b * total / grid;
-  g1 = (long long)(b + 1) * total / grid;
+__host__ __device__ __forceinline__ SkSeg sk_item(int b, int j, int grid, int num_tiles, int k_tiles, int splits) {
+  const int waves = num_tiles / grid, r = num_tiles - waves * grid;
+  if (j < waves || splits == 1) return SkSeg{b + j * grid, 0, k_tiles, -1};
+  const int split = b / r;
+  const int first = (int)((long long)split * k_tiles / splits);
+  return SkSeg{waves * grid + b % r, first, (int)((long long)(split + 1) * k_tiles / splits) - first, split};
 }
-// Work items of CTA b: its data-parallel tiles, then its stretch's segments.
-__host__ __device__ __forceinline__ int sk_items(int b, int grid, int num_tiles, int k_tiles) {
-  long long g0, g1;
-  sk_stretch(b, grid, num_tiles, k_tiles, g0, g1);
-  const int stretch = g1 > g0 ? (int)((g1 - 1) / k_tiles - g0 / k_tiles + 1) : 0;
-  return sk_dp_tiles(num_tiles, grid) / grid + stretch;
-}
-__host__ __device__ __forceinline__ SkSeg sk_item(int b, int j, int grid, int num_tiles, int k_tiles) {
-  const int dp = sk_dp_tiles(num_tiles, grid);
-  if (j < dp / grid) return SkSeg{b + j * grid, 0, k_tiles, -1};
-  long long g0, g1;
-  sk_stretch(b, grid, num_tiles, k_tiles, g0, g1);
-  const long long t = g0 / k_tiles + (j - dp / grid);  // the stretch's tile, counted from the first stretch tile
-  const long long lo = t * k_tiles > g0 ? t * k_tiles : g0;
-  const long long hi = (t + 1) * k_tiles < g1 ? (t + 1) * k_tiles : g1;
-  SkSeg s{dp + (int)t, (int)(lo - t * k_tiles), (int)(hi - lo), -1};
-  if (s.kb_count < k_tiles) s.slot = s.kb_first > 0 ? b : b + 1;
-  return s;
+// The tail's split count for a launch: grid / r (r = the tail tiles), at most k_tiles and `most`; 1 without a tail.
+__host__ __device__ __forceinline__ int sk_tail_splits(int grid, int num_tiles, int k_tiles, int most) {
+  const int r = num_tiles % grid;
+  int s = r == 0 ? 1 : grid / r;
+  s = s < k_tiles ? s : k_tiles;
+  s = s < most ? s : most;
+  return s > 1 ? s : 1;
 }
 
 // Cluster split-K (CSPLIT, session 12): a cluster of `splits` CTAs along x computes the splits of one
@@ -603,8 +595,8 @@ __device__ __forceinline__ ItemAt item_at(int item, int num_units, int splits, i
 }
 
 // SK: this CTA's item j (sk_item) in the producers' form.
-__device__ __forceinline__ ItemAt sk_item_at(int j, int num_tiles, int k_tiles, int tiles_m, int tiles_n) {
-  const SkSeg s = sk_item(blockIdx.x, j, gridDim.x, num_tiles, k_tiles);
+__device__ __forceinline__ ItemAt sk_item_at(int j, int num_tiles, int k_tiles, int tiles_m, int tiles_n, int splits) {
+  const SkSeg s = sk_item(blockIdx.x, j, gridDim.x, num_tiles, k_tiles, splits);
   ItemAt it{s.kb_first, s.kb_count, 0, 0};
   tile_coords(s.tile, tiles_m, tiles_n, it.tm, it.tn);
   return it;
@@ -702,19 +694,19 @@ __device__ __forceinline__ void produce_tiles(const CUtensorMap* map_a, const CU
 template <class T, int BM, int BN, int STAGES, bool LATE, PdlRole ROLE>
 __device__ __forceinline__ void produce_tiles_sk(const CUtensorMap* map_a, const CUtensorMap* map_b, uint64_t* full,
                                                  uint64_t* empty, unsigned char* slots_a, unsigned char* slots_b,
-                                                 int tiles_m, int tiles_n, int num_tiles, int k_tiles) {
+                                                 int tiles_m, int tiles_n, int num_tiles, int k_tiles, int splits) {
   if constexpr (!kEarlyMapPrefetch) {
     tma_prefetch_map(map_a);
     tma_prefetch_map(map_b);
   }
   const RingAt ring(full, empty, slots_a, slots_b);
-  const int num_items = sk_items(blockIdx.x, gridDim.x, num_tiles, k_tiles);
+  const int num_items = sk_items(blockIdx.x, gridDim.x, num_tiles, splits);
   int slot = 0;
   uint32_t phase = 0;
   bool wrapped = false;  // (kFreshRing) the ring has been round once
   if constexpr (LATE) pdl_late<ROLE>();
   for (int item = 0; item < num_items; ++item) {
-    const ItemAt it = sk_item_at(item, num_tiles, k_tiles, tiles_m, tiles_n);
+    const ItemAt it = sk_item_at(item, num_tiles, k_tiles, tiles_m, tiles_n, splits);
     const int m0 = it.tm * BM, n0 = it.tn * BN;
     for (int kt = 0; kt < it.kb_count; ++kt) {
       if (!kFreshRing || wrapped) mbar_wait_at(ring.empty + slot * 8, phase ^ 1);
@@ -1409,7 +1401,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
   const int k_tiles = (K + kBK * KB - 1) / (kBK * KB);  // ring slots a tile takes (k-blocks of 64 * KB)
   // SK: this CTA's own items 0, 1, ... (sk_items)
   const int num_items =
-      SK ? sk_items(blockIdx.x, gridDim.x, num_tiles, k_tiles) : SPLITK ? num_tiles * splits : num_tiles;
+      SK ? sk_items(blockIdx.x, gridDim.x, num_tiles, splits) : SPLITK ? num_tiles * splits : num_tiles;
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegsT));
@@ -1423,7 +1415,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
     if (!cp && wg_thread == 0)  // (kLateWait: waits once its first item's coordinates are known)
       if constexpr (SK)
         produce_tiles_sk<T, BM, BN, STAGES, kLateWait, kRole>(map_a, map_b, full, empty, slots_a, slots_b, tiles_m,
-                                                              tiles_n, num_tiles, k_tiles);
+                                                              tiles_n, num_tiles, k_tiles, splits);
       else
         produce_tiles<T, BM, BN, STAGES, SPLITK, CSPLIT, B3D, KB, kLateWait, kRole, BT>(
             map_a, map_b, slots_a, slots_b, full, empty, tiles_m, tiles_n, num_tiles, k_tiles, splits);
@@ -1476,12 +1468,11 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         split = w.split;
         kb_count = w.kb_count;
       }
-      [[maybe_unused]] int sk_slot = -1;
       if constexpr (SK) {
-        const SkSeg sg = sk_item(blockIdx.x, item, gridDim.x, num_tiles, k_tiles);
+        const SkSeg sg = sk_item(blockIdx.x, item, gridDim.x, num_tiles, k_tiles, splits);
         tile = sg.tile;
         kb_count = sg.kb_count;
-        sk_slot = sg.slot;
+        split = sg.split;
       }
       int tm, tn;
       tile_coords(tile, tiles_m, tiles_n, tm, tn);
@@ -1681,46 +1672,53 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         }
       }
       if constexpr (SK) {
-        // Stream-K fixup of a tile with two contributors (slot >= 0), per consumer warpgroup (counter slot x
-        // CONSUMERS + consumer, partial alongside). The first to take the ticket stores its fp32 accumulators
-        // (float4 q x 128 + thread: a warp's stores on consecutive 16-byte units) and then releases the counter's
-        // high half; the second waits for that, adds the partial and stores C. The wait is only ever on a CTA
-        // that has already passed its ticket and has nothing left to wait for before its release, so no
-        // co-residency is assumed. a + b is b + a in fp32, so C is the same whichever CTA comes first
-        // (deterministic; not bitwise the plain kernel's: K is summed in two halves). The second puts the
-        // counter back to 0 (nobody touches it after the release): counters are zero between calls.
-        if (sk_slot >= 0) {
-          const int ctr = sk_slot * CONSUMERS + consumer;
-          float4* part = reinterpret_cast<float4*>(partials) + (size_t)ctr * (T::kMI * T::kAcc / 4) * 128;
+        // The tail's fixup (split >= 0: this CTA's split of a tail tile cut `splits` ways), per consumer warpgroup:
+        // every split stores its fp32 accumulators to its CTA's slot (float4 q x 128 + thread: a warp's stores on
+        // consecutive 16-byte units), then takes a ticket on the tile's counter (tail tile x CONSUMERS + consumer);
+        // the last sums the splits' slots in split order 0, 1, ... (whoever is last: deterministic, the split-K
+        // reduce's order) and stores C, and puts the counter back to 0 for the next call. Nobody waits for anybody.
+        // The barrier orders the warpgroup's stores before thread 0's acq_rel add, whose release publishes them and
+        // whose acquire (for the last) makes every other split's visible to the reads after the next barrier.
+        if (split >= 0) {
+          const int r = num_tiles % (int)gridDim.x;
+          const int ctr = (tile - (num_tiles - r)) * CONSUMERS + consumer;
+          constexpr int kSlotF4 = T::kMI * T::kAcc / 4 * 128;  // float4s of one consumer's slot
+          const auto slot_of = [&](int cta) {
+            return reinterpret_cast<float4*>(partials) + ((size_t)cta * CONSUMERS + consumer) * kSlotF4;
+          };
           const auto sk_at = [&](int mi, int i) { return (mi * (T::kAcc / 4) + i / 4) * 128 + wg_thread; };
-          bool first_in = false;
-          if (wg_thread == 0) first_in = (atom_add_acq_rel_gpu(&counters[ctr], 1) & 0xFFFF) == 0;
-          if (named_bar_or(kBarEpilogue + consumer, 128, first_in)) {
+          float4* mine = slot_of(blockIdx.x);
+#pragma unroll
+          for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+            for (int i = 0; i < T::kAcc; i += 4)
+              __stcg(mine + sk_at(mi, i), make_float4(acc[mi][i], acc[mi][i + 1], acc[mi][i + 2], acc[mi][i + 3]));
+          named_bar_sync(kBarEpilogue + consumer, 128);
+          bool last = false;
+          if (wg_thread == 0) {
+            last = atom_add_acq_rel_gpu(&counters[ctr], 1) == splits - 1;
+            if (last) counters[ctr] = 0;  // every split has arrived: clean for the next call
+          }
+          store_c = named_bar_or(kBarEpilogue + consumer, 128, last);
+          if (store_c) {
 #pragma unroll
             for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
-              for (int i = 0; i < T::kAcc; i += 4)
-                __stcg(part + sk_at(mi, i), make_float4(acc[mi][i], acc[mi][i + 1], acc[mi][i + 2], acc[mi][i + 3]));
-            named_bar_sync(kBarEpilogue + consumer, 128);  // the warpgroup's stores, then the release
-            if (wg_thread == 0) red_add_release_gpu(&counters[ctr], 1 << 16);
-            store_c = false;
-          } else {
-            if (wg_thread == 0) {
-              while ((ld_acquire_gpu(&counters[ctr]) >> 16) == 0) {
-              }
-              counters[ctr] = 0;
+              for (int i = 0; i < T::kAcc; ++i) acc[mi][i] = 0.f;
+            const int t = blockIdx.x % r;  // the tail tile's index: split z of it is CTA t + z r
+            for (int z = 0; z < splits; ++z) {
+              const float4* pz = slot_of(t + z * r);
+#pragma unroll
+              for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+                for (int i = 0; i < T::kAcc; i += 4) {
+                  const float4 v = __ldcg(pz + sk_at(mi, i));
+                  acc[mi][i] += v.x;
+                  acc[mi][i + 1] += v.y;
+                  acc[mi][i + 2] += v.z;
+                  acc[mi][i + 3] += v.w;
+                }
             }
-            named_bar_sync(kBarEpilogue + consumer, 128);  // the partial is visible to every thread
-#pragma unroll
-            for (int mi = 0; mi < T::kMI; ++mi)
-#pragma unroll
-              for (int i = 0; i < T::kAcc; i += 4) {
-                const float4 v = __ldcg(part + sk_at(mi, i));
-                acc[mi][i] += v.x;
-                acc[mi][i + 1] += v.y;
-                acc[mi][i + 2] += v.z;
-                acc[mi][i + 3] += v.w;
-              }
           }
         }
       }
@@ -2169,17 +2167,18 @@ __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
                                                                                K, 1, nullptr, nullptr, 0, 0, src);
 }
 
-// The stream-K kernel (SK, session 47; see sk_item): a cooperative plain kernel's tiles, the last partial wave's
-// work spread over every CTA. partials / counters: the fixup's slots (cudaopt_wgmma_streamk_workspace_bytes);
-// the split-K signature, its splits, c_ptr, ldc and spread unused.
+// The stream-K tail kernel (SK, session 47; see sk_item): a cooperative plain kernel's tiles, the last partial
+// wave's tiles split along K over the idle CTAs (splits: the tail's split count, sk_tail_splits). partials /
+// counters: the fixup's slots (cudaopt_wgmma_streamk_workspace_bytes); the split-K signature, c_ptr, ldc and spread
+// unused.
 template <int BM, int BN, int CONSUMERS, int STAGES, int SCHED, int EPI = 0>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     hgemm_wgmma2_streamk_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ CUtensorMap map_c, float* partials, int* counters, int M,
-                                int N, int K, int, half*, int, int, CpSrc) {
+                                int N, int K, int splits, half*, int, int, CpSrc) {
   wgmma2_body<BM, BN, CONSUMERS, STAGES, SCHED, false, EPI, false, false, false, false, 1, false, false, false, true>(
-      &map_a, &map_b, &map_c, partials, M, N, K, 1, counters, nullptr, 0, 0, CpSrc{});
+      &map_a, &map_b, &map_c, partials, M, N, K, splits, counters, nullptr, 0, 0, CpSrc{});
 }
 
 // B^T twins of the plain kernel (BT, session 39): B given K-major (the caller's B^T, N x K row-major); TMA only, in
@@ -3072,6 +3071,8 @@ std::atomic<int> g_splitk_fixup{0};  // see cudaopt_wgmma_set_splitk_fixup
 std::atomic<bool> g_reduce_chunked{true};  // see cudaopt_wgmma_set_reduce_chunked
 std::atomic<int> g_reduce_fixed{1};       // see cudaopt_wgmma_set_reduce_fixed
 std::atomic<int> g_cpasync{0};             // see cudaopt_wgmma_set_cpasync
+constexpr int kSkMaxSplits = 8;
+std::atomic<int> g_sk_max_splits{kSkMaxSplits};  // see cudaopt_wgmma_set_streamk_max_splits
 
 // The cp.async producer's operands for a generation-2 launch without clusters, or none (TMA): mode 1
 // where A's or B's row stride is not a multiple of 64 halves (128 bytes), mode 2 always, 0 never.
@@ -3234,26 +3235,40 @@ int cudaopt_wgmma_work_item(int w, int num_tiles, int splits, int k_tiles, int* 
   return 0;
 }
 
-// Stream-K (sk_item, host mirror for the CPU tests): CTA b's item j of a launch of `grid` CTAs over num_tiles tiles
-// of k_tiles k-blocks into out[4] (tile, first k-block, k-block count, fixup slot or -1). Returns the CTA's item
-// count, or -1 for arguments no launch makes (grid outside 1..num_tiles, b or j out of range).
-int cudaopt_wgmma_sk_item(int b, int j, int grid, int num_tiles, int k_tiles, int* out) {
-  if (grid < 1 || grid > num_tiles || k_tiles < 1 || b < 0 || b >= grid) return -1;
-  const int items = sk_items(b, grid, num_tiles, k_tiles);
+// Stream-K tail (sk_item, host mirror for the CPU tests): CTA b's item j of a launch of `grid` CTAs over num_tiles
+// tiles of k_tiles k-blocks, the tail cut `splits` ways, into out[4] (tile, first k-block, k-block count, split or
+// -1). Returns the CTA's item count, or -1 for arguments no launch makes (grid outside 1..num_tiles, splits not
+// what sk_tail_splits allows, b or j out of range).
+int cudaopt_wgmma_sk_item(int b, int j, int grid, int num_tiles, int k_tiles, int splits, int* out) {
+  if (grid < 1 || grid > num_tiles || k_tiles < 1 || b < 0 || b >= grid || splits < 1 ||
+      splits > sk_tail_splits(grid, num_tiles, k_tiles, INT_MAX))
+    return -1;
+  const int items = sk_items(b, grid, num_tiles, splits);
   if (j < 0 || j >= items) return -1;
-  const SkSeg sg = sk_item(b, j, grid, num_tiles, k_tiles);
+  const SkSeg sg = sk_item(b, j, grid, num_tiles, k_tiles, splits);
   out[0] = sg.tile;
   out[1] = sg.kb_first;
   out[2] = sg.kb_count;
-  out[3] = sg.slot;
+  out[3] = sg.split;
   return items;
+}
+// The tail's split count a stream-K launch takes (sk_tail_splits), for the CPU tests and the benchmarks.
+int cudaopt_wgmma_sk_tail_splits(int grid, int num_tiles, int k_tiles, int most) {
+  if (grid < 1 || num_tiles < 1 || k_tiles < 1 || most < 1) return -1;
+  return sk_tail_splits(grid, num_tiles, k_tiles, most);
+}
+// The most splits a stream-K launch cuts a tail tile into (default kSkMaxSplits; 1..kWgmmaMaxSplits, else the
+// default). A measurement setting: the last split reads every split's partial, so more splits cost more fixup.
+void cudaopt_wgmma_set_streamk_max_splits(int most) {
+  g_sk_max_splits.store(most >= 1 && most <= kWgmmaMaxSplits ? most : kSkMaxSplits);
 }
 // 1 where `config` has a stream-K twin (cudaopt_hgemm_wgmma_streamk runs it), else 0.
 int cudaopt_wgmma_has_streamk(int config) {
   return config >= 0 && config < kNumWgmmaConfigs && sk_twin(kWgmmaConfigs[config]) ? 1 : 0;
 }
-// Workspace of a stream-K launch on a device of `sms` SMs: the fixup counters (a slot per CTA boundary and
-// consumer; zero between calls, as split-K's), rounded to 256 bytes, then a BM x BN fp32 partial per slot.
+// Workspace of a stream-K launch on a device of `sms` SMs: the fixup counters (one per tail tile and consumer, at
+// most sms x consumers; zero between calls, as split-K's), rounded to 256 bytes, then a BM x BN fp32 partial slot
+// per CTA (a CTA has at most one tail item).
 // 0 for a config without a twin.
 size_t cudaopt_wgmma_streamk_workspace_bytes(int config, int sms) {
   if (!cudaopt_wgmma_has_streamk(config) || sms < 1) return 0;
@@ -3567,7 +3582,8 @@ int cudaopt_hgemm_wgmma_bt(const void* A, const void* Bt, void* C, int M, int N,
 }
 
 // C = A @ B through config's stream-K twin (sk_item): the plain kernel's tiles and maps, the last partial wave's
-// k-blocks spread over every CTA, two contributors a split tile summed through `workspace` (at least
+// tiles split along K over the idle CTAs (sk_tail_splits, at most cudaopt_wgmma_set_streamk_max_splits), the
+// splits summed through `workspace` (at least
 // cudaopt_wgmma_streamk_workspace_bytes(config, #SMs), 16-byte aligned, its counters zero: calls leave them so).
 // One launch, no allocation. Returns as cudaopt_hgemm_wgmma_splitk; -1 also for a config without a twin.
 int cudaopt_hgemm_wgmma_streamk(const void* A, const void* B, void* C, int M, int N, int K, int lda, int ldb, int ldc,
@@ -3595,9 +3611,12 @@ int cudaopt_hgemm_wgmma_streamk(const void* A, const void* B, void* C, int M, in
   int unused = 0;
   half* no_c = nullptr;
   CpSrc none{};
-  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &unused, &no_c, &unused, &unused, &none};
-  return launch(reinterpret_cast<const void*>(sk_twin(c)), launch_grid(c, M, N, 1, sms), c.threads, c.smem_bytes,
-                cudaStream_t(stream), args, 1);
+  const int grid = launch_grid(c, M, N, 1, sms);
+  int splits = sk_tail_splits(grid, ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn), (K + kBK - 1) / kBK,
+                              g_sk_max_splits.load());
+  void* args[] = {&map_a, &map_b, &map_c, &partials, &counters, &M, &N, &K, &splits, &no_c, &unused, &unused, &none};
+  return launch(reinterpret_cast<const void*>(sk_twin(c)), grid, c.threads, c.smem_bytes, cudaStream_t(stream), args,
+                1);
 }
 
 // C = A @ B without split-K: the entry point of existing callers (= cudaopt_hgemm_wgmma_splitk with
