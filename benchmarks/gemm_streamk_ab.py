@@ -11,6 +11,10 @@ bench's quick bound) first.
 
     python benchmarks/gemm_streamk_ab.py                       # the shipped table of this GPU, shapes from 1e10 FLOP
     python benchmarks/gemm_streamk_ab.py --min-flop 1e11 --rounds 20 --max-splits 4,8,16 --out sk_ab.jsonl
+
+--shapes FILE (a CSV with m, n, k columns, e.g. a grid's floor.csv) asks the wider question instead: on each of those
+shapes, every config with a twin, plain and stream-K, against what hgemm runs there now (the table's choice) and
+torch.matmul, all interleaved; the best of ours per shape against the dispatcher, paired.
 """
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-s", type=float, default=240.0, help="stop starting shapes after this many seconds")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="one JSON line per shape here")
+    ap.add_argument("--shapes", default=None, help="CSV with m,n,k columns: every twin config on these shapes instead")
     args = ap.parse_args(argv)
     try:
         caps = sorted({int(v) for v in args.max_splits.split(",") if v})
@@ -77,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         dispatch.use_device(name)
     table = dispatch.load_table(args.table)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if args.shapes:
+        return shapes_mode(args, table, sms, name)
     shapes = candidates(table, sms, args.min_flop, _lib.has_streamk, max(caps))
     print(f"{name}, {sms} SMs; {len(shapes)} table shapes from {args.min_flop:.0e} FLOP on a config with a stream-K "
           f"twin and a tail it splits; caps {caps}")
@@ -135,6 +142,89 @@ def main(argv: list[str] | None = None) -> int:
                   f"shapes; under 0.99 on {sum(p < 0.99 for p in ps)}, over 1.01 on {sum(p > 1.01 for p in ps)}")
     print(f"all correct: {len(ok) == len(rows)}")
     return 0 if len(ok) == len(rows) else 1
+
+
+def _read_shapes(path: str) -> list[tuple[int, int, int]]:
+    import csv
+
+    with open(path, newline="") as f:
+        return [(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f)]
+
+
+def shapes_mode(args, table: dict, sms: int, name: str) -> int:
+    """Every twin config, plain and stream-K (at the default cap), on the given shapes, against the dispatcher's
+    choice and torch.matmul."""
+    import torch
+
+    from cudaopt.gemm import _lib, hgemm
+    from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, ours_launch, torch_launch
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, sk_tail_splits, wgmma_k_blocks
+    from cudaopt.gemm.dispatch import Choice
+    from cudaopt.gemm.timing import time_gpu
+    from gemm_wave_probe import streamk_launch
+
+    try:
+        shapes = _read_shapes(args.shapes)
+    except (OSError, KeyError, ValueError) as e:
+        print(f"gemm_streamk_ab: --shapes {args.shapes}: {e}; want a CSV with m,n,k columns", file=sys.stderr)
+        return 2
+    twins = [c for c in KERNEL_CONFIGS if c.kind == "wgmma" and _lib.has_streamk(c.id) and not c.csplit]
+    print(f"{name}, {sms} SMs; {len(shapes)} shapes; twins {[c.id for c in twins]} (plain p, stream-K s)")
+    out = open(args.out, "w") if args.out else None
+    workspaces = {c.id: _lib.new_streamk_workspace(c.id) for c in twins}
+    rows, t0, wrong = [], time.monotonic(), 0
+    for m, n, k in shapes:
+        if time.monotonic() - t0 > args.budget_s:
+            print(f"budget spent: {len(shapes) - len(rows)} shapes not timed")
+            break
+        x = ShapeInputs([torch.randn((m, k), device="cuda", dtype=torch.float16) for _ in range(2)],
+                        [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(2)], [],
+                        [torch.empty((m, n), device="cuda", dtype=torch.float16) for _ in range(2)],
+                        torch.zeros(1, device="cuda"), None)
+        ch = table.get((m, n, k))  # (a split-K choice gets its workspace, as bench-gemm's dispatch column does)
+        dws = _lib.new_workspace(m, n, ch.splits) if ch is not None and ch.backend == "ours" and ch.splits > 1 else None
+        cands = {"dispatch": lambda i, x=x, w=dws: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=w),
+                 "torch": torch_launch(x)}
+        splits = {}
+        for c in twins:
+            cands[f"p{c.id}"] = ours_launch(x, m, n, k, Choice("ours", c.id, 1))
+            tiles = c.tiles(m, n)
+            splits[c.id] = sk_tail_splits(min(sms, tiles), tiles, wgmma_k_blocks(k))
+            if splits[c.id] > 1:
+                cands[f"s{c.id}"] = streamk_launch(x, m, n, k, c.id, workspaces[c.id])
+        cands["torch"](0)
+        ref = x.c[0].float()
+        errs = {}
+        for key in cands:
+            x.c[0].zero_()
+            cands[key](0)
+            errs[key] = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
+        bad = [key for key, e in errs.items() if not e <= QUICK_REL_ERR]
+        wrong += bool(bad)
+        per_round: dict[str, list[float]] = {}
+        t = time_gpu({key: f for key, f in cands.items() if key not in bad}, 2, rounds=args.rounds,
+                     rng=random.Random(args.seed + m + n + k), per_round=per_round)
+        ours = [key for key in t if key[0] in "ps" and math.isfinite(t[key])]
+        best = min(ours, key=lambda key: t[key]) if ours else None
+        paired = (statistics.median(b / d for b, d in zip(per_round[best], per_round["dispatch"])) if best else None)
+        row = {"m": m, "n": n, "k": k, "choice": ch.label() if ch is not None else None,
+               "us": t, "splits": splits, "best": best, "best_vs_dispatch_paired": paired, "wrong": bad}
+        rows.append(row)
+        if out:
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+        best_txt = f"{best} {t[best]:.1f} us, {paired:.3f}x dispatch" if best else "-"
+        print(f"{f'{m}x{n}x{k}':>18} dispatch {t['dispatch']:>8.1f} torch {t['torch']:>8.1f}  best ours {best_txt}"
+              + "  " + " ".join(f"{key}:{t[key]:.1f}" for key in ours) + (f"  WRONG {bad}" if bad else ""))
+        del x
+    if out:
+        out.close()
+    gains = [r["best_vs_dispatch_paired"] for r in rows if r["best_vs_dispatch_paired"]]
+    if gains:
+        print(f"best of ours (plain or stream-K twin) / dispatch, paired: under 0.98 on {sum(g < 0.98 for g in gains)} "
+              f"of {len(gains)} shapes, geomean {math.exp(statistics.fmean(map(math.log, gains))):.4f}; stream-K the "
+              f"best on {sum(str(r['best']).startswith('s') for r in rows)}; shapes with a wrong result: {wrong}")
+    return 0 if not wrong else 1
 
 
 if __name__ == "__main__":

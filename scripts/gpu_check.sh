@@ -67,6 +67,7 @@
 #   bash scripts/gpu_check.sh gemm_next  # issue 6, plan for session 46: the H200 or the H100 candidate judged, by the card that comes
 #   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
 #   bash scripts/gpu_check.sh gemm_streamk  # issue 6, session 47: the stream-K twins (GPU tests, wave probe, A/B on table shapes)
+#   bash scripts/gpu_check.sh gemm_streamk_floor  # issue 6, session 47: every twin config, plain and stream-K, on the floor's shapes
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
 #   bash scripts/gpu_check.sh profile  # issue 8: ncu/ptxas for the corpus, technique report (scripts/profile_corpus.py)
@@ -1220,6 +1221,21 @@ PY
     timeout "${GEMM_SK_AB_LIMIT:-200}" python3 benchmarks/gemm_streamk_ab.py --rounds 10 --budget-s "${GEMM_SK_AB_BUDGET_S:-170}" --max-splits 4,8,16 \
       --out "$OUT/sk_ab.jsonl" > "$OUT/sk_ab.txt" 2>&1; echo "gemm_streamk_ab: rc $?"
     tail -n 45 "$OUT/sk_ab.txt"
+    ;;
+  gemm_streamk_floor)
+    # Issue 6, session 47: on each shape under the 0.98x floor in the card's last grid (H200: session 45 run 8; H100:
+    # session 47 run 1), every config with a stream-K twin, plain and stream-K, against hgemm's choice and torch.matmul
+    # (benchmarks/gemm_streamk_ab.py --shapes). About 200-300 s.
+    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    case "$name" in
+      *H200*) floor=docs/data/hgemm_session45/h200_grid/floor.csv ;;
+      *) mkdir -p /tmp/fl && tar xzf docs/data/hgemm_session47/run1/h100_cand.tgz -C /tmp/fl && floor=/tmp/fl/h100_cand/floor.csv ;;
+    esac
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout "${GEMM_SK_FLOOR_LIMIT:-420}" python3 benchmarks/gemm_streamk_ab.py --shapes "$floor" --rounds 10 \
+      --budget-s "${GEMM_SK_FLOOR_BUDGET_S:-330}" --out "$OUT/sk_floor.jsonl" > "$OUT/sk_floor.txt" 2>&1
+    echo "gemm_streamk_ab --shapes $floor: rc $?"
+    cut -c1-200 "$OUT/sk_floor.txt" | tail -n 50
     ;;
   gemm_wave_probe)
     # Issue 6, session 46: does a partial last wave cost a whole one on this card (benchmarks/gemm_wave_probe.py)?
