@@ -1215,7 +1215,7 @@ PY
     # (configs 18, 25, 28, 26: the cooperative tiles), then the twin against its plain kernel on every table shape
     # it could take (benchmarks/gemm_streamk_ab.py). About 300-400 s.
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py -k streamk -p no:cacheprovider 2>&1 | tail -4
+    timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py -k "streamk or stream_k" -p no:cacheprovider 2>&1 | tail -4
     GEMM_WAVE_ARGS="--configs ${GEMM_SK_CONFIGS:-18,25,28,26} --rounds 10" gemm_wave_probe_run 150
     grep -E "^stream-K" "$OUT/wave_probe.txt"
     timeout "${GEMM_SK_AB_LIMIT:-200}" python3 benchmarks/gemm_streamk_ab.py --rounds 10 --budget-s "${GEMM_SK_AB_BUDGET_S:-170}" --max-splits 4,8,16 \
@@ -1232,6 +1232,7 @@ PY
       *) mkdir -p /tmp/fl && tar xzf docs/data/hgemm_session47/run1/h100_cand.tgz -C /tmp/fl && floor=/tmp/fl/h100_cand/floor.csv ;;
     esac
     python3 -m cudaopt.gemm.build | tail -1
+    timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py -k "streamk or stream_k" -p no:cacheprovider 2>&1 | tail -2
     timeout "${GEMM_SK_FLOOR_LIMIT:-420}" python3 benchmarks/gemm_streamk_ab.py --shapes "$floor" --rounds 10 \
       --budget-s "${GEMM_SK_FLOOR_BUDGET_S:-330}" --out "$OUT/sk_floor.jsonl" > "$OUT/sk_floor.txt" 2>&1
     echo "gemm_streamk_ab --shapes $floor: rc $?"

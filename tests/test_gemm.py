@@ -2022,3 +2022,25 @@ def test_gemm_table_for_gpu_cli_refuses_bad_input_in_one_line(tmp_path):
     if not torch.cuda.is_available():
         p = run("--out", tmp_path / "x")
         assert p.returncode == 2 and "needs a CUDA GPU" in p.stderr and not (tmp_path / "x").exists()
+
+
+def test_table_entries_name_the_stream_k_twin_only_where_one_exists():
+    """(session 47) "streamk": true runs our config through its stream-K tail twin: parsed into Choice.streamk,
+    labelled _sktail; refused (one clear line) for a fallback, split-K, a config without a twin or a non-boolean."""
+    twin = next(c for c in KERNEL_CONFIGS if c.label == "wgmma128x256x64_c2_s3_tma")
+    none = next(c for c in KERNEL_CONFIGS if c.label == "wgmma128x192x64_pp_s4_e1")  # a ping-pong: no twin
+    assert twin.has_streamk_twin and not none.has_streamk_twin
+    assert sorted(c.label for c in KERNEL_CONFIGS if c.has_streamk_twin) == sorted(
+        ["wgmma128x256x64_c2_s3_tma", "wgmma128x256x64_c2_s4_tma_e2", "wgmma256x128x64_c2_s4_tma_e1",
+         "wgmma128x192x64_c2_s5_tma_e1", "wgmma128x256x64_c2_s4_tma_e2_cs", "wgmma128x192x64_c2_s5_tma_e1_cs"])
+    base = {"m": 3200, "n": 8192, "k": 4096, "backend": "ours", "config": twin.id, "splits": 1}
+    table = dispatch.parse_table({"entries": [{**base, "streamk": True}, {**base, "m": 3328}]})
+    assert table[(3200, 8192, 4096)] == Choice("ours", twin.id, 1, streamk=True)
+    assert table[(3200, 8192, 4096)].label() == "wgmma128x256x64_c2_s3_tma_sktail"
+    assert table[(3328, 8192, 4096)].streamk is False
+    for bad in [{"streamk": True, "splits": 2}, {"streamk": True, "config": none.id},
+                {"streamk": True, "backend": "torch"}, {"streamk": "yes"}]:
+        with pytest.raises(ValueError, match="streamk"):
+            dispatch.parse_table({"entries": [{**base, **bad}]})
+    # a fallback's "ours" (what the benchmarks time as ours) keeps the twin
+    assert Choice("torch", twin.id, 1, streamk=True).as_ours() == Choice("ours", twin.id, 1, streamk=True)

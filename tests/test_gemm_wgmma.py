@@ -1174,7 +1174,7 @@ def test_compiled_streamk_items_match_the_mirror(kernel_lib):
         want = (-(-132 * c.consumers * 4 // 256) * 256 + 132 * c.bm * c.bn * 4) if c in with_twin else 0
         assert kernel_lib.cudaopt_wgmma_streamk_workspace_bytes(c.index, 132) == want, c.label
         assert _lib.streamk_workspace_bytes(c.id, 132, kernel_lib) == want
-        assert _lib.has_streamk(c.id, kernel_lib) == (c in with_twin)
+        assert _lib.has_streamk(c.id, kernel_lib) == (c in with_twin) == c.has_streamk_twin
 
 
 @pytest.mark.timeout(120)

@@ -1259,3 +1259,29 @@ def test_streamk_refuses_configs_without_a_twin_and_small_workspaces():
     with pytest.raises(GemmError):
         _lib.launch_ours_streamk(a.data_ptr(), a.data_ptr(), out.data_ptr(), 512, 512, 512, with_twin.id,
                                  ws.data_ptr(), ws.numel() * 4 - 16, stream)
+
+
+def test_hgemm_runs_a_stream_k_choice_on_any_stream():
+    """A table choice naming the stream-K twin (Choice.streamk) runs it through hgemm: every check passes, and calls on
+    a second stream (its own workspace) give the same bits as on the first."""
+    import torch
+
+    from cudaopt.gemm import hgemm
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, Choice
+    from cudaopt.gemm.correctness import check_gemm
+
+    twin = next(c for c in KERNEL_CONFIGS if c.has_streamk_twin and not c.csplit)
+    choice = Choice("ours", twin.id, 1, streamk=True)
+    m, n, k = 2176, 2048, 1000  # 136 tiles of 128 x 256: 4 tail tiles, split 8 ways
+    r = check_gemm(lambda a, b, out: hgemm(a, b, out=out, choice=choice), m, n, k)
+    assert r.ok, r
+    a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+    b = torch.randn((k, n), device="cuda", dtype=torch.float16)
+    first = hgemm(a, b, choice=choice)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        second = hgemm(a, b, choice=choice)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    assert torch.equal(first, second)

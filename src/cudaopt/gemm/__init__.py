@@ -86,6 +86,20 @@ def _workspace(_lib, m: int, n: int, splits: int, workspace, device) -> tuple[in
     return workspace.data_ptr(), ws_bytes
 
 
+_sk_workspaces: dict[tuple[int, int, int], object] = {}
+
+
+def _streamk_workspace(_lib, config: int, device, stream: int):
+    """The stream-K workspace of (device, stream, config), made once (zeroed) and reused: every call leaves its
+    counters zero, and calls on one stream run in order, so one buffer a stream serves them all (two streams sharing
+    one could interleave their fixups)."""
+    key = (device.index if device.index is not None else -1, stream, config)
+    ws = _sk_workspaces.get(key)
+    if ws is None:
+        ws = _sk_workspaces[key] = _lib.new_streamk_workspace(config, device)
+    return ws
+
+
 def _packed_strides(a, b, out, m: int, n: int, k: int) -> tuple[int, int, int] | None:
     """(k, n, n) when a, b and out are packed and 16-byte aligned, the usual case, else None (then
     row_stride decides). Three is_contiguous calls where row_stride costs ~2 us a tensor in Python, which
@@ -204,8 +218,13 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
             return out
     if choice.backend != "ours":
         return torch.matmul(a, b, out=out)
-    ws_ptr, ws_bytes = _workspace(_lib, m, n, choice.splits, workspace, a.device)
     stream = _raw_stream(a.device.index)
+    if choice.streamk:  # (session 47) the stream-K tail twin, its own workspace
+        ws = _streamk_workspace(_lib, choice.config, a.device, stream)
+        _lib.launch_ours_streamk(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config, ws.data_ptr(),
+                                 ws.numel() * 4, stream, *lds)
+        return out
+    ws_ptr, ws_bytes = _workspace(_lib, m, n, choice.splits, workspace, a.device)
     _lib.launch_ours(a.data_ptr(), b.data_ptr(), out.data_ptr(), m, n, k, choice.config, choice.splits,
                      ws_ptr, ws_bytes, stream, *lds)
     return out

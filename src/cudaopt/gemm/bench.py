@@ -95,6 +95,13 @@ def ours_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice, pdl: boo
     launch (the setting a CUDA graph captures, so both can be timed side by side). lib: another build of
     the kernel library (_lib.load_kernels; benchmarks/gemm_build_ab.py), default the package's own."""
     ws_bytes = _lib.workspace_bytes(m, n, choice.splits)
+    if choice.streamk:  # (session 47) the stream-K tail twin, with a workspace of its own
+        sk_ws = _lib.new_streamk_workspace(choice.config)
+
+        def run(i: int) -> None:
+            _lib.launch_ours_streamk(x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), m, n, k, choice.config,
+                                     sk_ws.data_ptr(), sk_ws.numel() * 4, _stream(), lib=lib)
+        return run if pdl else launch_under(run, _lib.set_pdl, False, True)
 
     def run(i: int) -> None:
         _lib.launch_ours(x.a[i].data_ptr(), x.b[i].data_ptr(), x.c[i].data_ptr(), m, n, k, choice.config,

@@ -141,6 +141,14 @@ class KernelConfig:
         return -(-m // self.bm) * -(-n // self.bn)
 
     @property
+    def has_streamk_twin(self) -> bool:
+        """A stream-K tail twin exists (hgemm_wgmma.cu's kSkTwins, found by the plain kernel: the cooperative one-CTA
+        tiles below, cluster split-K configs included as they share the plain kernel); mirrored for table checks
+        without a GPU, tested against the compiled cudaopt_wgmma_has_streamk."""
+        return (self.kind == "wgmma" and self.schedule == SCHED_COOP_TMA and self.cluster_m == 1 and not self.b3d
+                and (self.bm, self.bn, self.consumers, self.stages, self.epi_chunks) in _STREAMK_TWINS)
+
+    @property
     def pair_along_n(self) -> bool:
         """A 2x1 cluster config whose pair is two horizontally adjacent tiles sharing A (B mode 5)."""
         return self.cluster_m > 1 and self.b_mc in (PAIR_ALONG_N, ALONG_N_TURN)
@@ -208,6 +216,8 @@ _TABLE = [
 # (bm, bn, consumers, stages, schedule) as in hgemm_wgmma.cu's kWgmmaConfigs; BK is 64 (one
 # 128-byte swizzle row). Append only: the tuned tables store ids.
 SCHED_GEN1, SCHED_COOP_TMA, SCHED_PINGPONG = 0, 1, 2
+# (bm, bn, consumers, stages, epi_chunks) of the plain kernels with a stream-K tail twin (kSkTwins, session 47)
+_STREAMK_TWINS = frozenset({(128, 256, 2, 3, 0), (128, 256, 2, 4, 2), (256, 128, 2, 4, 1), (128, 192, 2, 5, 1)})
 _WGMMA_TABLE = [
     (128, 128, 2, 6, SCHED_GEN1),
     (128, 256, 2, 4, SCHED_GEN1),
@@ -636,13 +646,17 @@ class Choice:
     # algorithm (the TN heuristic's list, same limits) hgemm runs instead of its B^T route (the twin or torch.matmul),
     # where whole-grid runs found it faster (the table's bt_lt_algo; gemm-table-from-grids --bt). -1: none.
     bt_algo: int = -1
+    # (session 47) our config through its stream-K tail twin (the last partial wave's tiles split along K over the
+    # idle SMs; KernelConfig.has_streamk_twin, splits 1); the table's "streamk": true.
+    streamk: bool = False
 
     def label(self) -> str:
         if self.backend == "cublaslt":
             return f"fallback:cublaslt_nn_algo{self.algo}"
         if self.backend != "ours":
             return f"fallback:{self.backend}"
-        return KERNEL_CONFIGS[self.config].label + (f"_splitk{self.splits}" if self.splits > 1 else "")
+        return (KERNEL_CONFIGS[self.config].label + (f"_splitk{self.splits}" if self.splits > 1 else "")
+                + ("_sktail" if self.streamk else ""))
 
     def bt_label(self) -> str | None:
         """The label of the B^T route's cuBLASLt TN algorithm (bench-gemm's "dispatch_bt" column names the route a
@@ -652,7 +666,7 @@ class Choice:
     def as_ours(self) -> Choice:
         """Our kernel of this choice: itself, or for a labelled fallback the config it was tuned with
         (what the benchmarks time as "ours" where the dispatcher calls torch)."""
-        return self if self.backend == "ours" else Choice("ours", self.config, self.splits)
+        return self if self.backend == "ours" else Choice("ours", self.config, self.splits, streamk=self.streamk)
 
 
 def enabled_kinds() -> frozenset[str]:

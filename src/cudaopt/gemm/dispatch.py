@@ -58,7 +58,15 @@ def entry_choice(e: dict) -> Choice:
     bt_algo = int(e.get("bt_lt_algo", -1))
     if "bt_lt_algo" in e and bt_algo < 0:
         raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: bt_lt_algo must be >= 0 (or absent)")
-    return Choice(backend, int(e.get("config", 0)), int(e.get("splits", 1)), algo, bt_algo)
+    streamk = e.get("streamk", False)
+    if streamk not in (True, False):
+        raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: streamk must be true or false")
+    config, splits = int(e.get("config", 0)), int(e.get("splits", 1))
+    if streamk and (backend != "ours" or splits != 1 or not 0 <= config < len(KERNEL_CONFIGS)
+                    or not KERNEL_CONFIGS[config].has_streamk_twin):
+        raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: streamk needs our kernel, splits 1 and a config "
+                         f"with a stream-K twin (KernelConfig.has_streamk_twin)")
+    return Choice(backend, config, splits, algo, bt_algo, streamk)
 
 
 def parse_table(data: dict) -> dict[Shape, Choice]:
