@@ -538,9 +538,9 @@ __host__ __device__ __forceinline__ int sk_items(int b, int grid, int num_tiles,
 __host__ __device__ __forceinline__ SkSeg sk_item(int b, int j, int grid, int num_tiles, int k_tiles, int splits) {
   const int waves = num_tiles / grid, r = num_tiles - waves * grid;
   if (j < waves || splits == 1) return SkSeg{b + j * grid, 0, k_tiles, -1};
-  const int split = b / r;
-  const int first = (int)((long long)split * k_tiles / splits);
-  return SkSeg{waves * grid + b % r, first, (int)((long long)(split + 1) * k_tiles / splits) - first, split};
+  const int split = b / r;  // (splits <= kWgmmaMaxSplits and KT < 2^25 keep split x KT below 2^31, as work_item's)
+  const int first = split * k_tiles / splits;
+  return SkSeg{waves * grid + b % r, first, (split + 1) * k_tiles / splits - first, split};
 }
 // The tail's split count for a launch: grid / r (r = the tail tiles), at most k_tiles and `most`; 1 without a tail.
 __host__ __device__ __forceinline__ int sk_tail_splits(int grid, int num_tiles, int k_tiles, int most) {
@@ -704,9 +704,16 @@ __device__ __forceinline__ void produce_tiles_sk(const CUtensorMap* map_a, const
   int slot = 0;
   uint32_t phase = 0;
   bool wrapped = false;  // (kFreshRing) the ring has been round once
-  if constexpr (LATE) pdl_late<ROLE>();
+  // (LATE, as produce_tiles: the first item's coordinates before the PDL wait, each next one after an item's loads,
+  // so no division stands between the wait and the first load)
+  ItemAt next = sk_item_at(0, num_tiles, k_tiles, tiles_m, tiles_n, splits);
+  if constexpr (LATE) {
+    // (the values as inputs of an asm that precedes the wait: the compiler may not sink their divisions past it)
+    asm volatile("" ::"r"(next.kb_first), "r"(next.kb_count), "r"(next.tm), "r"(next.tn), "r"(num_items));
+    pdl_late<ROLE>();
+  }
   for (int item = 0; item < num_items; ++item) {
-    const ItemAt it = sk_item_at(item, num_tiles, k_tiles, tiles_m, tiles_n, splits);
+    const ItemAt it = next;
     const int m0 = it.tm * BM, n0 = it.tn * BN;
     for (int kt = 0; kt < it.kb_count; ++kt) {
       if (!kFreshRing || wrapped) mbar_wait_at(ring.empty + slot * 8, phase ^ 1);
@@ -723,6 +730,7 @@ __device__ __forceinline__ void produce_tiles_sk(const CUtensorMap* map_a, const
         wrapped = true;
       }
     }
+    if (item + 1 < num_items) next = sk_item_at(item + 1, num_tiles, k_tiles, tiles_m, tiles_n, splits);
   }
 }
 
@@ -1680,7 +1688,10 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         // The barrier orders the warpgroup's stores before thread 0's acq_rel add, whose release publishes them and
         // whose acquire (for the last) makes every other split's visible to the reads after the next barrier.
         if (split >= 0) {
-          const int r = num_tiles % (int)gridDim.x;
+          // (the grid size read afresh: kept from the prologue, it was the one register the twins spilled)
+          uint32_t grid_now;
+          asm volatile("mov.u32 %0, %%nctaid.x;\n" : "=r"(grid_now));
+          const int r = num_tiles % (int)grid_now;
           const int ctr = (tile - (num_tiles - r)) * CONSUMERS + consumer;
           constexpr int kSlotF4 = T::kMI * T::kAcc / 4 * 128;  // float4s of one consumer's slot
           const auto slot_of = [&](int cta) {
@@ -3241,7 +3252,7 @@ int cudaopt_wgmma_work_item(int w, int num_tiles, int splits, int k_tiles, int* 
 // what sk_tail_splits allows, b or j out of range).
 int cudaopt_wgmma_sk_item(int b, int j, int grid, int num_tiles, int k_tiles, int splits, int* out) {
   if (grid < 1 || grid > num_tiles || k_tiles < 1 || b < 0 || b >= grid || splits < 1 ||
-      splits > sk_tail_splits(grid, num_tiles, k_tiles, INT_MAX))
+      splits > sk_tail_splits(grid, num_tiles, k_tiles, kWgmmaMaxSplits))
     return -1;
   const int items = sk_items(b, grid, num_tiles, splits);
   if (j < 0 || j >= items) return -1;
