@@ -196,7 +196,9 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     the shape where it names one (packed operands), else the shape's config through its B^T twin where it has one for
     its splits (`_lib.has_bt`), else torch.matmul too (CUDAOPT_GEMM_BT=0: always torch.matmul).
     Where the table hands a shape to cuBLASLt ("cublaslt", `lt_fallback`), packed operands run the tuned
-    algorithm (workspace is used for it when large enough) and others torch.matmul.
+    algorithm (workspace is used for it when large enough) and others torch.matmul. A choice naming our config's
+    stream-K tail twin (Choice.streamk, the table's "streamk": true) runs it with a workspace hgemm keeps per (device,
+    stream, config), about 17 MB each (`workspace` is not used for it).
     """
     torch, _lib, lt_matmul = _hot_modules or _hot()
     _check_operands(a, b)
