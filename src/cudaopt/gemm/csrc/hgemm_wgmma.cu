@@ -519,8 +519,8 @@ __host__ __device__ __forceinline__ WorkItem work_item(int w, int num_tiles, int
 // (r = T % grid tiles) leaves grid - r SMs idle for a whole tile's time; the wave probe (benchmarks/
 // gemm_wave_probe.py) measured on an H100 that the tail costs about a whole wave. Here CTA b runs tiles b, b + grid,
 // ... of the W = T / grid whole waves as the plain kernel does, then the r tail tiles are split along K into s
-// splits each (s = cudaopt's tail_splits: grid / r, at most k_tiles and a cap) and CTA b < r s takes split b / r of
-// tail tile b % r (k-blocks [j KT / s, (j + 1) KT / s), work_item's balanced ranges): the tail takes 1 / s of a
+// splits each (s = sk_tail_splits: grid / r, at most k_tiles and a cap) and CTA b < r s takes split b / r of tail
+// tile b % r (work_item(b, r, s, KT): its item b of r tiles x s splits, balanced k-block ranges): the tail takes 1 / s of a
 // tile's time plus the fixup. All tail items run at once, split j of every tail tile at the same k-blocks, so A and
 // B are read once from L2 as in the plain kernel. (The first form, one contiguous stream-K stretch of the last
 // 1-2 waves' k-blocks per CTA, measured 1.41x the plain kernel's time on 39 H100 table shapes: concurrent CTAs at
@@ -538,9 +538,8 @@ __host__ __device__ __forceinline__ int sk_items(int b, int grid, int num_tiles,
 __host__ __device__ __forceinline__ SkSeg sk_item(int b, int j, int grid, int num_tiles, int k_tiles, int splits) {
   const int waves = num_tiles / grid, r = num_tiles - waves * grid;
   if (j < waves || splits == 1) return SkSeg{b + j * grid, 0, k_tiles, -1};
-  const int split = b / r;  // (splits <= kWgmmaMaxSplits and KT < 2^25 keep split x KT below 2^31, as work_item's)
-  const int first = split * k_tiles / splits;
-  return SkSeg{waves * grid + b % r, first, (split + 1) * k_tiles / splits - first, split};
+  const WorkItem w = work_item(b, r, splits, k_tiles);
+  return SkSeg{waves * grid + w.tile, w.kb_first, w.kb_count, w.split};
 }
 // The tail's split count for a launch: grid / r (r = the tail tiles), at most k_tiles and `most`; 1 without a tail.
 __host__ __device__ __forceinline__ int sk_tail_splits(int grid, int num_tiles, int k_tiles, int most) {
@@ -1013,10 +1012,6 @@ __device__ __forceinline__ int atom_add_acq_rel_gpu(int* p, int v) {
   int old;
   asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
-}
-// Add at GPU scope with release semantics, no result (the stream-K fixup's "partial stored").
-__device__ __forceinline__ void red_add_release_gpu(int* p, int v) {
-  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 // Load at GPU scope with acquire semantics (the spread fixup's wait for every split of a tile).
 __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
@@ -1734,7 +1729,7 @@ __device__ __forceinline__ void wgmma2_body(const CUtensorMap* map_a, const CUte
         }
       }
       if (!store_c) {
-        // a split-K item whose tile another item (or the reduce kernel) finishes; SK: the first contributor
+        // a split-K item whose tile another item (or the reduce kernel) finishes; SK: a tail split not the last
       } else if constexpr (SWAP) {
         swapped_epilogue<T, BM>(acc, my_epi, T::kEpiRunning ? epi_seq : 0, warp, lane, wg_thread, consumer, map_c, m0,
                                 n0, M, N);
@@ -2915,6 +2910,11 @@ Kernel2SplitFn sk_twin(const WgmmaEntry& c) {
     if (t.nn == c.kernel2) return t.sk;
   return nullptr;
 }
+// The stream-K workspace's counter block (one int per tail tile and consumer, at most sms x consumers), rounded to
+// 256 bytes so the fp32 slots after it stay aligned.
+size_t sk_counter_bytes(const WgmmaEntry& c, int sms) {
+  return ((size_t)sms * c.consumers * sizeof(int) + 255) / 256 * 256;
+}
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                    const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
@@ -3284,7 +3284,7 @@ int cudaopt_wgmma_has_streamk(int config) {
 size_t cudaopt_wgmma_streamk_workspace_bytes(int config, int sms) {
   if (!cudaopt_wgmma_has_streamk(config) || sms < 1) return 0;
   const WgmmaEntry& c = kWgmmaConfigs[config];
-  return ((size_t)sms * c.consumers * sizeof(int) + 255) / 256 * 256 + (size_t)sms * c.bm * c.bn * sizeof(float);
+  return sk_counter_bytes(c, sms) + (size_t)sms * c.bm * c.bn * sizeof(float);
 }
 
 // Grid the launcher uses for (config, M, N, splits) on a device with `sms` SMs; -1 for a bad id.
@@ -3617,8 +3617,7 @@ int cudaopt_hgemm_wgmma_streamk(const void* A, const void* B, void* C, int M, in
   st = tensor_map(with_cols(MapKey{C, M, N, ldc, c.c_box_rows}, chunk_cols(c)), &map_c);
   if (st != 0) return st;
   int* counters = static_cast<int*>(workspace);
-  float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) +
-                                             ((size_t)sms * c.consumers * sizeof(int) + 255) / 256 * 256);
+  float* partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + sk_counter_bytes(c, sms));
   int unused = 0;
   half* no_c = nullptr;
   CpSrc none{};
