@@ -25,6 +25,7 @@ import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
 
 def candidates(table: dict, sms: int, min_flop: float, has_streamk, most: int) -> list[tuple[tuple[int, int, int], object]]:
@@ -69,12 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         print("gemm_streamk_ab: needs a CUDA GPU", file=sys.stderr)
         return 2
     from cudaopt.gemm import _lib, dispatch
-    from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, launch_under, ours_launch
-    from cudaopt.gemm.configs import sk_tail_splits, wgmma_k_blocks
-    from cudaopt.gemm.configs import KERNEL_CONFIGS
+    from cudaopt.gemm.bench import QUICK_REL_ERR, launch_under, make_inputs, ours_launch
+    from cudaopt.gemm.configs import KERNEL_CONFIGS, sk_tail_splits, wgmma_k_blocks
+    from cudaopt.gemm.correctness import rel_error
     from cudaopt.gemm.timing import time_gpu
 
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from gemm_wave_probe import streamk_launch
 
     name = torch.cuda.get_device_name()
@@ -97,11 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"budget spent: {len(shapes) - len(rows)} shapes not timed")
             break
         cfg = KERNEL_CONFIGS[ch.config]
-        ws = workspaces.setdefault(ch.config, _lib.new_streamk_workspace(ch.config))
-        x = ShapeInputs([torch.randn((m, k), device="cuda", dtype=torch.float16) for _ in range(2)],
-                        [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(2)], [],
-                        [torch.empty((m, n), device="cuda", dtype=torch.float16) for _ in range(2)],
-                        torch.zeros(1, device="cuda"), None)
+        if ch.config not in workspaces:  # (one a config, made once: every call leaves its counters zero)
+            workspaces[ch.config] = _lib.new_streamk_workspace(ch.config)
+        ws = workspaces[ch.config]
+        x = make_inputs(m, n, k, 2, 0, with_blas=False)
         cands = {"plain": ours_launch(x, m, n, k, ch)}
         for c in caps:  # each cap a launch made under its setting (a CUDA graph keeps what it captured)
             cands[f"sk{c}"] = launch_under(streamk_launch(x, m, n, k, ch.config, ws), _lib.set_streamk_max_splits, c, 8)
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         for c in caps:
             x.c[0].zero_()
             cands[f"sk{c}"](0)
-            errs[c] = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
+            errs[c] = rel_error(x.c[0], ref)
         per_round: dict[str, list[float]] = {}
         t = time_gpu(cands, 2, rounds=args.rounds, rng=random.Random(args.seed + m + n + k), per_round=per_round)
         tiles = cfg.tiles(m, n)
@@ -154,10 +154,9 @@ def _read_shapes(path: str) -> list[tuple[int, int, int]]:
 def shapes_mode(args, table: dict, sms: int, name: str) -> int:
     """Every twin config, plain and stream-K (at the default cap), on the given shapes, against the dispatcher's
     choice and torch.matmul."""
-    import torch
-
     from cudaopt.gemm import _lib, hgemm
-    from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, ours_launch, torch_launch
+    from cudaopt.gemm.bench import QUICK_REL_ERR, make_inputs, ours_launch, torch_launch
+    from cudaopt.gemm.correctness import rel_error
     from cudaopt.gemm.configs import KERNEL_CONFIGS, sk_tail_splits, wgmma_k_blocks
     from cudaopt.gemm.dispatch import Choice
     from cudaopt.gemm.timing import time_gpu
@@ -177,10 +176,7 @@ def shapes_mode(args, table: dict, sms: int, name: str) -> int:
         if time.monotonic() - t0 > args.budget_s:
             print(f"budget spent: {len(shapes) - len(rows)} shapes not timed")
             break
-        x = ShapeInputs([torch.randn((m, k), device="cuda", dtype=torch.float16) for _ in range(2)],
-                        [torch.randn((k, n), device="cuda", dtype=torch.float16) for _ in range(2)], [],
-                        [torch.empty((m, n), device="cuda", dtype=torch.float16) for _ in range(2)],
-                        torch.zeros(1, device="cuda"), None)
+        x = make_inputs(m, n, k, 2, 0, with_blas=False)
         ch = table.get((m, n, k))  # (a split-K choice gets its workspace, as bench-gemm's dispatch column does)
         dws = _lib.new_workspace(m, n, ch.splits) if ch is not None and ch.backend == "ours" and ch.splits > 1 else None
         cands = {"dispatch": lambda i, x=x, w=dws: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=w),
@@ -198,7 +194,7 @@ def shapes_mode(args, table: dict, sms: int, name: str) -> int:
         for key in cands:
             x.c[0].zero_()
             cands[key](0)
-            errs[key] = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
+            errs[key] = rel_error(x.c[0], ref)
         bad = [key for key, e in errs.items() if not e <= QUICK_REL_ERR]
         wrong += bool(bad)
         per_round: dict[str, list[float]] = {}

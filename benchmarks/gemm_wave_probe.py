@@ -72,6 +72,7 @@ def probe_config(cid: int, n_target: int, k: int, waves: tuple[float, float], ro
     # (QUICK_REL_ERR: the wgmma comparison's bound on one input set, here each point's against torch.matmul's output)
     from cudaopt.gemm.bench import QUICK_REL_ERR, ShapeInputs, ours_launch, torch_launch
     from cudaopt.gemm.configs import KERNEL_CONFIGS
+    from cudaopt.gemm.correctness import rel_error
     from cudaopt.gemm.dispatch import Choice
     from cudaopt.gemm.timing import time_gpu
 
@@ -101,13 +102,13 @@ def probe_config(cid: int, n_target: int, k: int, waves: tuple[float, float], ro
         got = x.c[0].float()
         cands[f"torch_{m}"](0)
         ref = x.c[0].float()
-        err = float(((got - ref).norm() / ref.norm()).item())
+        err = rel_error(got, ref)
         point = {"m": m, "n": n, "k": k, "tiles": tiles, "waves": tiles / slots, "rel_err": err}
         if sk_ws is not None:
             cands[f"sk_{m}"] = streamk_launch(x, m, n, k, cid, sk_ws)
             x.c[0].zero_()
             cands[f"sk_{m}"](0)
-            point["sk_rel_err"] = float(((x.c[0].float() - ref).norm() / ref.norm()).item())
+            point["sk_rel_err"] = rel_error(x.c[0], ref)
         points.append(point)
     t = time_gpu(cands, sets, rounds=rounds, rng=random.Random(seed * 7919 + cid))
     for p in points:

@@ -402,7 +402,7 @@ def has_streamk(config: int, lib: ctypes.CDLL | None = None) -> bool:
 
 def streamk_workspace_bytes(config: int, sms: int, lib: ctypes.CDLL | None = None) -> int:
     """Bytes of workspace a stream-K launch of `config` needs on a GPU of `sms` SMs: zeroed fixup counters, then one
-    BM x BN fp32 partial per CTA boundary (about 17 MB for 128 x 256 tiles on 132 SMs); 0 without a twin."""
+    BM x BN fp32 partial slot per SM (about 17 MB for 128 x 256 tiles on 132 SMs); 0 without a twin."""
     if not has_streamk(config, lib):
         return 0
     return int((lib or kernels()).cudaopt_wgmma_streamk_workspace_bytes(KERNEL_CONFIGS[config].index, sms))

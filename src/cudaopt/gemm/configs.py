@@ -534,12 +534,9 @@ def sk_items(block: int, grid: int, num_tiles: int, k_blocks: int, splits: int) 
     kernel's schedule."""
     waves, r = divmod(num_tiles, grid)
     items = [(t, 0, k_blocks, -1) for t in range(block, waves * grid, grid)]
-    if r and splits == 1 and block < r:
-        items.append((waves * grid + block, 0, k_blocks, -1))
-    elif r and block < r * splits:
-        split = block // r
-        first = split * k_blocks // splits
-        items.append((waves * grid + block % r, first, (split + 1) * k_blocks // splits - first, split))
+    if r and block < r * splits:  # work_item's item `block` of r tail tiles x splits
+        tile, split, first, count = work_item(block, r, splits, k_blocks)
+        items.append((waves * grid + tile, first, count, split if splits > 1 else -1))
     return items
 
 
