@@ -1293,7 +1293,8 @@ PY
     echo "card: $name"
     python3 -m cudaopt.gemm.build | tail -1
     # (session 46) first the wave probe, ~40-60 s: whether stream-K is worth building (gemm_wave_probe)
-    gemm_wave_probe_run 120
+    # (session 48) GEMM_NEXT_PROBE=0 skips it: it has run on both cards (session 47 runs 1 and 3)
+    [ "${GEMM_NEXT_PROBE:-1}" = 0 ] || gemm_wave_probe_run 120
     case "$name" in
       *H200*)
         plain_table "${GEMM_NEXT_H200:-docs/data/hgemm_session45/h200_v4/table_four_grids.json.gz}" /tmp/next.json
