@@ -1316,7 +1316,8 @@ PY
   gemm_table_for_gpu)
     # Issue 6, plan for session 46: `cudaopt gemm-table-for-gpu` as a user runs it (its grids with the B^T route,
     # GEMM_TFG_GRIDS of them at GEMM_TFG_ROUNDS rounds; defaults 2 and 10: ~165 s each on an H100), then a fresh B^T
-    # grid of the table it wrote, as its closing line says. Base: the shipped table hgemm takes on this card.
+    # grid of the table it wrote. Base: the shipped table hgemm takes on this card. (Session 48: the command now
+    # checks each move on its own shape against the base's choice, --verify 2, and sends back those read slower.)
     rm -rf /tmp/tfg
     python3 -m cudaopt.gemm.build | tail -1
     timeout 420 python3 -m cudaopt.cli gemm-table-for-gpu --out /tmp/tfg --grids "${GEMM_TFG_GRIDS:-2}" \

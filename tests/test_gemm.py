@@ -1945,10 +1945,14 @@ def test_a_table_for_this_gpu_from_its_own_grids(tmp_path):
                                                  (512, 64, 64): (30.0, 30.0, 30.0, ours, ours, True)})
 
     said = []
-    table, moved, bt_moved = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=7, bt=False,
-                                           bench=fake_bench, log=said.append)
-    assert calls == [("grid", "grid1", "base.json", 7, True), ("grid", "grid2", "base.json", 7, True)]
-    assert moved == 2 and bt_moved == 0 and table == tmp_path / "out" / "tuned.json"
+    table, moved, bt_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=7, bt=False,
+                                                 bench=fake_bench, log=said.append)
+    assert calls[:2] == [("grid", "grid1", "base.json", 7, True), ("grid", "grid2", "base.json", 7, True)]
+    # then the two moved shapes alone, base table then proposal, twice (--verify 2): a tie keeps a move
+    ab = [(sh, f"{side}_{i}", f"{side}_table.json", 7, True) for i in (0, 1) for side in ("old", "new")
+          for sh in ["64x64x64,256x64x64"]]
+    assert calls[2:] == ab and (tmp_path / "out" / "proposed.json").is_file()
+    assert moved == 2 and bt_moved == 0 and back == 0 and table == tmp_path / "out" / "tuned.json"
     data = json.loads(table.read_text())
     got = parse_table(data)
     assert data["device"] == "GPU X" and got[(64, 64, 64)].backend == "ours" and got[(256, 64, 64)].backend == "torch"
@@ -2000,11 +2004,75 @@ def test_a_table_for_this_gpu_rechooses_its_b_transposed_route_too(tmp_path):
         write_shape_csv(Path(out_dir) / "shapes.csv", times, extra)
 
     os.environ.pop(BT_BENCH_ENV, None)
-    table, moved, bt_moved = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, bench=fake_bench, log=lambda s: None)
+    table, moved, bt_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, bench=fake_bench,
+                                                 log=lambda s: None, verify=0)
     assert seen == ["1", "1"] and BT_BENCH_ENV not in os.environ
-    assert (moved, bt_moved) == (0, 1)
+    assert (moved, bt_moved, back) == (0, 1, 0)
     got = parse_table(json.loads(table.read_text()))[(64, 64, 64)]
     assert got.backend == "ours" and got.bt_algo == 1
+
+
+def test_a_table_for_this_gpu_sends_back_the_moves_its_own_shapes_read_slower(tmp_path):
+    """gemm-table-for-gpu --verify (session 48): the grids' proposal timed shape by shape against the base table
+    (bench-gemm stood in for by one that times a shape by the table it is given); the NN move that reads slower there
+    and the B^T move that does go back, the others stay; each route judged on its own columns; a bad --verify is
+    refused before any GPU work."""
+    import os
+    from pathlib import Path
+
+    from cudaopt.gemm.bench import BT_BENCH_ENV
+    from cudaopt.gemm.cli import table_for_gpu
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import parse_table
+    from cudaopt.gemm.moves import moved_routes
+    from cudaopt.gemm.report import write_shape_csv
+
+    base = _write(tmp_path / "base.json", json.dumps({"device": "NVIDIA H200", "entries": [
+        {"m": m, "n": 64, "k": 64, "backend": "torch", "config": 20, "bt_lt_algo": 3} for m in (64, 128, 256, 512)]}))
+    # grids: ours 10% faster than torch on 64 and 128 (both move to ours); 256 and 512: the B^T route's TN
+    # algorithm 1 faster than 3 (both move it); in the A/B, ours is slower than torch on 128 after all, and
+    # algorithm 1 slower on 512
+    grid_ours = {64: 9.0, 128: 9.0, 256: 10.0, 512: 10.0}
+    ab_ours = {64: 9.0, 128: 11.0, 256: 10.0, 512: 10.0}
+    ab_tn = {1: {256: 8.0, 512: 12.0}, 3: {256: 10.0, 512: 10.0}}
+    ours_label = Choice("ours", 20, 1).label()  # (the config "ours" times: the grids' choice column)
+    calls = []
+
+    def fake_bench(shapes, out_dir, table, rounds, resume):
+        calls.append(Path(out_dir).name)
+        assert os.environ.get(BT_BENCH_ENV) == "1"
+        choices = parse_table(json.loads(Path(table).read_text()))
+        ms = [64, 128, 256, 512] if shapes == "grid" else [int(s.split("x")[0]) for s in shapes.split(",")]
+        names = ("ours", "torch", "dispatch", "dispatch_bt", "lt_auto_tn", "torch_bt", "lt_auto_nn", "lt_auto_max")
+        times, extra = {n: {} for n in names}, {}
+        for m in ms:
+            sh, c = (m, 64, 64), choices[(m, 64, 64)]
+            ours_t = (grid_ours if shapes == "grid" else ab_ours)[m]
+            d = ours_t if c.backend == "ours" else 10.0
+            bt_t = 8.0 if m < 256 else ({1: 8.0, 3: 10.0}[c.bt_algo] if shapes == "grid" else ab_tn[c.bt_algo][m])
+            for n, v in zip(names, (ours_t, 10.0, d, bt_t, 8.0, 12.0, 10.0, 10.0)):
+                times[n][sh] = v
+            extra[sh] = {"dispatch": c.label(), "choice": ours_label, "correct": True,
+                         "lt_auto_tn_algo": 3 if m < 256 else 1,  # (64, 128: the base's algorithm already)
+                         "dispatch_bt": f"fallback:cublaslt_tn_algo{c.bt_algo}",
+                         "paired_dispatch_bt_vs_lt_auto_tn": f"{8.0 / bt_t:.4f}"}
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        write_shape_csv(Path(out_dir) / "shapes.csv", times, extra)
+
+    said = []
+    table, moved, bt_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=5, bench=fake_bench,
+                                                 log=said.append, verify=1)
+    proposed = json.loads((tmp_path / "out" / "proposed.json").read_text())["entries"]
+    assert [moved_routes(b, e) for b, e in zip(json.loads(base.read_text())["entries"], proposed)] == [
+        {"nn"}, {"nn"}, {"bt"}, {"bt"}]
+    assert calls == ["grid1", "grid2", "old_0", "new_0"]
+    got = parse_table(json.loads(table.read_text()))
+    assert [got[(m, 64, 64)].backend for m in (64, 128)] == ["ours", "torch"]  # 128 sent back
+    assert [got[(m, 64, 64)].bt_algo for m in (256, 512)] == [1, 3]  # 512 sent back
+    assert (moved, bt_moved, back) == (1, 1, 2)
+    assert any(line.startswith("moved shapes 4 (hgemm's B^T route)") for line in said)
+    with pytest.raises(ValueError, match="--verify -1"):
+        table_for_gpu(tmp_path / "o2", "GPU X", base, bench=fake_bench, verify=-1)
 
 
 def test_gemm_table_for_gpu_cli_refuses_bad_input_in_one_line(tmp_path):
@@ -2014,7 +2082,7 @@ def test_gemm_table_for_gpu_cli_refuses_bad_input_in_one_line(tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "cudaopt.cli", "gemm-table-for-gpu", *map(str, a)],  # noqa: E731
                                     capture_output=True, text=True, timeout=120, check=False)
     for args, want in ((("--grids", "0"), "at least 1"), (("--margin", "0.9"), "--margin 0.9"),
-                       (("--bt-margin", "0.9"), "--bt-margin 0.9")):
+                       (("--bt-margin", "0.9"), "--bt-margin 0.9"), (("--verify", "-1"), "--verify -1")):
         p = run("--out", tmp_path / "x", *args)
         assert p.returncode == 2 and p.stderr.startswith("error: ") and want in p.stderr, p.stderr
     import torch

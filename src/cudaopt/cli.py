@@ -385,14 +385,17 @@ def gemm_table_for_gpu_cmd(
     bt: bool = typer.Option(True, "--bt/--no-bt", help="Also time hgemm's B^T route (nn.Linear's layout) and rechoose "
                             "its cuBLASLt TN algorithms (the base table's name another card's kernels)."),
     bt_margin: float = typer.Option(1.02, help="The B^T route's margin, read within rounds (paired)."),
+    verify: int = typer.Option(2, help="Then time the moved shapes under the base table and the proposal alternately, "
+                               "this many times, and send back any move that reads slower (0: keep every move)."),
 ) -> None:
     """A kernel table for this GPU: the shipped table's grid run here --grids times, then each shape moved between ours,
     torch.matmul and cuBLASLt's algorithms where every grid agrees (as gemm-table-from-grids), and its B^T route
-    rechosen the same way (as gemm-table-from-grids --bt), labelled with this GPU."""
+    rechosen the same way (as gemm-table-from-grids --bt), each move then checked on its own shape against the base
+    table's choice (--verify), labelled with this GPU."""
     from cudaopt.gemm.cli import check_table_for_gpu_args, table_for_gpu
 
     try:
-        check_table_for_gpu_args(grids, rounds, margin, bt_margin)
+        check_table_for_gpu_args(grids, rounds, margin, bt_margin, verify)
     except ValueError as e:
         _usage_error(str(e))
     _need_cuda()
@@ -406,13 +409,15 @@ def gemm_table_for_gpu_cmd(
     if grids < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more)")
     try:
-        table, moved, bt_moved = table_for_gpu(out, device, table_path(), grids, rounds, margin, bt, bt_margin)
+        table, moved, bt_moved, back = table_for_gpu(out, device, table_path(), grids, rounds, margin, bt, bt_margin,
+                                                     verify=verify,
+                                                     log=lambda s: console.print(s, markup=False, highlight=False))
     except (ValueError, OSError) as e:
         _usage_error(str(e))
-    judge = f"{'CUDAOPT_GEMM_BENCH_BT=1 ' if bt else ''}cudaopt bench-gemm --table {table} --out {out / 'judge'}"
-    console.print(f"{moved} shapes moved{f', {bt_moved} B^T routes' if bt else ''}; table: {table} (tuned on "
-                  f"{device}). Judge it on a fresh grid first ({judge}), then: export "
-                  f"CUDAOPT_GEMM_TABLE={table.resolve()}")
+    checked = (f" ({back} more sent back: slower on their own shapes against the base table's choice)" if verify
+               else " (not checked shape by shape: --verify 0)")
+    console.print(f"{moved} shapes moved{f', {bt_moved} B^T routes' if bt else ''}{checked}; table: {table} (tuned "
+                  f"on {device}); use it: export CUDAOPT_GEMM_TABLE={table.resolve()}")
 
 
 def _print_reading(grid: Path, r, lead: str = "") -> None:

@@ -81,10 +81,12 @@ def tune_gemm(shapes: str = "grid", out: str | Path = "runs/gemm/tuned.json", ro
     return Path(out)
 
 
-def check_table_for_gpu_args(grids: int, rounds: int, margin: float, bt_margin: float = 1.02) -> None:
+def check_table_for_gpu_args(grids: int, rounds: int, margin: float, bt_margin: float = 1.02, verify: int = 2) -> None:
     """ValueError for gemm-table-for-gpu's arguments that cannot work (checked before the GPU is asked for)."""
     if grids < 1 or rounds < 1:
         raise ValueError("give --grids and --rounds of at least 1")
+    if verify < 0:
+        raise ValueError(f"--verify {verify}: give 0 (keep every move) or more")
     for name, value in (("--margin", margin), ("--bt-margin", bt_margin)):
         if not value >= 1.0:
             raise ValueError(f"{name} {value}: give 1.0 or more")
@@ -92,7 +94,7 @@ def check_table_for_gpu_args(grids: int, rounds: int, margin: float, bt_margin: 
 
 def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2, rounds: int = 20,
                   margin: float = 1.01, bt: bool = True, bt_margin: float = 1.02, bench=None,
-                  log=print) -> tuple[Path, int, int]:
+                  log=print, verify: int = 2) -> tuple[Path, int, int, int]:
     """A table for the GPU `device` from whole grids run on it (session 44's H100 table, as one command): the base
     table (the shipped one hgemm would take here) copied to out/base.json, its grid run `grids` times into
     out/grid1.. (bench-gemm, offline, GPU timing; each resumable, so a rerun continues), then its shapes moved
@@ -100,16 +102,21 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
     (grid_choice.rechoose), written to out/tuned.json with `device`. With `bt` (the default) the grids also time
     hgemm's B^T route (CUDAOPT_GEMM_BENCH_BT=1) and the route is rechosen too (grid_choice.rechoose_bt, paired, by
     `bt_margin`): a base table's cuBLASLt TN algorithm indices were chosen on another card, where they name other
-    kernels (session 45: 121-125 shapes under 0.98x of cuBLASLt TN on an H100 before, 30-40 after). Returns (its path,
-    the NN moves, the B^T moves). A rerun keeps out/base.json and must keep `bt`: the grids it resumes ran that
-    table that way. bench: bench_gemm's stand-in (tests)."""
+    kernels (session 45: 121-125 shapes under 0.98x of cuBLASLt TN on an H100 before, 30-40 after). The grids'
+    proposal (out/proposed.json) is then judged move by move: with `verify` repeats (0: not at all) the moved shapes
+    are timed under the base table and the proposal alternately (moves.verify_moves, into out/moves/) and a move
+    that reads slower there goes back (session 48: two grids of one table differ by more than a whole proposal's
+    worth of shapes under 0.98x, so a grid cannot judge one). Returns (its path, the NN moves kept, the B^T moves
+    kept, the moves sent back). A rerun keeps out/base.json and must keep `bt`: the grids it resumes ran that table
+    that way. bench: bench_gemm's stand-in (tests)."""
     import os
 
     from cudaopt.gemm.bench import BT_BENCH_ENV
     from cudaopt.gemm.grid_choice import load_grid, rechoose, rechoose_bt, table_data
+    from cudaopt.gemm.moves import moved_routes, moved_shapes, verify_moves
     from cudaopt.gemm.tune import write_json_atomic
 
-    check_table_for_gpu_args(grids, rounds, margin, bt_margin)
+    check_table_for_gpu_args(grids, rounds, margin, bt_margin, verify)
     out = Path(out)
     mode, mode_file = ("bt" if bt else "nn"), out / "grid_mode.txt"
     if mode_file.is_file() and mode_file.read_text().strip() != mode:
@@ -140,6 +147,13 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
     bt_moves = []
     if bt:  # (after the NN moves: a shape whose NN choice moved keeps a default route the grids did not time)
         entries, bt_moves = rechoose_bt(entries, loaded, bt_margin, paired=True)
+    proposed = {**data, "entries": entries, "device": device}
+    write_json_atomic(out / "proposed.json", proposed)
+    back = []
+    if verify > 0 and (moves or bt_moves):
+        log(f"== the {len(moved_shapes(data, proposed))} moved shapes, base table then proposal, {verify} times")
+        entries, back = verify_moves(out / "moves", data, proposed, verify, rounds, bt, bench, log)
+    kept = [moved_routes(b, e) for b, e in zip(data["entries"], entries) if b != e]
     table = out / "tuned.json"
-    write_json_atomic(table, {**data, "entries": entries, "device": device})
-    return table, len(moves), len(bt_moves)
+    write_json_atomic(table, {**proposed, "entries": entries})
+    return table, sum("nn" in r for r in kept), sum(r == {"bt"} for r in kept), len(back)
