@@ -67,6 +67,7 @@
 #   bash scripts/gpu_check.sh gemm_next  # issue 6, plan for session 46: the H200 or the H100 candidate judged, by the card that comes
 #   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
 #   bash scripts/gpu_check.sh gemm_streamk  # issue 6, session 47: the stream-K twins (GPU tests, wave probe, A/B on table shapes)
+#   bash scripts/gpu_check.sh gemm_tfg_verify  # issue 6, session 48: gemm-table-for-gpu --verify on earlier grids
 #   bash scripts/gpu_check.sh gemm_streamk_floor  # issue 6, session 47: every twin config, plain and stream-K, on the floor's shapes
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
 #   bash scripts/gpu_check.sh evaluator_tests  # after an evaluator change: GPU red team + GPU evaluator tests
@@ -1329,6 +1330,25 @@ PY
       gemm_grid_pack tfg_judge
     fi
     (cd /tmp/tfg && rm -f grid*/checks.json && tar czf "$OUT/tfg_grids.tgz" grid* 2>/dev/null)
+    ;;
+  gemm_tfg_verify)
+    # Issue 6, session 48: gemm-table-for-gpu's move check (--verify) on a GPU, resuming the grids of an earlier
+    # gemm_table_for_gpu call on this kind of card (GEMM_TFG_GRIDS_TGZ, default session 48 run 2's H100 grids): the
+    # grids are complete, so the command goes straight to its proposal and times the moved shapes, base then
+    # proposal, twice. About 60-90 s.
+    rm -rf /tmp/tfg && mkdir -p /tmp/tfg
+    tar xzf "${GEMM_TFG_GRIDS_TGZ:-docs/data/hgemm_session48/run2/tfg_grids.tgz}" -C /tmp/tfg grid1 grid2 grid_mode.txt
+    python3 -c "
+import json, torch; from cudaopt.gemm import _table_for_device; from cudaopt.gemm.dispatch import table_path
+from cudaopt.gemm.grid_choice import table_data; _table_for_device(torch)
+open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 400 python3 -m cudaopt.cli gemm-table-for-gpu --out /tmp/tfg --grids 2 --rounds "${GEMM_TFG_ROUNDS:-10}" \
+      --verify 2 > "$OUT/tfg_verify.log" 2>&1
+    echo "gemm-table-for-gpu --verify 2: rc $?"
+    grep -v "^\[" "$OUT/tfg_verify.log" | grep -v "^| " | tail -8
+    grep -E "^moved shapes" "$OUT/tfg_verify.log"
+    (cd /tmp/tfg && tar czf "$OUT/tfg_verify.tgz" moves proposed.json tuned.json 2>/dev/null)
     ;;
   gemm_device_table)
     # Issue 6, session 44: a shipped table for the GPU this call runs on where it is not the H200 (hgemm takes a
