@@ -1299,6 +1299,11 @@ PY
     case "$name" in
       *H200*)
         plain_table "${GEMM_NEXT_H200:-docs/data/hgemm_session45/h200_v4/table_four_grids.json.gz}" /tmp/next.json
+        # (session 48) its moves alone first, base then candidate, twice: a grid cannot judge ten moves
+        timeout 100 python3 scripts/gemm_moves_ab.py --bt --rounds 20 --old src/cudaopt/gemm/tuned_h200.json \
+          --new /tmp/next.json --out /tmp/next_moves > /tmp/next_moves.log 2>&1
+        grep -E "^moved shapes|^hgemm" /tmp/next_moves.log
+        (cd /tmp && tar czf "$OUT/moves.tgz" next_moves next_moves.log)
         GEMM_GRID_BUDGET_S=210 gemm_grid_run h200_cand 20 nn --table /tmp/next.json
         GEMM_GRID_BUDGET_S=190 gemm_grid_run h200_cand_bt 10 bt --table /tmp/next.json
         gemm_grid_pack h200_cand h200_cand_bt ;;
