@@ -1305,8 +1305,10 @@ PY
         grep -E "^moved shapes|^hgemm" /tmp/next_moves.log
         (cd /tmp && tar czf "$OUT/moves.tgz" next_moves next_moves.log)
         GEMM_GRID_BUDGET_S=210 gemm_grid_run h200_cand 20 nn --table /tmp/next.json
-        GEMM_GRID_BUDGET_S=190 gemm_grid_run h200_cand_bt 10 bt --table /tmp/next.json
-        gemm_grid_pack h200_cand h200_cand_bt ;;
+        if [ "${GEMM_NEXT_BT:-1}" = 0 ]; then gemm_grid_pack h200_cand; else  # (session 48: GEMM_NEXT_BT=0, no B^T grid)
+          GEMM_GRID_BUDGET_S=190 gemm_grid_run h200_cand_bt 10 bt --table /tmp/next.json
+          gemm_grid_pack h200_cand h200_cand_bt
+        fi ;;
       *H100*)
         plain_table "${GEMM_NEXT_H100:-docs/data/hgemm_session45/h100_v3/table_v3.json.gz}" /tmp/next.json
         timeout 120 python3 scripts/gemm_moves_ab.py --bt --rounds 10 --old src/cudaopt/gemm/tuned_h100.json \
