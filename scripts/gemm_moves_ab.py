@@ -9,6 +9,7 @@ the old table then the new one, `--repeats` times, and prints per shape the disp
     python scripts/gemm_moves_ab.py --old src/cudaopt/gemm/tuned_h100.json --new cand.json --out /tmp/moves
     python scripts/gemm_moves_ab.py --old A --new B --out DIR --report-only   # the table again from DIR (no GPU)
     python scripts/gemm_moves_ab.py --bt ...  # also hgemm's B^T route (CUDAOPT_GEMM_BENCH_BT=1), against cuBLASLt TN
+    python scripts/gemm_moves_ab.py ... --write kept.json  # --new less the moves read slower here
 
 With --bt a second table reads the B^T route (bench-gemm's dispatch_bt) against cuBLASLt autotuned TN and torch.matmul
 on the same B^T: a move of bt_lt_algo changes only that route.
@@ -21,7 +22,8 @@ import sys
 from pathlib import Path
 
 from cudaopt.gemm.grid_choice import GridError, table_data
-from cudaopt.gemm.moves import moved_shapes, report_lines, run_ab, summarize
+from cudaopt.gemm.moves import keep_not_slower, moved_shapes, report_lines, run_ab, summarize
+from cudaopt.gemm.tune import write_json_atomic
 
 __all__ = ["main", "moved_shapes", "summarize"]
 
@@ -40,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true", help="the table from --out's runs, no GPU")
     ap.add_argument("--bt", action="store_true",
                     help="also time and report hgemm's B^T route (bench-gemm with CUDAOPT_GEMM_BENCH_BT=1)")
+    ap.add_argument("--write", type=Path, default=None,
+                    help="write --new with every move read slower here sent back to --old's entry (the rule "
+                         "gemm-table-for-gpu --verify applies)")
     args = ap.parse_args(argv)
     try:
         old, new = table_data(args.old), table_data(args.new)
@@ -68,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
             print("error: --bt: the runs have no B^T columns (time them with --bt)", file=sys.stderr)
             return 2
         print_report(per, agg)
+    if args.write:
+        entries, back = keep_not_slower(args.out, old, new, args.repeats, args.bt, log=lambda s: None)
+        write_json_atomic(args.write, {**new, "entries": entries})
+        print(f"{args.write}: {len(shapes) - len(back)} of {len(shapes)} moves kept (sent back: "
+              f"{', '.join('x'.join(map(str, s)) for s in back) or 'none'})")
     return 0
 
 

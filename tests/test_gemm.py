@@ -1862,6 +1862,12 @@ def test_gemm_moves_ab_times_only_the_moved_shapes_and_reads_them(tmp_path, caps
     assert agg["new_faster"] == 1 and agg["old_under_098_lt_nn"] == 1 and agg["new_under_098_lt_nn"] == 1  # 128 out, 256 in
     assert agg["new_under_098_lt_max"] == 2 and agg["all_correct"]
     assert abs(agg["geomean_old_over_new"] - math.sqrt(10 / 9 * 20 / 22)) < 1e-9
+    # --write: the candidate less the move read slower (256: 20 -> 22 us) goes back to the old entry
+    assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "new.json.gz"), "--out", str(out),
+                     "--report-only", "--write", str(tmp_path / "kept.json")]) == 0
+    assert "1 of 2 moves kept (sent back: 256x64x64)" in capsys.readouterr().out
+    assert json.loads((tmp_path / "kept.json").read_text())["entries"] == [new["entries"][0], new["entries"][1],
+                                                                          old["entries"][2]]
     # bad input: one line on stderr, exit 2
     assert mod.main(["--old", str(tmp_path / "old.json"), "--new", str(tmp_path / "old.json"), "--out", str(out),
                      "--report-only"]) == 2

@@ -137,15 +137,22 @@ def run_ab(out: Path, old: dict, new: dict, shapes: list[Shape], repeats: int, r
 def verify_moves(out: Path, base: dict, proposed: dict, repeats: int, rounds: int, bt: bool, bench: Callable,
                  log: Callable[[str], None] = print) -> tuple[list[dict], list[Shape]]:
     """The proposed table's moves timed against the base's (run_ab, into out/<hash of the proposal>/: a rerun of the
-    same proposal continues it), each move kept only where every route it changes reads the new choice not slower
-    (median over the repeats) and every check passed; the others go back to the base entry. Returns (the entries,
-    the shapes sent back)."""
+    same proposal continues it), then keep_not_slower. Returns (the entries, the shapes sent back)."""
     shapes = moved_shapes(base, proposed)
     if not shapes:
         return list(proposed["entries"]), []
     tag = hashlib.sha256(json.dumps(proposed, sort_keys=True).encode()).hexdigest()[:12]
     ab = Path(out) / tag
     run_ab(ab, base, proposed, shapes, repeats, rounds, bt, bench, log, resume=True)
+    return keep_not_slower(ab, base, proposed, repeats, bt, log)
+
+
+def keep_not_slower(ab: Path, base: dict, proposed: dict, repeats: int, bt: bool,
+                    log: Callable[[str], None] = print) -> tuple[list[dict], list[Shape]]:
+    """The proposal's entries with each move kept only where the A/B in `ab` (run_ab's folders) reads every route
+    the move changes not slower (median over the repeats) with every check passed; the others go back to the base
+    entry. Returns (the entries, the shapes sent back)."""
+    shapes = set(moved_shapes(base, proposed))
     read: dict[str, dict[str, dict]] = {}
     for route in ("nn", "bt") if bt else ("nn",):
         per, agg = summarize(ab, repeats, route)
