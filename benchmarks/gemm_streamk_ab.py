@@ -14,7 +14,8 @@ bench's quick bound) first.
 
 --shapes FILE (a CSV with m, n, k columns, e.g. a grid's floor.csv) asks the wider question instead: on each of those
 shapes, every config with a twin, plain and stream-K, against what hgemm runs there now (the table's choice) and
-torch.matmul, all interleaved; the best of ours per shape against the dispatcher, paired.
+torch.matmul, all interleaved; the best of ours per shape against the dispatcher, paired. --propose reads such a
+run back (no GPU) into a candidate table for scripts/gemm_moves_ab.py to judge.
 """
 from __future__ import annotations
 
@@ -53,7 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="one JSON line per shape here")
     ap.add_argument("--shapes", default=None, help="CSV with m,n,k columns: every twin config on these shapes instead")
+    ap.add_argument("--propose", default=None, metavar="JSONL",
+                    help="no GPU: a --shapes run's --out; with --table and --write, that table with each shape whose "
+                         "best of ours read under --under of the dispatcher (paired) moved to it")
+    ap.add_argument("--write", default=None, help="--propose's candidate table (judge it: scripts/gemm_moves_ab.py)")
+    ap.add_argument("--under", type=float, default=0.98)
     args = ap.parse_args(argv)
+    if args.propose:
+        return propose_main(args)
     try:
         caps = sorted({int(v) for v in args.max_splits.split(",") if v})
         if not caps or not all(2 <= v <= 64 for v in caps):
@@ -142,6 +150,52 @@ def main(argv: list[str] | None = None) -> int:
                   f"shapes; under 0.99 on {sum(p < 0.99 for p in ps)}, over 1.01 on {sum(p > 1.01 for p in ps)}")
     print(f"all correct: {len(ok) == len(rows)}")
     return 0 if len(ok) == len(rows) else 1
+
+
+def propose(rows: list[dict], data: dict, under: float) -> tuple[list[dict], list[str]]:
+    """The table's entries with each shape of a --shapes run whose best of ours read under `under` of the dispatcher
+    (paired, correct) moved to that config ("p<id>": plain, "s<id>": its stream-K twin); the B^T route's cuBLASLt
+    algorithm, where the entry names one, kept. Returns (the entries, "MxNxK: old -> new (ratio)" per move)."""
+    from cudaopt.gemm.dispatch import entry_choice
+
+    best = {(r["m"], r["n"], r["k"]): r for r in rows
+            if r.get("best") and r.get("best_vs_dispatch_paired") is not None
+            and r["best_vs_dispatch_paired"] < under and r["best"] not in r.get("wrong", [])}
+    entries, said = [], []
+    for e in data["entries"]:
+        r = best.get((int(e["m"]), int(e["n"]), int(e["k"])))
+        if r is None:
+            entries.append(e)
+            continue
+        moved = {"m": e["m"], "n": e["n"], "k": e["k"], "backend": "ours", "config": int(r["best"][1:]), "splits": 1,
+                 **({"streamk": True} if r["best"][0] == "s" else {}),
+                 **({"bt_lt_algo": e["bt_lt_algo"]} if "bt_lt_algo" in e else {}),
+                 "streamk_ab": {"from": entry_choice(e).label(), "paired_vs_dispatch": r["best_vs_dispatch_paired"]}}
+        entry_choice(moved)  # (ValueError: a config that cannot run there)
+        entries.append(moved)
+        said.append(f"{e['m']}x{e['n']}x{e['k']}: {entry_choice(e).label()} -> {entry_choice(moved).label()} "
+                    f"({r['best_vs_dispatch_paired']:.3f})")
+    return entries, said
+
+
+def propose_main(args) -> int:
+    from cudaopt.gemm.grid_choice import table_data
+    from cudaopt.gemm.tune import write_json_atomic
+
+    if not args.table or not args.write:
+        print("gemm_streamk_ab: --propose needs --table (the table the run timed against) and --write", file=sys.stderr)
+        return 2
+    try:
+        rows = [json.loads(line) for line in Path(args.propose).read_text().splitlines() if line.strip()]
+        data = table_data(args.table)
+        entries, said = propose(rows, data, args.under)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"gemm_streamk_ab: --propose: {e}", file=sys.stderr)
+        return 2
+    write_json_atomic(Path(args.write), {**data, "entries": entries})
+    print("\n".join(said + [f"{args.write}: {len(said)} shapes moved (judge it: scripts/gemm_moves_ab.py --old "
+                            f"{args.table} --new {args.write} --write KEPT)"]))
+    return 0
 
 
 def _read_shapes(path: str) -> list[tuple[int, int, int]]:

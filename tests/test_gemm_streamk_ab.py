@@ -48,3 +48,35 @@ def test_shape_files_read_the_floor_csv_columns(ab, tmp_path):
     bad.write_text("a,b\n1,2\n")
     with pytest.raises(KeyError):
         ab._read_shapes(str(bad))
+
+
+def test_propose_moves_each_shape_whose_best_config_beat_the_dispatcher(ab, tmp_path, capsys):
+    """--propose (no GPU): a --shapes run read back into a candidate table: a shape whose best of ours read under
+    --under of the dispatcher moves to that config (its stream-K twin where "s<id>" won), keeping the B^T route's
+    algorithm; a shape at 0.99, or whose best was wrong, stays; bad input is one line and exit 2."""
+    import json
+
+    from cudaopt.gemm.dispatch import parse_table
+
+    e = lambda m, **kw: {"m": m, "n": 8192, "k": 4096, "backend": "torch", "config": 0, "splits": 1, **kw}  # noqa: E731
+    table = {"device": "X", "entries": [e(1024, bt_lt_algo=2), e(2048), e(3072), e(4096)]}
+    rows = [{"m": 1024, "n": 8192, "k": 4096, "best": "p25", "best_vs_dispatch_paired": 0.95, "wrong": []},
+            {"m": 2048, "n": 8192, "k": 4096, "best": "s18", "best_vs_dispatch_paired": 0.97, "wrong": []},
+            {"m": 3072, "n": 8192, "k": 4096, "best": "p25", "best_vs_dispatch_paired": 0.99, "wrong": []},
+            {"m": 4096, "n": 8192, "k": 4096, "best": "p26", "best_vs_dispatch_paired": 0.90, "wrong": ["p26"]}]
+    entries, said = ab.propose(rows, table, 0.98)
+    got = parse_table({"entries": entries})
+    assert got[(1024, 8192, 4096)].label() == "wgmma128x256x64_c2_s4_tma_e2" and got[(1024, 8192, 4096)].bt_algo == 2
+    assert got[(2048, 8192, 4096)].streamk and got[(2048, 8192, 4096)].config == 18
+    assert entries[2:] == table["entries"][2:] and len(said) == 2 and said[0].startswith("1024x8192x4096: fallback:torch")
+    (tmp_path / "t.json").write_text(json.dumps(table))
+    (tmp_path / "run.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n")
+    args = ["--propose", str(tmp_path / "run.jsonl"), "--table", str(tmp_path / "t.json")]
+    assert ab.main(args + ["--write", str(tmp_path / "cand.json")]) == 0
+    assert "2 shapes moved" in capsys.readouterr().out
+    assert parse_table(json.loads((tmp_path / "cand.json").read_text()))[(2048, 8192, 4096)].streamk
+    assert ab.main(args) == 2 and "needs --table" in capsys.readouterr().err
+    (tmp_path / "odd.jsonl").write_text("{not json\n")
+    assert ab.main(["--propose", str(tmp_path / "odd.jsonl"), "--table", str(tmp_path / "t.json"), "--write",
+                    str(tmp_path / "c2.json")]) == 2
+    assert capsys.readouterr().err.startswith("gemm_streamk_ab: --propose:") and not (tmp_path / "c2.json").exists()
