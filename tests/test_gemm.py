@@ -2118,3 +2118,25 @@ def test_table_entries_name_the_stream_k_twin_only_where_one_exists():
             dispatch.parse_table({"entries": [{**base, **bad}]})
     # a fallback's "ours" (what the benchmarks time as ours) keeps the twin
     assert Choice("torch", twin.id, 1, streamk=True).as_ours() == Choice("ours", twin.id, 1, streamk=True)
+
+
+def test_gemm_floor_across_keeps_the_shapes_under_in_every_grid(tmp_path, capsys):
+    """scripts/gemm_floor_across.py (session 48): a shape under 0.98x in one grid only is that grid's; the report
+    lists those under in all, by medians, paired, and beyond noise, with the TN-only flag; bad input: one line, 2."""
+    mod = _load_script("gemm_floor_across")
+    head = "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only,paired_ratio,paired_hi95\n"
+    a = _write(tmp_path / "a.csv", head + "64,64,64,ours,0.95,ours,1.0,0,0.96,0.97\n"
+                                          "128,64,64,torch,0.97,ours,1.0,1,0.975,0.99\n"
+                                          "256,64,64,torch,0.97,ours,1.0,0,0.99,1.0\n")
+    b = _write(tmp_path / "b.csv", head + "64,64,64,ours,0.96,ours,1.0,0,0.965,0.975\n"
+                                          "128,64,64,torch,0.96,ours,1.0,1,0.97,0.985\n")
+    got = mod.across([mod.read_floor(str(a)), mod.read_floor(str(b))])
+    assert got == {"ratio": [(64, 64, 64), (128, 64, 64)], "paired": [(64, 64, 64), (128, 64, 64)],
+                   "hi95": [(64, 64, 64)]}
+    assert mod.main([str(a), str(b)]) == 0
+    said = capsys.readouterr().out
+    assert "2 by medians, 2 paired, 1 beyond noise (grids alone: 3, 2)" in said
+    assert "| 128x64x64 | torch | 0.975 / 0.970 | True | False |" in said and "TN-only (in the last grid) 1" in said
+    assert mod.main([str(a)]) == 2 and "two or more" in capsys.readouterr().err
+    odd = _write(tmp_path / "odd.csv", "m,n,k\n64,64,64\n")
+    assert mod.main([str(a), str(odd)]) == 2 and "not a bench-gemm floor.csv" in capsys.readouterr().err
