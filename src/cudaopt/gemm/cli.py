@@ -151,7 +151,7 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
     write_json_atomic(out / "proposed.json", proposed)
     back = []
     if verify > 0 and (moves or bt_moves):
-        log(f"== the {len(moved_shapes(data, proposed))} moved shapes, base table then proposal, {verify} times")
+        log(f"== the {len(moved_shapes(data, proposed))} moved shapes, base table then proposal, {verify} time{'s' if verify > 1 else ''}")
         entries, back = verify_moves(out / "moves", data, proposed, verify, rounds, bt, bench, log)
     kept = [moved_routes(b, e) for b, e in zip(data["entries"], entries) if b != e]
     table = out / "tuned.json"
