@@ -67,6 +67,7 @@
 #   bash scripts/gpu_check.sh gemm_next  # issue 6, plan for session 46: the H200 or the H100 candidate judged, by the card that comes
 #   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
 #   bash scripts/gpu_check.sh gemm_streamk  # issue 6, session 47: the stream-K twins (GPU tests, wave probe, A/B on table shapes)
+#   bash scripts/gpu_check.sh gemm_s49  # issue 6: session 49's plan in one call (cand A/B, then the card's second part)
 #   bash scripts/gpu_check.sh gemm_cand_ab  # issue 6, session 48: the card's candidate moves A/B'd, kept.json
 #   bash scripts/gpu_check.sh gemm_tfg_verify  # issue 6, session 48: gemm-table-for-gpu --verify on earlier grids
 #   bash scripts/gpu_check.sh gemm_streamk_floor  # issue 6, session 47: every twin config, plain and stream-K, on the floor's shapes
@@ -1357,6 +1358,16 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     grep -v "^\[" "$OUT/tfg_verify.log" | grep -v "^| " | tail -8
     grep -E "^moved shapes" "$OUT/tfg_verify.log"
     (cd /tmp/tfg && tar czf "$OUT/tfg_verify.tgz" moves proposed.json tuned.json 2>/dev/null)
+    ;;
+  gemm_s49)
+    # Issue 6, the plan for session 49 in one call, whichever card comes (~150 s on an H100, ~330 s on an H200):
+    # the card's candidate moves A/B'd (gemm_cand_ab); then on an H100 gemm-table-for-gpu --verify on run 2's grids
+    # (gemm_tfg_verify), on an H200 a fresh 20-round grid of the shipped table (seven moves since its last grid).
+    bash "$0" gemm_cand_ab
+    case "$(python3 -c "import torch; print(torch.cuda.get_device_name())")" in
+      *H200*) GEMM_GRID_BUDGET_S=210 gemm_grid_run h200_shipped 20 nn; gemm_grid_pack h200_shipped ;;
+      *) bash "$0" gemm_tfg_verify ;;
+    esac
     ;;
   gemm_cand_ab)
     # Issue 6, session 48: the card's candidate moves (GEMM_CAND_H200 / GEMM_CAND_H100; default session 48's, from
