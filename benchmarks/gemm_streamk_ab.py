@@ -171,9 +171,9 @@ def propose(rows: list[dict], data: dict, under: float) -> tuple[list[dict], lis
                  **({"streamk": True} if r["best"][0] == "s" else {}),
                  **({"bt_lt_algo": e["bt_lt_algo"]} if "bt_lt_algo" in e else {}),
                  "streamk_ab": {"from": entry_choice(e).label(), "paired_vs_dispatch": r["best_vs_dispatch_paired"]}}
-        entry_choice(moved)  # (ValueError: a config that cannot run there)
+        new_label = entry_choice(moved).label()  # (ValueError: a config that cannot run there)
         entries.append(moved)
-        said.append(f"{e['m']}x{e['n']}x{e['k']}: {entry_choice(e).label()} -> {entry_choice(moved).label()} "
+        said.append(f"{e['m']}x{e['n']}x{e['k']}: {moved['streamk_ab']['from']} -> {new_label} "
                     f"({r['best_vs_dispatch_paired']:.3f})")
     return entries, said
 

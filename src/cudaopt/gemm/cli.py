@@ -113,7 +113,7 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
 
     from cudaopt.gemm.bench import BT_BENCH_ENV
     from cudaopt.gemm.grid_choice import load_grid, rechoose, rechoose_bt, table_data
-    from cudaopt.gemm.moves import moved_routes, moved_shapes, verify_moves
+    from cudaopt.gemm.moves import moved_routes, verify_moves
     from cudaopt.gemm.tune import write_json_atomic
 
     check_table_for_gpu_args(grids, rounds, margin, bt_margin, verify)
@@ -151,9 +151,8 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
     write_json_atomic(out / "proposed.json", proposed)
     back = []
     if verify > 0 and (moves or bt_moves):
-        log(f"== the {len(moved_shapes(data, proposed))} moved shapes, base table then proposal, {verify} time{'s' if verify > 1 else ''}")
         entries, back = verify_moves(out / "moves", data, proposed, verify, rounds, bt, bench, log)
     kept = [moved_routes(b, e) for b, e in zip(data["entries"], entries) if b != e]
     table = out / "tuned.json"
     write_json_atomic(table, {**proposed, "entries": entries})
-    return table, sum("nn" in r for r in kept), sum(r == {"bt"} for r in kept), len(back)
+    return table, sum("nn" in r for r in kept), sum("bt" in r for r in kept), len(back)

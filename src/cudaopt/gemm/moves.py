@@ -141,6 +141,7 @@ def verify_moves(out: Path, base: dict, proposed: dict, repeats: int, rounds: in
     shapes = moved_shapes(base, proposed)
     if not shapes:
         return list(proposed["entries"]), []
+    log(f"== the {len(shapes)} moved shapes, base table then proposal, {repeats} time{'s' if repeats > 1 else ''}")
     tag = hashlib.sha256(json.dumps(proposed, sort_keys=True).encode()).hexdigest()[:12]
     ab = Path(out) / tag
     run_ab(ab, base, proposed, shapes, repeats, rounds, bt, bench, log, resume=True)
