@@ -68,6 +68,7 @@
 #   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
 #   bash scripts/gpu_check.sh gemm_streamk  # issue 6, session 47: the stream-K twins (GPU tests, wave probe, A/B on table shapes)
 #   bash scripts/gpu_check.sh gemm_s49  # issue 6: session 49's plan in one call (cand A/B, then the card's second part)
+#   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 49: a B^T grid of the shipped table (route choice data)
 #   bash scripts/gpu_check.sh gemm_cand_ab  # issue 6, session 48: the card's candidate moves A/B'd, kept.json
 #   bash scripts/gpu_check.sh gemm_tfg_verify  # issue 6, session 48: gemm-table-for-gpu --verify on earlier grids
 #   bash scripts/gpu_check.sh gemm_streamk_floor  # issue 6, session 47: every twin config, plain and stream-K, on the floor's shapes
@@ -1368,6 +1369,14 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       *H200*) GEMM_GRID_BUDGET_S=210 gemm_grid_run h200_shipped 20 nn; gemm_grid_pack h200_shipped ;;
       *) bash "$0" gemm_tfg_verify ;;
     esac
+    ;;
+  gemm_bt_grid)
+    # Issue 6, session 49: a whole-grid run of the card's shipped table with the B^T columns (dispatch, dispatch_bt,
+    # the TN baselines; GEMM_BT_ROUNDS rounds, default 20): the grid gemm-table-from-grids --both chooses from which
+    # layout hgemm reads where a caller hands it both (the seed's protocol). Packed with its shapes.jsonl.
+    python3 -m cudaopt.gemm.build | tail -1
+    GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-420} gemm_grid_run bt_grid "${GEMM_BT_ROUNDS:-20}" bt ${GEMM_BT_ARGS:-}
+    gemm_grid_pack bt_grid
     ;;
   gemm_cand_ab)
     # Issue 6, session 48: the card's candidate moves (GEMM_CAND_H200 / GEMM_CAND_H100; default session 48's, from
