@@ -61,6 +61,7 @@
 #   bash scripts/gpu_check.sh gemm_torch_twins  # issue 6, plan for session 40: torch.matmul as dispatch, as torch, as its twin
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
+#   bash scripts/gpu_check.sh gemm_both  # issue 6, session 49: hgemm handed both layouts: GPU test + a B^T grid judging it
 #   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
 #   bash scripts/gpu_check.sh gemm_bt_device  # issue 6, session 45: a B^T grid, the B^T route chosen over it (and GEMM_BT_GRIDS), a fresh grid
 #   bash scripts/gpu_check.sh gemm_table_for_gpu  # issue 6: cudaopt gemm-table-for-gpu as a user runs it, then a fresh B^T grid
@@ -177,9 +178,10 @@ gemm_grid_run() {
     bench-gemm --shapes grid --order shuffled --rounds "$rounds" --budget-s "$budget" --out "$OUT/$d" "$@" \
     > "$OUT/$d.log" 2>&1
   grep -E "^shapes timed" "$OUT/$d/summary.md"
-  grep -E "^\| dispatch(_bt)? vs (lt_auto_max|lt_auto_tn|torch) \(paired\) \| all" "$OUT/$d/summary.md"
+  grep -E "^\| dispatch(_bt|_both)? vs (lt_auto_max|lt_auto_tn|torch) \(paired\) \| all" "$OUT/$d/summary.md"
   grep -A9 "^| baseline | under 0.98x | TN only" "$OUT/$d/summary.md"
-  if [ "$bt" = bt ]; then grep -A6 "^### B held transposed" "$OUT/$d/summary.md" | tail -3; fi
+  if [ "$bt" = bt ]; then grep -A6 "^### B held transposed" "$OUT/$d/summary.md" | tail -3
+    grep -A8 "^### B handed in both" "$OUT/$d/summary.md" | tail -3; fi
 }
 # Grids of gemm_grid_run folded into $OUT/<name>.tgz with their logs (a device call returns at most eight files).
 gemm_grid_pack() {
@@ -1377,6 +1379,13 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     python3 -m cudaopt.gemm.build | tail -1
     GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-420} gemm_grid_run bt_grid "${GEMM_BT_ROUNDS:-20}" bt ${GEMM_BT_ARGS:-}
     gemm_grid_pack bt_grid
+    ;;
+  gemm_both)
+    # Issue 6, session 49: hgemm handed both layouts of B (the seed's protocol): its GPU test, then a fresh B^T grid
+    # of the shipped table (gemm_bt_grid), whose dispatch_both column is the judged figure.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "both_layouts" 2>&1 | tail -3
+    bash "$0" gemm_bt_grid
     ;;
   gemm_cand_ab)
     # Issue 6, session 48: the card's candidate moves (GEMM_CAND_H200 / GEMM_CAND_H100; default session 48's, from

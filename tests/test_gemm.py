@@ -2140,3 +2140,129 @@ def test_gemm_floor_across_keeps_the_shapes_under_in_every_grid(tmp_path, capsys
     assert mod.main([str(a)]) == 2 and "two or more" in capsys.readouterr().err
     odd = _write(tmp_path / "odd.csv", "m,n,k\n64,64,64\n")
     assert mod.main([str(a), str(odd)]) == 2 and "not a bench-gemm floor.csv" in capsys.readouterr().err
+
+
+# --- B handed in both layouts (session 49: the seed's protocol) -----------------------------------------------------
+
+def _both_grid(path, rows):
+    """A B^T grid's shapes.csv from {shape: (dispatch us, dispatch_bt us, NN label, B^T route label, paired
+    t_dispatch / t_dispatch_bt or None)}, through the real writer."""
+    from cudaopt.gemm.grid_choice import load_grid
+    from cudaopt.gemm.report import write_shape_csv
+
+    times = {n: {} for n in ("ours", "torch", "dispatch", "dispatch_bt")}
+    extra = {}
+    for sh, (d, dbt, nn, route, paired) in rows.items():
+        for name, v in (("ours", d), ("torch", 20.0), ("dispatch", d), ("dispatch_bt", dbt)):
+            times[name][sh] = v
+        extra[sh] = {"dispatch": nn, "choice": nn, "correct": True, "dispatch_bt": route,
+                     **({"paired_dispatch_bt_vs_dispatch": f"{paired:.4f}"} if paired else {})}
+    write_shape_csv(path, times, extra)
+    return load_grid(path)
+
+
+def test_both_layouts_route_moves_where_every_grid_reads_the_bt_route_faster(tmp_path):
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.dispatch import choose, parse_table
+    from cudaopt.gemm.grid_choice import GridError, rechoose_both
+
+    ours = Choice("ours", 20, 1).label()
+    a, b, c, d, e = [(64, 64, 64 * i) for i in range(1, 6)]
+    entries = [{"m": 64, "n": 64, "k": 64 * i, "backend": "ours", "config": 20} for i in range(1, 6)]
+    entries[2]["both_layouts"] = "bt"  # c: the NN route faster in both grids: back to "nn"
+    g1 = {a: (10.0, 9.0, ours, ours + "_bt", None),  # a: B^T 11% faster in both: to "bt"
+          b: (10.0, 9.0, ours, ours + "_bt", None),  # b: faster in one grid only: stays
+          c: (9.0, 10.0, ours, ours + "_bt", None),
+          d: (10.0, 9.0, "fallback:torch", "fallback:torch", None),  # d: a grid of another NN choice: not read
+          e: (10.0, 9.0, ours, "fallback:cublaslt_tn_algo2", None)}  # e: a grid of another B^T route: not read
+    g2 = {**g1, b: (10.0, 10.5, ours, ours + "_bt", None)}
+    grids = [_both_grid(tmp_path / "g1.csv", g1), _both_grid(tmp_path / "g2.csv", g2)]
+    new, moves = rechoose_both(entries, grids, margin=1.01)
+    assert [(m.shape, m.was, m.to) for m in moves] == [(a, "nn", "bt"), (c, "bt", "nn")]
+    by = {(x["m"], x["n"], x["k"]): x for x in new}
+    assert by[a]["both_layouts"] == "bt" and by[a]["both_grid_choice"]["ratios"] == [1.1111, 1.1111]
+    assert "both_layouts" not in by[c] and by[c]["both_grid_choice"]["to"] == "nn"
+    assert by[b] == entries[1] and by[d] == entries[3] and by[e] == entries[4]
+    table = parse_table({"entries": new})
+    assert table[a].both_bt and not table[b].both_bt and table[a].label() == ours  # the NN choice as it was
+    assert not choose(64, 64, 96, table).both_bt  # measured on its own shape only: a neighbour does not lend it
+    # paired: the within-round column decides where the grid has it (the medians say 11%, the rounds 0.5%)
+    g = {a: (10.0, 9.0, ours, ours + "_bt", 1.005)}
+    one = [_both_grid(tmp_path / "p.csv", g)]
+    assert rechoose_both(entries[:1], one, margin=1.01)[1] != [] and rechoose_both(entries[:1], one, 1.01, True)[1] == []
+    with pytest.raises(GridError, match="CUDAOPT_GEMM_BENCH_BT=1"):  # a grid without the B^T route
+        rechoose_both(entries, [load_grid_nn(tmp_path, ours)])
+    with pytest.raises(GridError, match="margin"):
+        rechoose_both(entries, grids, margin=0.99)
+    with pytest.raises(ValueError, match="both_layouts"):
+        parse_table({"entries": [{**entries[0], "both_layouts": "tn"}]})
+
+
+def load_grid_nn(tmp_path, label):
+    from cudaopt.gemm.grid_choice import load_grid
+
+    return load_grid(_grid_csv(tmp_path / "nn.csv", {(64, 64, 64): (9.0, 10.0, 10.0, label, label, True)}))
+
+
+def test_table_from_grids_both_writes_the_routes_and_refuses_bt_with_it(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from cudaopt.cli import app
+    from cudaopt.gemm.configs import Choice
+
+    ours = Choice("ours", 20, 1).label()
+    table = tmp_path / "t.json"
+    table.write_text(json.dumps({"device": "NVIDIA H200", "entries": [
+        {"m": 64, "n": 64, "k": 64, "backend": "ours", "config": 20}]}))
+    grids = [_both_grid(tmp_path / f"g{i}.csv", {(64, 64, 64): (10.0, 9.0, ours, ours + "_bt", None)}) and
+             str(tmp_path / f"g{i}.csv") for i in (1, 2)]
+    out = tmp_path / "new.json"
+    args = ["gemm-table-from-grids", "--table", str(table), "--grid", grids[0], "--grid", grids[1], "--out", str(out)]
+    r = CliRunner().invoke(app, args + ["--both"])
+    assert r.exit_code == 0, r.output
+    assert "1 to the B^T route" in " ".join(r.output.split())
+    assert json.loads(out.read_text())["entries"][0]["both_layouts"] == "bt"
+    r = CliRunner().invoke(app, args + ["--both", "--bt"])
+    assert r.exit_code == 2 and "--bt and --both" in r.output
+
+
+def test_hgemm_checks_the_column_major_copy_is_the_same_b():
+    import torch
+
+    from cudaopt.gemm import _check_both
+
+    b = torch.zeros(64, 32, dtype=torch.float16)
+    _check_both(b, b.t().contiguous().t())  # the same matrix stored column-major: fine
+    with pytest.raises(ValueError, match="b_col_major must be the same K x N matrix"):
+        _check_both(b, b.t().contiguous())  # N x K: the transpose itself, not a view of it
+    with pytest.raises(ValueError, match="float32"):
+        _check_both(b, b.float())
+
+
+def test_bench_reads_both_layouts_and_new_comparisons_from_logged_rounds(tmp_path, no_gpu):
+    """(session 49) dispatch_both is summarised against the baselines and gets its own floor table; a log written
+    before a comparison existed yields it from the per-round times it keeps."""
+    def fake(index, shape, env):
+        t = {"ours": 2.0, "torch": 2.5, "dispatch": 2.0, "dispatch_bt": 1.9, "dispatch_both": 1.9,
+             "lt_auto_nn": 2.0, "lt_auto_tn": 1.9}
+        per_round = {name: [v] * 5 for name, v in t.items()}
+        return t, {"correct": True, "dispatch_both": "bt:x"}, per_round
+
+    no_gpu.setattr(bench, "_bench_shape", fake)
+    res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
+    assert any(s.baseline == "dispatch_both vs lt_auto_max" for s in res.summaries)
+    assert res.paired["dispatch_bt vs dispatch"] == {s: pytest.approx(2.0 / 1.9) for s in SHAPES5[:2]}
+    # a log line without the newer comparisons: read again from its rounds
+    log = tmp_path / bench.SHAPE_LOG
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    for rec in recs:
+        rec["paired"] = {k: v for k, v in rec["paired"].items() if "both" not in k and k != "dispatch_bt vs dispatch"}
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    again = bench.result_from_records(bench.load_log(log))
+    assert again.paired["dispatch_both vs lt_auto_max"] == {s: pytest.approx(1.0) for s in SHAPES5[:2]}
+    bench.write_outputs(again, tmp_path, "t")
+    md = (tmp_path / "summary.md").read_text()
+    assert "### B handed in both layouts (the seed's protocol)" in md
+    assert "| lt_auto_max | 2 | 0 | 0 |" in md  # (1.9 against 1.9: no shape under the floor)

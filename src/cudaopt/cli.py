@@ -331,16 +331,22 @@ def gemm_table_from_grids_cmd(
     bt: bool = typer.Option(False, "--bt", help="Choose the route of callers holding B transposed instead "
                             "(bt_lt_algo: a cuBLASLt TN algorithm or the default); grids run with "
                             "CUDAOPT_GEMM_BENCH_BT=1."),
+    both: bool = typer.Option(False, "--both", help="Choose which layout hgemm reads when a caller hands it both "
+                              "(hgemm(a, b, b_col_major=...), the seed's protocol): both_layouts \"bt\" where every "
+                              "grid reads the B^T route faster; grids run with CUDAOPT_GEMM_BENCH_BT=1."),
     device: Optional[str] = typer.Option(None, "--device", help="The GPU the grids ran on (torch.cuda.get_device_name()), "
                                          "written as the new table's device where it is not the table's: hgemm takes "
                                          "a shipped table by it."),
 ) -> None:
     """Move shapes between ours, torch.matmul and cuBLASLt's autotuned algorithm where every grid agrees (no GPU): a
-    candidate table for a fresh grid. With --bt, the B^T route instead."""
+    candidate table for a fresh grid. With --bt, the B^T route instead; with --both, the layout read when handed both."""
     import json
 
-    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose, rechoose_bt, table_data
+    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose, rechoose_both, rechoose_bt, table_data
     from cudaopt.gemm.tune import write_json_atomic
+
+    if bt and both:
+        _usage_error("--bt and --both choose different things: run the command once for each")
 
     if not table.is_file():
         _usage_error(f"no table at {table}: pass the table the grids ran with --table")
@@ -353,13 +359,20 @@ def gemm_table_from_grids_cmd(
     except GridError as e:
         _usage_error(str(e))
     try:
-        entries, moves = (rechoose_bt if bt else rechoose)(data["entries"], [load_grid(g) for g in grids], margin,
-                                                           paired)
+        entries, moves = (rechoose_both if both else rechoose_bt if bt else rechoose)(
+            data["entries"], [load_grid(g) for g in grids], margin, paired)
     except GridError as e:
         _usage_error(str(e))
     if len(grids) < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more runs)")
     write_json_atomic(out, {**data, "entries": entries, **({"device": device.strip()} if device else {})})
+    if both:
+        n_bt = sum(1 for e in entries if e.get("both_layouts") == "bt")
+        console.print(f"{len(moves)} of {len(entries)} shapes moved (the layout read when handed both: "
+                      f"{sum(mv.to == 'bt' for mv in moves)} to the B^T route, {sum(mv.to == 'nn' for mv in moves)} "
+                      f"back to B as given; {n_bt} read the B^T route now); table: {out}. Judge it on a fresh B^T grid "
+                      "(its dispatch_both column), not on these.")
+        return
     by: dict[tuple[str, str], int] = {}
     for mv in moves:
         key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") or bt else "ours", mv.to)

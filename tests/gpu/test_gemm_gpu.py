@@ -1285,3 +1285,38 @@ def test_hgemm_runs_a_stream_k_choice_on_any_stream():
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     assert torch.equal(first, second)
+
+
+def test_hgemm_handed_both_layouts_reads_the_one_its_choice_names(monkeypatch):
+    """(session 49) hgemm(a, b, b_col_major=...) (the seed's protocol): a choice with both_bt reads the column-major
+    copy through the B^T twin, one without reads b through the kernel itself; both pass every check of check_gemm; the
+    shipped table's "bt" shapes agree with torch; a copy of another shape is refused in one line."""
+    import dataclasses
+
+    import torch
+
+    from cudaopt.gemm import Choice, _lib, hgemm
+    from cudaopt.gemm.correctness import check_gemm
+    from cudaopt.gemm.dispatch import load_table
+
+    monkeypatch.delenv("CUDAOPT_GEMM_BT", raising=False)
+    ran = []
+    for name in ("launch_ours", "launch_ours_bt"):
+        real = getattr(_lib, name)
+        monkeypatch.setattr(_lib, name, lambda *args, _n=name, _r=real, **kw: (ran.append(_n), _r(*args, **kw)))
+    nn = Choice("ours", 42, 1)
+    for choice, want in ((nn, "launch_ours"), (dataclasses.replace(nn, both_bt=True), "launch_ours_bt")):
+        ran.clear()
+        r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c, b_col_major=b.t().contiguous().t()),
+                       1000, 520, 1032, seed=7)
+        assert r.ok and set(ran) == {want}, (choice, r, set(ran))
+    shapes = [s for s, c in load_table().items() if c.both_bt][:6]
+    for m, n, k in shapes:
+        a, b, ref, torch_err = _operands(m, n, k, m + n + k)
+        got = hgemm(a, b, b_col_major=b.t().contiguous().t())
+        torch.cuda.synchronize()
+        err = ((got.float() - ref).norm() / ref.norm()).item()
+        assert err <= 1.25 * torch_err + 1e-4, ((m, n, k), err, torch_err)
+    a, b, _, _ = _operands(256, 512, 128, 1)
+    with pytest.raises(ValueError, match="b_col_major must be the same"):
+        hgemm(a, b, b_col_major=b.t().contiguous())

@@ -26,6 +26,14 @@ def _check_operands(a, b):
         raise ValueError("hgemm runs on CUDA tensors; move a and b to the GPU")
 
 
+def _check_both(b, b_col_major) -> None:
+    """b_col_major must be B again (same shape, dtype and device); ValueError saying what differs."""
+    if tuple(b_col_major.shape) != tuple(b.shape) or b_col_major.dtype != b.dtype or b_col_major.device != b.device:
+        raise ValueError(f"hgemm: b_col_major must be the same K x N matrix as b stored column-major (b.t().contiguous()"
+                         f".t()), got {tuple(b_col_major.shape)} {b_col_major.dtype} on {b_col_major.device} for b "
+                         f"{tuple(b.shape)} {b.dtype} on {b.device}")
+
+
 def row_stride(t) -> int | None:
     """Elements between consecutive rows of a 2-D tensor our kernels can read or write in place: unit
     column stride, a row stride that is at least the row length and a multiple of 8 (16 bytes, what
@@ -183,8 +191,13 @@ def _hot():
     return _hot_modules
 
 
-def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
+def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None, *, b_col_major=None):
     """C = a @ b (fp16 in and out, fp32 accumulate) on the current stream.
+
+    b_col_major: optional, the same B stored column-major too (a K x N view with unit row stride, `w.t()` of the
+    row-major N x K `w = b.t().contiguous()`), as the seed's harness hands every function, the cuBLAS TN baselines
+    included. Where the table says so for the shape (Choice.both_bt, its "both_layouts": "bt"), hgemm reads that copy
+    through its B^T route below, else b. The copy must hold the same values as b: hgemm does not compare them.
 
     a, b, out may be row-padded views (`pad_rows`: unit column stride, row stride a multiple of 8).
     out: optional (M, N) fp16 result. workspace: optional split-K workspace from
@@ -207,6 +220,12 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None):
     if out is None:
         out = torch.empty((m, n), dtype=torch.float16, device=a.device)
     lds = _packed_strides(a, b, out, m, n, k) or (row_stride(a), row_stride(b), row_stride(out))
+    if b_col_major is not None:
+        _check_both(b, b_col_major)
+        if None not in lds:  # (the choice the NN path below makes; other strides read b as they would without a copy)
+            choice = choice or choose(m, n, k, strides=lds)
+            if choice.both_bt:
+                return hgemm(a, b_col_major, out, workspace, choice)
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
         if lds[1] is None and os.environ.get(BT_ENV, "1") != "0":

@@ -142,7 +142,10 @@ def bt_view_launches(x: ShapeInputs, choice: Choice) -> dict:
     from cudaopt.gemm import hgemm
 
     return {"dispatch_bt": lambda i: hgemm(x.a[i], x.bt[i].t(), out=x.c[i], workspace=x.ws, choice=choice),
-            "torch_bt": lambda i: torch.matmul(x.a[i], x.bt[i].t(), out=x.c[i])}
+            "torch_bt": lambda i: torch.matmul(x.a[i], x.bt[i].t(), out=x.c[i]),
+            # (session 49) the seed's protocol: hgemm handed B in both layouts, reading the one its table names
+            "dispatch_both": lambda i: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=x.ws, choice=choice,
+                                             b_col_major=x.bt[i].t())}
 
 
 def ours_bt_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice):
@@ -352,6 +355,11 @@ def result_from_records(records: dict[Shape, dict]) -> BenchResult:
             res.times.setdefault(name, {})[shape] = math.nan if us is None else float(us)
         if rec.get("check") is not None:
             res.checks[shape] = rec["check"]
+        rounds = rec.get("rounds") or {}
+        if rounds:  # (session 49) comparisons added since a log was written, read from the rounds it keeps (to 4
+            # significant digits: the ratios it logged stay as logged)
+            rec = {**rec, "paired": {**paired_ratios(rounds), **(rec.get("paired") or {})},
+                   "paired_hi95": {**paired_upper_bounds(rounds), **(rec.get("paired_hi95") or {})}}
         for key, into in (("paired", res.paired), ("paired_hi95", res.paired_hi)):
             for name, r in (rec.get(key) or {}).items():
                 if r is not None:
@@ -414,6 +422,10 @@ def summarize_result(res: BenchResult) -> None:
         for base in ("lt_auto_tn", "cublas_tn", "lt_auto_max", "ours"):
             if base in times:
                 res.summaries += summarize_by_class(f"ours_bt vs {base}", ratios(times[base], times["ours_bt"]))
+    if "dispatch_both" in times:  # (session 49) hgemm handed both layouts (the seed's protocol) against the same
+        for base in BASELINES:  # baselines as dispatch: each of them may read either layout too ("*_max")
+            if base in times:
+                res.summaries += summarize_by_class(f"dispatch_both vs {base}", ratios(times[base], times["dispatch_both"]))
     if "dispatch_bt" in times:  # (session 42) a B^T caller: hgemm against torch.matmul and cuBLAS(Lt) on that B^T
         for base in BT_BASELINES:
             if base in times:
@@ -486,6 +498,12 @@ def _bench_shape(index: int, shape: Shape, env: BenchEnv
                "choice": ours_choice.label(), "dispatch": choice.label(), **lt_algos}
         if "dispatch_bt" in t:  # (session 42) the B^T route the grid timed, for gemm-table-from-grids --bt
             chk["dispatch_bt"] = bt_route(choice, with_bt)
+        if "dispatch_both" in t:  # (session 49) what hgemm read when handed both layouts
+            chk["dispatch_both"] = "bt:" + chk["dispatch_bt"] if choice.both_bt else "nn:" + choice.label()
+            if choice.both_bt:  # the route it read through the same checks, handed both layouts
+                chk["both_correct"] = check_gemm(
+                    lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c, b_col_major=b.t().contiguous().t()),
+                    m, n, k, seed=env.seed + index).ok
         if with_bt:  # the twin through the same checks, B handed over transposed (a column of its own)
             chk["bt_correct"] = check_gemm(lambda a, b, out, c=ours_choice: _bt_call(a, b, out, c), m, n, k,
                                            seed=env.seed + index).ok
@@ -752,6 +770,7 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
     if bt_rows:
         bt_rows = ["", "### B held transposed (nn.Linear's layout): hgemm's B^T route (dispatch_bt) under 0.98x", "",
                    "| baseline | shapes | under 0.98x | paired | slowest |", "|---|---|---|---|---|", *bt_rows]
+    bt_rows += both_floor_markdown(res)
     if not rows:
         return bt_rows
     with open(out_dir / "floor.csv", "w", newline="") as f:
@@ -768,6 +787,33 @@ def floor_markdown(res: BenchResult, out_dir: Path) -> list[str]:
             "one-sided 95% upper bound is under 0.98x, under the floor beyond their own noise. lt_auto_nn: the same "
             "floor like for like, against cuBLASLt autotuned reading B as given.", "",
             "| baseline | under 0.98x | TN only | slowest |", "|---|---|---|---|", *rows, *bt_rows]
+
+
+def both_floor_markdown(res: BenchResult) -> list[str]:
+    """(session 49) The floor of hgemm handed B in both layouts (dispatch_both, the seed's protocol: its harness hands
+    every function b and a column-major copy, untimed, and "max" takes the faster layout of each baseline): the
+    shapes under 0.98x of each baseline, on the two medians, within rounds (paired) and beyond the shape's own
+    round-to-round noise (paired hi95); [] where the run did not time it."""
+    if not res.times.get("dispatch_both"):
+        return []
+    from cudaopt.gemm.stats import dispatch_floor
+
+    rows = []
+    for base in ("lt_auto_max", "cublas_max", "torch"):
+        if base not in res.times:
+            continue
+        cols = [dispatch_floor(res.times, base, who="dispatch_both")]
+        for source in (res.paired, res.paired_hi):
+            got = source.get(f"dispatch_both vs {base}")
+            cols.append(None if got is None else dispatch_floor(res.times, base, shape_ratios=got, who="dispatch_both"))
+        slowest = min((c[0] for c in cols if c), key=lambda f: f.ratio, default=None)
+        rows.append(f"| {base} | {len(res.times['dispatch_both'])} | "
+                    + " | ".join("-" if c is None else str(len(c)) for c in cols) + " | "
+                    + (f"{slowest.ratio:.3f} ({'x'.join(map(str, slowest.shape))})" if slowest else "-") + " |")
+    return ["", "### B handed in both layouts (the seed's protocol): hgemm's dispatch_both under 0.98x", "",
+            "The seed's harness hands every function B and its column-major copy (untimed); each \"*_max\" baseline "
+            "takes its faster layout, and hgemm reads the layout its table names for the shape (both_layouts).", "",
+            "| baseline | shapes | under 0.98x | paired | paired hi95 | slowest |", "|---|---|---|---|---|---|", *rows]
 
 
 # --- the wgmma comparison (scripts/gpu_gemm.sh's last step): every wgmma (config, splits) vs cuBLASLt ---

@@ -646,6 +646,11 @@ class Choice:
     # (session 47) our config through its stream-K tail twin (the last partial wave's tiles split along K over the
     # idle SMs; KernelConfig.has_streamk_twin, splits 1); the table's "streamk": true.
     streamk: bool = False
+    # (session 49) a caller handing hgemm both layouts of B (b and b_col_major, as the seed's harness hands every
+    # function, the cuBLAS baselines included): read the column-major copy through the B^T route above instead of b,
+    # where whole grids read that route faster for the shape (the table's "both_layouts": "bt";
+    # gemm-table-from-grids --both). False: read b.
+    both_bt: bool = False
 
     def label(self) -> str:
         if self.backend == "cublaslt":

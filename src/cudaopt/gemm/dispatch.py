@@ -46,6 +46,9 @@ def heuristic_choice(m: int, n: int, k: int, num_sms: int = NUM_SMS_H200) -> Cho
     return Choice("ours", small.id, splits)
 
 
+BOTH_LAYOUTS = ("nn", "bt")  # (session 49) the table's "both_layouts": which B hgemm reads when handed both
+
+
 def entry_choice(e: dict) -> Choice:
     """What a table entry tells the dispatcher to run; ValueError for a backend it cannot run."""
     backend = e.get("backend", "ours")
@@ -61,12 +64,16 @@ def entry_choice(e: dict) -> Choice:
     streamk = e.get("streamk", False)
     if streamk not in (True, False):
         raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: streamk must be true or false")
+    both = e.get("both_layouts", "nn")
+    if both not in BOTH_LAYOUTS:
+        raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: both_layouts must be one of "
+                         f"{', '.join(BOTH_LAYOUTS)} (or absent)")
     config, splits = int(e.get("config", 0)), int(e.get("splits", 1))
     if streamk and (backend != "ours" or splits != 1 or not 0 <= config < len(KERNEL_CONFIGS)
                     or not KERNEL_CONFIGS[config].has_streamk_twin):
         raise ValueError(f"table entry {e['m']}x{e['n']}x{e['k']}: streamk needs our kernel, splits 1 and a config "
                          f"with a stream-K twin (KernelConfig.has_streamk_twin)")
-    return Choice(backend, config, splits, algo, bt_algo, streamk)
+    return Choice(backend, config, splits, algo, bt_algo, streamk, both == "bt")
 
 
 def parse_table(data: dict) -> dict[Shape, Choice]:
@@ -212,7 +219,8 @@ def _choose(m: int, n: int, k: int, table: dict[Shape, Choice], strides: tuple[i
     if best is not None and best_d <= NEIGHBOUR_MAX_LOG2:
         if best.backend == "cublaslt":  # its algorithm index names an entry of another shape's list
             best = Choice("torch", best.config, best.splits)
-        best = dataclasses.replace(best, bt_algo=-1)  # (so does its TN one)
+        best = dataclasses.replace(best, bt_algo=-1, both_bt=False)  # (so does its TN one; the layout a caller
+        # handing both should read was measured on that shape only)
         choice = refit(best, m, n, k)  # a neighbour's split count may not suit this K or tile count
     else:
         choice = heuristic_choice(m, n, k)

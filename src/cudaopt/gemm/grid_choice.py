@@ -363,3 +363,57 @@ def read_table_bt(entries: list[dict], grid: dict[Shape, dict], index: int = 0, 
     """read_table for the B^T route: the table's routes read on a B^T grid against cuBLASLt autotuned TN, beside the
     route the grid ran (its dispatch_bt). Rows of another NN choice count too: the route reads its own columns."""
     return _reading(entries, grid, index, floor, "lt_auto_tn", "dispatch_bt", bt_choice_time)
+
+
+# --- the layout hgemm reads when handed both (session 49) ------------------------------------------------------------
+# The seed's harness hands every function B and its column-major copy (untimed); hgemm(a, b, b_col_major=...) reads
+# the copy through its B^T route where the table's entry says "both_layouts": "bt". A B^T grid times both routes of
+# the same entry ("dispatch" and "dispatch_bt"), so it can say which is faster per shape.
+
+
+def both_ratio(row: dict, paired: bool = False) -> float:
+    """How much faster the B^T route ran than the NN route in one grid row: t_dispatch / t_dispatch_bt, within rounds
+    where asked and the grid has the column (bench-gemm from session 49 on, or its log read again), else the medians'."""
+    p = _positive(row, "paired_dispatch_bt_vs_dispatch") if paired else math.nan
+    return p if p > 0 else _us(row, "dispatch") / _us(row, "dispatch_bt")
+
+
+def rechoose_both(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
+                  paired: bool = False) -> tuple[list[dict], list[Move]]:
+    """The entries with the layout a caller handing both should have read, where every grid agrees, and the moves:
+    "both_layouts": "bt" where in every grid the B^T route ran faster than the NN route by the margin, back to "nn"
+    (the key dropped) where an entry says "bt" and every grid reads the NN route faster by it. A grid counts for a
+    shape only where it ran the entry's own NN choice and B^T route (their labels). The moved entry carries a
+    "both_grid_choice" record. Judge the table on a fresh B^T grid (its "dispatch_both" column), as rechoose's."""
+    if not grids:
+        raise GridError("give at least one grid")
+    if not margin >= 1.0:
+        raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
+    missing = [c for c in ("dispatch_bt_us", "dispatch_bt") if c not in next(iter(grids[0].values()), {})]
+    if missing:
+        raise GridError(f"a grid lacks {', '.join(missing)}: --both needs grids run with CUDAOPT_GEMM_BENCH_BT=1 "
+                        "(bench-gemm from session 42 on)")
+    out, moves = [], []
+    for e in entries:
+        shape, choice = _entry(e)
+        rows = [g.get(shape) for g in grids]
+        want = choice.bt_label()
+        if any(r is None or r.get("dispatch") != choice.label() or not r.get("dispatch_bt")
+               or (r["dispatch_bt"] != want if want else r["dispatch_bt"].startswith(BT_TN_LABEL)) for r in rows):
+            out.append(e)
+            continue
+        ratios = tuple(both_ratio(r, paired) for r in rows)
+        was = "bt" if choice.both_bt else "nn"
+        if was == "nn" and all(x > margin for x in ratios):
+            to = "bt"
+        elif was == "bt" and all(x * margin < 1.0 for x in ratios):
+            to, ratios = "nn", tuple(1.0 / x for x in ratios)
+        else:
+            out.append(e)
+            continue
+        rec = {"from": was, "to": to, "grids": len(rows), "ratios": [round(x, 4) for x in ratios], "margin": margin,
+               **({"paired": True} if paired else {})}
+        moved = {k: v for k, v in e.items() if k != "both_layouts"}
+        out.append({**moved, **({"both_layouts": "bt"} if to == "bt" else {}), "both_grid_choice": rec})
+        moves.append(Move(shape, was, to, ratios))
+    return out, moves

@@ -75,6 +75,12 @@ PAIRS = (("ours vs torch", ("torch",), "ours"),
          # (session 42) hgemm's B^T route (the caller holds B transposed) against that caller's baselines
          ("dispatch_bt vs torch_bt", ("torch_bt",), "dispatch_bt"),
          ("dispatch_bt vs lt_auto_tn", ("lt_auto_tn",), "dispatch_bt"),
+         # (session 49) which layout hgemm should read when handed both (> 1: the B^T route faster; --both), and hgemm
+         # handed both (the seed's protocol) against the baselines that may read either
+         ("dispatch_bt vs dispatch", ("dispatch",), "dispatch_bt"),
+         ("dispatch_both vs lt_auto_max", ("lt_auto_nn", "lt_auto_tn"), "dispatch_both"),
+         ("dispatch_both vs cublas_max", ("cublas_nn", "cublas_tn"), "dispatch_both"),
+         ("dispatch_both vs torch", ("torch",), "dispatch_both"),
          # (session 40) gemm-table-from-grids' moves read within rounds too (its --paired): dispatch against what a
          # shape may move to. On a shape the dispatcher runs ours, "ours vs dispatch" is one kernel twice: an A/A.
          ("ours vs dispatch", ("dispatch",), "ours"),
@@ -181,17 +187,18 @@ class FloorShape:
 
 
 def dispatch_floor(times: dict[str, dict[Shape, float]], baseline: str = "lt_auto_max", floor: float = 0.98,
-                   margin: float = 0.02, shape_ratios: dict[Shape, float] | None = None) -> list[FloorShape]:
+                   margin: float = 0.02, shape_ratios: dict[Shape, float] | None = None,
+                   who: str = "dispatch") -> list[FloorShape]:
     """The shapes where dispatch runs below `floor` x the baseline (the issue: none may), slowest first. Each says
     whether a table choice could lift it: tn_only marks the shapes where the baseline's TN layout (for a "*_max"
     baseline, its "*_tn" part) is more than `margin` faster than every NN-readable candidate timed in the run, which
     only a faster kernel reading B as given can match; on the others the run's best NN option was within reach.
     shape_ratios: baseline / dispatch per shape from elsewhere (the within-round paired ratios) instead of the
-    ratio of the two medians; tn_only still reads the medians."""
+    ratio of the two medians; tn_only still reads the medians. who: the candidate read (session 49: "dispatch_both")."""
     tn = times.get(baseline[: -len("_max")] + "_tn", {}) if baseline.endswith("_max") else {}
     out = []
     if shape_ratios is None:
-        shape_ratios = ratios(times.get(baseline, {}), times.get("dispatch", {}))
+        shape_ratios = ratios(times.get(baseline, {}), times.get(who, {}))
     for s, ratio in shape_ratios.items():
         if ratio >= floor:
             continue
