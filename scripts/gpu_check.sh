@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_both  # issue 6, session 49: hgemm handed both layouts: GPU test + a B^T grid judging it
+#   GEMM_BOTH_GRID1=T.tgz bash scripts/gpu_check.sh gemm_both_choose  # issue 6, session 49: both-layout routes chosen + judged in one call
 #   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
 #   bash scripts/gpu_check.sh gemm_bt_device  # issue 6, session 45: a B^T grid, the B^T route chosen over it (and GEMM_BT_GRIDS), a fresh grid
 #   bash scripts/gpu_check.sh gemm_table_for_gpu  # issue 6: cudaopt gemm-table-for-gpu as a user runs it, then a fresh B^T grid
@@ -1386,6 +1387,21 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     python3 -m cudaopt.gemm.build | tail -1
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "both_layouts" 2>&1 | tail -3
     bash "$0" gemm_bt_grid
+    ;;
+  gemm_both_choose)
+    # Issue 6, session 49: the layout hgemm reads when handed both, chosen and judged in one call on this card: a B^T
+    # grid of the card's shipped table beside an earlier one (GEMM_BOTH_GRID1, that grid's bt_grid.tgz from this kind
+    # of card), gemm-table-from-grids --both --paired --margin 1.0 over the two, then a fresh B^T grid of the result
+    # (its dispatch_both column is the judged figure). $OUT: grid.tgz (the second choosing grid), judge.tgz, both.json.
+    card=$(python3 -c "import torch; n=torch.cuda.get_device_name(); print('h200' if 'H200' in n else 'h100')")
+    python3 -m cudaopt.gemm.build | tail -1
+    rm -rf /tmp/both_g1; mkdir -p /tmp/both_g1; tar xzf "${GEMM_BOTH_GRID1:?give an earlier bt_grid.tgz}" -C /tmp/both_g1
+    GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run grid "${GEMM_BT_ROUNDS:-20}" bt
+    python3 -m cudaopt.cli gemm-table-from-grids --table "src/cudaopt/gemm/tuned_$card.json" --both --paired \
+      --margin 1.0 --grid /tmp/both_g1/bt_grid/shapes.csv --grid "$OUT/grid/shapes.csv" --out "$OUT/both.json" | tr -s ' \n' ' '
+    echo
+    GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run judge "${GEMM_BT_ROUNDS:-20}" bt --table "$OUT/both.json"
+    gemm_grid_pack grid judge
     ;;
   gemm_cand_ab)
     # Issue 6, session 48: the card's candidate moves (GEMM_CAND_H200 / GEMM_CAND_H100; default session 48's, from
