@@ -2150,12 +2150,13 @@ def _both_grid(path, rows):
     from cudaopt.gemm.grid_choice import load_grid
     from cudaopt.gemm.report import write_shape_csv
 
-    times = {n: {} for n in ("ours", "torch", "dispatch", "dispatch_bt")}
+    times = {n: {} for n in ("ours", "torch", "dispatch", "dispatch_bt", "torch_bt", "lt_auto_tn")}
     extra = {}
     for sh, (d, dbt, nn, route, paired) in rows.items():
-        for name, v in (("ours", d), ("torch", 20.0), ("dispatch", d), ("dispatch_bt", dbt)):
+        for name, v in (("ours", d), ("torch", 20.0), ("dispatch", d), ("dispatch_bt", dbt), ("torch_bt", 20.0),
+                        ("lt_auto_tn", 8.0)):  # (cuBLASLt autotuned TN: algorithm 4, faster than every route)
             times[name][sh] = v
-        extra[sh] = {"dispatch": nn, "choice": nn, "correct": True, "dispatch_bt": route,
+        extra[sh] = {"dispatch": nn, "choice": nn, "correct": True, "dispatch_bt": route, "lt_auto_tn_algo": 4,
                      **({"paired_dispatch_bt_vs_dispatch": f"{paired:.4f}"} if paired else {})}
     write_shape_csv(path, times, extra)
     return load_grid(path)
@@ -2186,6 +2187,15 @@ def test_both_layouts_route_moves_where_every_grid_reads_the_bt_route_faster(tmp
     table = parse_table({"entries": new})
     assert table[a].both_bt and not table[b].both_bt and table[a].label() == ours  # the NN choice as it was
     assert not choose(64, 64, 96, table).both_bt  # measured on its own shape only: a neighbour does not lend it
+    # an entry whose B^T route moved to the TN algorithm the grids timed (--bt first, from the same grids): that
+    # route is read from the grids' cuBLASLt TN column (8 us against the NN choice's 10), so it reads the copy
+    e_moved = {**entries[4], "bt_lt_algo": 4}
+    assert [(m.shape, m.to, m.ratios) for m in rechoose_both([e_moved], grids, margin=1.01)[1]] == [(e, "bt", (1.25, 1.25))]
+    assert rechoose_both([{**entries[4], "bt_lt_algo": 5}], grids, margin=1.01)[1] == []  # an algorithm not timed
+    # each grid left out: a (both grids agree) moves from either; b (one grid) from g1 only: read on the other
+    from cudaopt.gemm.grid_choice import held_out
+
+    assert [n for n, _ in held_out(entries, grids, 1.01, both=True)] == [2, 3]
     # paired: the within-round column decides where the grid has it (the medians say 11%, the rounds 0.5%)
     g = {a: (10.0, 9.0, ours, ours + "_bt", 1.005)}
     one = [_both_grid(tmp_path / "p.csv", g)]

@@ -372,6 +372,14 @@ def gemm_table_from_grids_cmd(
                       f"{sum(mv.to == 'bt' for mv in moves)} to the B^T route, {sum(mv.to == 'nn' for mv in moves)} "
                       f"back to B as given; {n_bt} read the B^T route now); table: {out}. Judge it on a fresh B^T grid "
                       "(its dispatch_both column), not on these.")
+    if both and len(grids) >= 2:
+        from cudaopt.gemm.grid_choice import held_out
+
+        console.print("Each grid left out, the layouts rechosen from the others and read on it (against cuBLASLt "
+                      "autotuned max; 'grid' is its dispatcher on B as given):")
+        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin, paired=paired, both=True):
+            _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
+    if both:
         return
     by: dict[tuple[str, str], int] = {}
     for mv in moves:

@@ -246,9 +246,11 @@ def _reading(entries: list[dict], grid: dict[Shape, dict], index: int, floor: fl
 
 
 def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
-             floor: float = 0.98, paired: bool = False, bt: bool = False) -> list[tuple[int, TableReading]]:
+             floor: float = 0.98, paired: bool = False, bt: bool = False,
+             both: bool = False) -> list[tuple[int, TableReading]]:
     """Leave one grid out: rechoose from the others, read the new table on the one left out (read_table; with bt the
-    B^T route: rechoose_bt and read_table_bt, defined below); per grid,
+    B^T route: rechoose_bt and read_table_bt, defined below; with both the layout a caller handing both reads:
+    rechoose_both and read_table_both); per grid,
     (the moves the others chose, the reading). The grids a table was chosen from read it optimistically (the noise
     that passed the margin counts again); a grid left out does not, so this is what the candidate may show on a fresh
     grid, with no GPU time spent on one. Needs two or more grids; with two, each reading rests on a one-grid choice,
@@ -257,8 +259,10 @@ def held_out(entries: list[dict], grids: list[dict[Shape, dict]], margin: float 
         raise GridError("leaving a grid out needs two or more grids")
     out = []
     for i, grid in enumerate(grids):
-        new, moves = (rechoose_bt if bt else rechoose)(entries, grids[:i] + grids[i + 1:], margin, paired)
-        out.append((len(moves), (read_table_bt if bt else read_table)(new, grid, i, floor)))
+        choose, read = ((rechoose_both, read_table_both) if both else (rechoose_bt, read_table_bt) if bt
+                        else (rechoose, read_table))
+        new, moves = choose(entries, grids[:i] + grids[i + 1:], margin, paired)
+        out.append((len(moves), read(new, grid, i, floor)))
     return out
 
 
@@ -371,25 +375,32 @@ def read_table_bt(entries: list[dict], grid: dict[Shape, dict], index: int = 0, 
 # the same entry ("dispatch" and "dispatch_bt"), so it can say which is faster per shape.
 
 
-def both_ratio(row: dict, paired: bool = False) -> float:
-    """How much faster the B^T route ran than the NN route in one grid row: t_dispatch / t_dispatch_bt, within rounds
-    where asked and the grid has the column (bench-gemm from session 49 on, or its log read again), else the medians'."""
-    p = _positive(row, "paired_dispatch_bt_vs_dispatch") if paired else math.nan
-    return p if p > 0 else _us(row, "dispatch") / _us(row, "dispatch_bt")
+def both_ratio(choice, row: dict, paired: bool = False) -> float:
+    """How much faster the entry's B^T route is than its NN choice in one grid row: t_nn / t_bt, each read as the
+    table would run it (choice_time, bt_choice_time: the grid's own run of it, or the column of the same kernel or
+    algorithm); within rounds where asked, the grid ran both itself and has the column (bench-gemm from session 49 on,
+    or its log read again), else the medians'. NaN where the grid did not time one of them (or only approximately)."""
+    t_nn, how_nn = choice_time(choice, row)
+    t_bt, how_bt = bt_choice_time(choice, row)
+    if not (t_nn > 0 and t_bt > 0) or "approx" in (how_nn, how_bt):
+        return math.nan
+    p = _positive(row, "paired_dispatch_bt_vs_dispatch") if paired and how_nn == how_bt == "same" else math.nan
+    return p if p > 0 else t_nn / t_bt
 
 
 def rechoose_both(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
                   paired: bool = False) -> tuple[list[dict], list[Move]]:
     """The entries with the layout a caller handing both should have read, where every grid agrees, and the moves:
-    "both_layouts": "bt" where in every grid the B^T route ran faster than the NN route by the margin, back to "nn"
-    (the key dropped) where an entry says "bt" and every grid reads the NN route faster by it. A grid counts for a
-    shape only where it ran the entry's own NN choice and B^T route (their labels). The moved entry carries a
-    "both_grid_choice" record. Judge the table on a fresh B^T grid (its "dispatch_both" column), as rechoose's."""
+    "both_layouts": "bt" where in every grid the entry's B^T route reads faster than its NN choice by the margin
+    (both_ratio), back to "nn" (the key dropped) where an entry says "bt" and every grid reads the NN choice faster by
+    it. A grid counts for a shape only where it timed both as the entry runs them (so `--bt` moves made from the same
+    grids first are read too). The moved entry carries a "both_grid_choice" record. Judge the table on a fresh B^T grid
+    (its "dispatch_both" column), as rechoose's."""
     if not grids:
         raise GridError("give at least one grid")
     if not margin >= 1.0:
         raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
-    missing = [c for c in ("dispatch_bt_us", "dispatch_bt") if c not in next(iter(grids[0].values()), {})]
+    missing = [c for c in BT_NEEDED if c not in next(iter(grids[0].values()), {})]
     if missing:
         raise GridError(f"a grid lacks {', '.join(missing)}: --both needs grids run with CUDAOPT_GEMM_BENCH_BT=1 "
                         "(bench-gemm from session 42 on)")
@@ -397,12 +408,7 @@ def rechoose_both(entries: list[dict], grids: list[dict[Shape, dict]], margin: f
     for e in entries:
         shape, choice = _entry(e)
         rows = [g.get(shape) for g in grids]
-        want = choice.bt_label()
-        if any(r is None or r.get("dispatch") != choice.label() or not r.get("dispatch_bt")
-               or (r["dispatch_bt"] != want if want else r["dispatch_bt"].startswith(BT_TN_LABEL)) for r in rows):
-            out.append(e)
-            continue
-        ratios = tuple(both_ratio(r, paired) for r in rows)
+        ratios = tuple(both_ratio(choice, r, paired) if r is not None else math.nan for r in rows)
         was = "bt" if choice.both_bt else "nn"
         if was == "nn" and all(x > margin for x in ratios):
             to = "bt"
@@ -417,3 +423,15 @@ def rechoose_both(entries: list[dict], grids: list[dict[Shape, dict]], margin: f
         out.append({**moved, **({"both_layouts": "bt"} if to == "bt" else {}), "both_grid_choice": rec})
         moves.append(Move(shape, was, to, ratios))
     return out, moves
+
+
+def both_choice_time(choice, row: dict) -> tuple[float, str]:
+    """What a B^T grid row says the entry takes for a caller handing both layouts: its B^T route where it reads the
+    copy (bt_choice_time), else its NN choice (choice_time)."""
+    return bt_choice_time(choice, row) if choice.both_bt else choice_time(choice, row)
+
+
+def read_table_both(entries: list[dict], grid: dict[Shape, dict], index: int = 0, floor: float = 0.98) -> TableReading:
+    """read_table for a caller handing both layouts: the table's layouts read on a B^T grid against cuBLASLt autotuned
+    max, beside the grid's dispatcher on B as given."""
+    return _reading(entries, grid, index, floor, "lt_auto_max", "dispatch", both_choice_time)
