@@ -1951,7 +1951,7 @@ def test_a_table_for_this_gpu_from_its_own_grids(tmp_path):
                                                  (512, 64, 64): (30.0, 30.0, 30.0, ours, ours, True)})
 
     said = []
-    table, moved, bt_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=7, bt=False,
+    table, moved, bt_moved, _, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=7, bt=False,
                                                  bench=fake_bench, log=said.append)
     assert calls[:2] == [("grid", "grid1", "base.json", 7, True), ("grid", "grid2", "base.json", 7, True)]
     # then the two moved shapes alone, base table then proposal, twice (--verify 2): a tie keeps a move
@@ -2010,10 +2010,10 @@ def test_a_table_for_this_gpu_rechooses_its_b_transposed_route_too(tmp_path):
         write_shape_csv(Path(out_dir) / "shapes.csv", times, extra)
 
     os.environ.pop(BT_BENCH_ENV, None)
-    table, moved, bt_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, bench=fake_bench,
-                                                 log=lambda s: None, verify=0)
+    table, moved, bt_moved, both_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2,
+                                                             bench=fake_bench, log=lambda s: None, verify=0)
     assert seen == ["1", "1"] and BT_BENCH_ENV not in os.environ
-    assert (moved, bt_moved, back) == (0, 1, 0)
+    assert (moved, bt_moved, both_moved, back) == (0, 1, 0, 0)  # (algorithm 1 ties the NN choice: no layout move)
     got = parse_table(json.loads(table.read_text()))[(64, 64, 64)]
     assert got.backend == "ours" and got.bt_algo == 1
 
@@ -2049,16 +2049,17 @@ def test_a_table_for_this_gpu_sends_back_the_moves_its_own_shapes_read_slower(tm
         assert os.environ.get(BT_BENCH_ENV) == "1"
         choices = parse_table(json.loads(Path(table).read_text()))
         ms = [64, 128, 256, 512] if shapes == "grid" else [int(s.split("x")[0]) for s in shapes.split(",")]
-        names = ("ours", "torch", "dispatch", "dispatch_bt", "lt_auto_tn", "torch_bt", "lt_auto_nn", "lt_auto_max")
+        names = ("ours", "torch", "dispatch", "dispatch_bt", "lt_auto_tn", "torch_bt", "lt_auto_nn", "lt_auto_max",
+                 "dispatch_both")
         times, extra = {n: {} for n in names}, {}
         for m in ms:
             sh, c = (m, 64, 64), choices[(m, 64, 64)]
             ours_t = (grid_ours if shapes == "grid" else ab_ours)[m]
             d = ours_t if c.backend == "ours" else 10.0
             bt_t = 8.0 if m < 256 else ({1: 8.0, 3: 10.0}[c.bt_algo] if shapes == "grid" else ab_tn[c.bt_algo][m])
-            for n, v in zip(names, (ours_t, 10.0, d, bt_t, 8.0, 12.0, 10.0, 10.0)):
+            for n, v in zip(names, (ours_t, 10.0, d, bt_t, 8.0, 12.0, 10.0, 10.0, bt_t if c.both_bt else d)):
                 times[n][sh] = v
-            extra[sh] = {"dispatch": c.label(), "choice": ours_label, "correct": True,
+            extra[sh] = {"dispatch": c.label(), "choice": ours_label, "correct": True, "dispatch_both": "x",
                          "lt_auto_tn_algo": 3 if m < 256 else 1,  # (64, 128: the base's algorithm already)
                          "dispatch_bt": f"fallback:cublaslt_tn_algo{c.bt_algo}",
                          "paired_dispatch_bt_vs_lt_auto_tn": f"{8.0 / bt_t:.4f}"}
@@ -2066,16 +2067,19 @@ def test_a_table_for_this_gpu_sends_back_the_moves_its_own_shapes_read_slower(tm
         write_shape_csv(Path(out_dir) / "shapes.csv", times, extra)
 
     said = []
-    table, moved, bt_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=5, bench=fake_bench,
-                                                 log=said.append, verify=1)
+    table, moved, bt_moved, both_moved, back = table_for_gpu(tmp_path / "out", "GPU X", base, grids=2, rounds=5,
+                                                             bench=fake_bench, log=said.append, verify=1)
     proposed = json.loads((tmp_path / "out" / "proposed.json").read_text())["entries"]
+    # (session 49) every B^T route reads faster than its NN choice in the grids (8 against 9-10 us): each shape also
+    # reads the copy when handed both; a move goes back whole where any route it changes reads slower
     assert [moved_routes(b, e) for b, e in zip(json.loads(base.read_text())["entries"], proposed)] == [
-        {"nn"}, {"nn"}, {"bt"}, {"bt"}]
+        {"nn", "both"}, {"nn", "both"}, {"bt", "both"}, {"bt", "both"}]
     assert calls == ["grid1", "grid2", "old_0", "new_0"]
     got = parse_table(json.loads(table.read_text()))
     assert [got[(m, 64, 64)].backend for m in (64, 128)] == ["ours", "torch"]  # 128 sent back
     assert [got[(m, 64, 64)].bt_algo for m in (256, 512)] == [1, 3]  # 512 sent back
-    assert (moved, bt_moved, back) == (1, 1, 2)
+    assert (moved, bt_moved, both_moved, back) == (1, 1, 2, 2)
+    assert parse_table(json.loads(table.read_text()))[(64, 64, 64)].both_bt
     assert any(line.startswith("moved shapes 4 (hgemm's B^T route)") for line in said)
     with pytest.raises(ValueError, match="--verify -1"):
         table_for_gpu(tmp_path / "o2", "GPU X", base, bench=fake_bench, verify=-1)

@@ -430,14 +430,15 @@ def gemm_table_for_gpu_cmd(
     if grids < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more)")
     try:
-        table, moved, bt_moved, back = table_for_gpu(out, device, table_path(), grids, rounds, margin, bt, bt_margin,
-                                                     verify=verify,
-                                                     log=lambda s: console.print(s, markup=False, highlight=False))
+        table, moved, bt_moved, both_moved, back = table_for_gpu(
+            out, device, table_path(), grids, rounds, margin, bt, bt_margin, verify=verify,
+            log=lambda s: console.print(s, markup=False, highlight=False))
     except (ValueError, OSError) as e:
         _usage_error(str(e))
     checked = (f" ({back} more sent back: slower on their own shapes against the base table's choice)" if verify
                else " (not checked shape by shape: --verify 0)")
-    console.print(f"{moved} shapes moved{f', {bt_moved} B^T routes' if bt else ''}{checked}; table: {table} (tuned "
+    console.print(f"{moved} shapes moved{f', {bt_moved} B^T routes, {both_moved} read B^T when handed both' if bt else ''}"
+                  f"{checked}; table: {table} (tuned "
                   f"on {device}); use it: export CUDAOPT_GEMM_TABLE={table.resolve()}")
 
 

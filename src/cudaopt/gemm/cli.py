@@ -94,7 +94,7 @@ def check_table_for_gpu_args(grids: int, rounds: int, margin: float, bt_margin: 
 
 def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2, rounds: int = 20,
                   margin: float = 1.01, bt: bool = True, bt_margin: float = 1.02, bench=None,
-                  log=print, verify: int = 2) -> tuple[Path, int, int, int]:
+                  log=print, verify: int = 2) -> tuple[Path, int, int, int, int]:
     """A table for the GPU `device` from whole grids run on it (session 44's H100 table, as one command): the base
     table (the shipped one hgemm would take here) copied to out/base.json, its grid run `grids` times into
     out/grid1.. (bench-gemm, offline, GPU timing; each resumable, so a rerun continues), then its shapes moved
@@ -102,17 +102,19 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
     (grid_choice.rechoose), written to out/tuned.json with `device`. With `bt` (the default) the grids also time
     hgemm's B^T route (CUDAOPT_GEMM_BENCH_BT=1) and the route is rechosen too (grid_choice.rechoose_bt, paired, by
     `bt_margin`): a base table's cuBLASLt TN algorithm indices were chosen on another card, where they name other
-    kernels (session 45: 121-125 shapes under 0.98x of cuBLASLt TN on an H100 before, 30-40 after). The grids'
+    kernels (session 45: 121-125 shapes under 0.98x of cuBLASLt TN on an H100 before, 30-40 after); and (session 49)
+    the layout hgemm reads when handed both (grid_choice.rechoose_both, paired, where every grid reads the B^T route
+    faster at all: the check below sends back what reads slower on its own). The grids'
     proposal (out/proposed.json) is then judged move by move: with `verify` repeats (0: not at all) the moved shapes
     are timed under the base table and the proposal alternately (moves.verify_moves, into out/moves/) and a move
     that reads slower there goes back (session 48: two grids of one table differ by more than a whole proposal's
     worth of shapes under 0.98x, so a grid cannot judge one). Returns (its path, the NN moves kept, the B^T moves
-    kept, the moves sent back). A rerun keeps out/base.json and must keep `bt`: the grids it resumes ran that table
+    kept, the both-layout moves kept, the moves sent back). A rerun keeps out/base.json and must keep `bt`: the grids it resumes ran that table
     that way. bench: bench_gemm's stand-in (tests)."""
     import os
 
     from cudaopt.gemm.bench import BT_BENCH_ENV
-    from cudaopt.gemm.grid_choice import load_grid, rechoose, rechoose_bt, table_data
+    from cudaopt.gemm.grid_choice import load_grid, rechoose, rechoose_both, rechoose_bt, table_data
     from cudaopt.gemm.moves import moved_routes, verify_moves
     from cudaopt.gemm.tune import write_json_atomic
 
@@ -144,15 +146,16 @@ def table_for_gpu(out: str | Path, device: str, base: str | Path, grids: int = 2
             os.environ[BT_BENCH_ENV] = was
     loaded = [load_grid(out / f"grid{i}" / "shapes.csv") for i in range(1, grids + 1)]
     entries, moves = rechoose(data["entries"], loaded, margin)  # (GridError: a ValueError)
-    bt_moves = []
+    bt_moves = both_moves = []
     if bt:  # (after the NN moves: a shape whose NN choice moved keeps a default route the grids did not time)
         entries, bt_moves = rechoose_bt(entries, loaded, bt_margin, paired=True)
+        entries, both_moves = rechoose_both(entries, loaded, 1.0, paired=True)
     proposed = {**data, "entries": entries, "device": device}
     write_json_atomic(out / "proposed.json", proposed)
     back = []
-    if verify > 0 and (moves or bt_moves):
+    if verify > 0 and (moves or bt_moves or both_moves):
         entries, back = verify_moves(out / "moves", data, proposed, verify, rounds, bt, bench, log)
     kept = [moved_routes(b, e) for b, e in zip(data["entries"], entries) if b != e]
     table = out / "tuned.json"
     write_json_atomic(table, {**proposed, "entries": entries})
-    return table, sum("nn" in r for r in kept), sum("bt" in r for r in kept), len(back)
+    return table, sum("nn" in r for r in kept), sum("bt" in r for r in kept), sum("both" in r for r in kept), len(back)

@@ -23,11 +23,14 @@ Shape = tuple[int, int, int]
 
 # What each report reads: the route's label column and time, and two baselines (name, time column).
 ROUTES = {"nn": ("dispatch", "dispatch_us", (("lt_nn", "lt_auto_nn_us"), ("lt_max", "lt_auto_max_us"))),
-          "bt": ("dispatch_bt", "dispatch_bt_us", (("lt_tn", "lt_auto_tn_us"), ("torch_bt", "torch_bt_us")))}
+          "bt": ("dispatch_bt", "dispatch_bt_us", (("lt_tn", "lt_auto_tn_us"), ("torch_bt", "torch_bt_us"))),
+          # (session 49) hgemm handed B in both layouts, against the baselines that may read either
+          "both": ("dispatch_both", "dispatch_both_us", (("lt_max", "lt_auto_max_us"), ("torch", "torch_us")))}
 REF_NAMES = {"lt_nn": "cuBLASLt autotuned NN", "lt_max": "cuBLASLt autotuned max", "lt_tn": "cuBLASLt autotuned TN",
-             "torch_bt": "torch.matmul on B^T"}
+             "torch_bt": "torch.matmul on B^T", "torch": "torch.matmul"}
 BT_KEYS = ("bt_lt_algo",)  # the entry fields only the B^T route reads
-RECORD_KEYS = ("grid_choice", "bt_grid_choice")  # what the grids read, kept beside a move: no route reads them
+BOTH_KEYS = ("both_layouts",)  # (session 49) the field only a caller handing both layouts reads
+RECORD_KEYS = ("grid_choice", "bt_grid_choice", "both_grid_choice")  # what the grids read: no route reads them
 
 
 def _key(e: dict) -> Shape:
@@ -41,10 +44,12 @@ def moved_shapes(old: dict, new: dict) -> list[Shape]:
 
 
 def moved_routes(old_entry: dict, new_entry: dict) -> set[str]:
-    """Which routes a move changes: "bt" where a B^T-only field differs, "nn" where any other does."""
+    """Which routes a move changes: "bt" where a B^T-only field differs, "both" where the layout read when handed both
+    does, "nn" where any other does."""
     fields = (set(old_entry) | set(new_entry)) - set(RECORD_KEYS)
     differ = {f for f in fields if old_entry.get(f) != new_entry.get(f)}
-    return ({"bt"} if differ & set(BT_KEYS) else set()) | ({"nn"} if differ - set(BT_KEYS) else set())
+    return (({"bt"} if differ & set(BT_KEYS) else set()) | ({"both"} if differ & set(BOTH_KEYS) else set())
+            | ({"nn"} if differ - set(BT_KEYS) - set(BOTH_KEYS) else set()))
 
 
 def _us(r: dict, col: str) -> float:
@@ -72,7 +77,7 @@ def summarize(out: Path, repeats: int, route: str = "nn") -> tuple[list[dict], d
             continue
         med = lambda rs, col: statistics.median(_us(r, col) for r in rs)  # noqa: E731
         old_us, new_us = med(olds, us_col), med(news, us_col)
-        if route == "bt" and not (old_us > 0 and new_us > 0):
+        if route != "nn" and not (old_us > 0 and new_us > 0):
             continue  # (a run without the B^T columns)
         p = {"shape": "x".join(map(str, shape)), "old": olds[0].get(label_col, ""), "new": news[0].get(label_col, ""),
              "old_us": old_us, "new_us": new_us, "old_over_new": old_us / new_us,
@@ -92,7 +97,7 @@ def summarize(out: Path, repeats: int, route: str = "nn") -> tuple[list[dict], d
 def report_lines(per: list[dict], agg: dict) -> list[str]:
     """The A/B as a markdown table and one closing line."""
     (a, _), (b, _) = ROUTES[agg.get("route", "nn")][2]
-    what = "hgemm's B^T route" if agg.get("route") == "bt" else "hgemm"
+    what = {"bt": "hgemm's B^T route", "both": "hgemm handed both layouts"}.get(agg.get("route"), "hgemm")
     lines = [f"{what}:", f"| shape | old | new | old us | new us | old/new | new vs {a} | new vs {b} | correct |",
              "|---|---|---|---|---|---|---|---|---|"]
     for p in per:
@@ -155,7 +160,7 @@ def keep_not_slower(ab: Path, base: dict, proposed: dict, repeats: int, bt: bool
     entry. Returns (the entries, the shapes sent back)."""
     shapes = set(moved_shapes(base, proposed))
     read: dict[str, dict[str, dict]] = {}
-    for route in ("nn", "bt") if bt else ("nn",):
+    for route in ("nn", "bt", "both") if bt else ("nn",):
         per, agg = summarize(ab, repeats, route)
         read[route] = {p["shape"]: p for p in per}
         if per:
