@@ -2262,7 +2262,7 @@ def test_bench_reads_both_layouts_and_new_comparisons_from_logged_rounds(tmp_pat
         t = {"ours": 2.0, "torch": 2.5, "dispatch": 2.0, "dispatch_bt": 1.9, "dispatch_both": 1.9,
              "lt_auto_nn": 2.0, "lt_auto_tn": 1.9}
         per_round = {name: [v] * 5 for name, v in t.items()}
-        return t, {"correct": True, "dispatch_both": "bt:x"}, per_round
+        return t, {"correct": True, "dispatch_both": "bt:x", "both_correct": index != 0}, per_round
 
     no_gpu.setattr(bench, "_bench_shape", fake)
     res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path, log=lambda s: None)
@@ -2280,3 +2280,4 @@ def test_bench_reads_both_layouts_and_new_comparisons_from_logged_rounds(tmp_pat
     md = (tmp_path / "summary.md").read_text()
     assert "### B handed in both layouts (the seed's protocol)" in md
     assert "| lt_auto_max | 2 | 0 | 0 |" in md  # (1.9 against 1.9: no shape under the floor)
+    assert "handed both layouts, reading the column-major copy: 1/2 correct" in md

@@ -696,6 +696,10 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     md = [f"## {title}", "", (f"shapes timed: {len(res.times.get('ours', {}))}; correct (all checks): "
                               f"{n_ok}/{len(res.checks)}; skipped for time: {len(res.skipped)}; "
                               f"wall {res.seconds:.0f} s"), ""]
+    both = [c["both_correct"] for c in res.checks.values() if "both_correct" in c]
+    if both:  # (session 49) hgemm handed both layouts, where it read the copy: its own line, like the count above
+        md += [f"handed both layouts, reading the column-major copy: {sum(map(bool, both))}/{len(both)} correct (all "
+               "checks)", ""]
     if res.build:  # its own line, and in the title's reach: these are not the shipped kernels
         md += [f"kernel library: a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(res.build)} (not the shipped "
                "kernels)", ""]
