@@ -287,6 +287,18 @@ def default_bt_time(row: dict, choice) -> float:
     return t if t > 0 else _us(row, "torch_bt")
 
 
+def _check_bt_grids(grids: list[dict[Shape, dict]], margin: float, flag: str) -> None:
+    """GridError unless there are grids, the margin is at least 1 and the grids timed the B^T route."""
+    if not grids:
+        raise GridError("give at least one grid")
+    if not margin >= 1.0:
+        raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
+    missing = [c for c in BT_NEEDED if c not in next(iter(grids[0].values()), {})]
+    if missing:
+        raise GridError(f"a grid lacks {', '.join(missing)}: {flag} needs grids run with CUDAOPT_GEMM_BENCH_BT=1 "
+                        "(bench-gemm from session 42 on)")
+
+
 def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: float = 1.01,
                 paired: bool = False) -> tuple[list[dict], list[Move]]:
     """The entries with the B^T-route moves every grid agrees on, and the moves ("cublaslt_tn" or "default"):
@@ -299,14 +311,7 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
     entry without one, the default route of the same NN choice (its labels). The default route of our kernel is its
     twin, read only from grids whose kernel of record for the shape is that kernel. The moved entry carries a
     "bt_grid_choice" record. Judge the table on a fresh B^T grid, as rechoose's."""
-    if not grids:
-        raise GridError("give at least one grid")
-    if not margin >= 1.0:
-        raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
-    missing = [c for c in BT_NEEDED if grids and c not in next(iter(grids[0].values()), {})]
-    if missing:
-        raise GridError(f"a grid lacks {', '.join(missing)}: --bt needs grids run with CUDAOPT_GEMM_BENCH_BT=1 "
-                        "(bench-gemm from session 42 on)")
+    _check_bt_grids(grids, margin, "--bt")
     out, moves = [], []
     for e in entries:
         shape, choice = _entry(e)
@@ -396,14 +401,7 @@ def rechoose_both(entries: list[dict], grids: list[dict[Shape, dict]], margin: f
     it. A grid counts for a shape only where it timed both as the entry runs them (so `--bt` moves made from the same
     grids first are read too). The moved entry carries a "both_grid_choice" record. Judge the table on a fresh B^T grid
     (its "dispatch_both" column), as rechoose's."""
-    if not grids:
-        raise GridError("give at least one grid")
-    if not margin >= 1.0:
-        raise GridError(f"margin {margin}: give 1.0 or more (a move needs the new choice faster by that factor)")
-    missing = [c for c in BT_NEEDED if c not in next(iter(grids[0].values()), {})]
-    if missing:
-        raise GridError(f"a grid lacks {', '.join(missing)}: --both needs grids run with CUDAOPT_GEMM_BENCH_BT=1 "
-                        "(bench-gemm from session 42 on)")
+    _check_bt_grids(grids, margin, "--both")
     out, moves = [], []
     for e in entries:
         shape, choice = _entry(e)
