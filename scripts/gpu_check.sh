@@ -61,6 +61,7 @@
 #   bash scripts/gpu_check.sh gemm_torch_twins  # issue 6, plan for session 40: torch.matmul as dispatch, as torch, as its twin
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
+#   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
 #   bash scripts/gpu_check.sh gemm_both  # issue 6, session 49: hgemm handed both layouts: GPU test + a B^T grid judging it
 #   GEMM_BOTH_GRID1=T.tgz bash scripts/gpu_check.sh gemm_both_choose  # issue 6, session 49: both-layout routes chosen + judged in one call
 #   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
@@ -70,7 +71,6 @@
 #   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
 #   bash scripts/gpu_check.sh gemm_streamk  # issue 6, session 47: the stream-K twins (GPU tests, wave probe, A/B on table shapes)
 #   bash scripts/gpu_check.sh gemm_s49  # issue 6: session 49's plan in one call (cand A/B, then the card's second part)
-#   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 49: a B^T grid of the shipped table (route choice data)
 #   bash scripts/gpu_check.sh gemm_cand_ab  # issue 6, session 48: the card's candidate moves A/B'd, kept.json
 #   bash scripts/gpu_check.sh gemm_tfg_verify  # issue 6, session 48: gemm-table-for-gpu --verify on earlier grids
 #   bash scripts/gpu_check.sh gemm_streamk_floor  # issue 6, session 47: every twin config, plain and stream-K, on the floor's shapes
@@ -1258,7 +1258,8 @@ PY
     # `cudaopt gemm-table-from-grids --bt` chooses bt_lt_algo from. GEMM_BT_GRID_BUDGET_S (400), GEMM_BT_GRID_ROUNDS (10).
     # Comes back as bt_grid.tgz (session 46: through gemm_grid_run and gemm_grid_pack, as the other grid phases).
     python3 -m cudaopt.gemm.build | tail -1
-    GEMM_GRID_BUDGET_S=${GEMM_BT_GRID_BUDGET_S:-400} gemm_grid_run bt_grid "${GEMM_BT_GRID_ROUNDS:-10}" bt
+    GEMM_GRID_BUDGET_S=${GEMM_BT_GRID_BUDGET_S:-400} gemm_grid_run bt_grid "${GEMM_BT_GRID_ROUNDS:-10}" bt \
+      ${GEMM_BT_ARGS:-}  # (session 49: bench-gemm arguments, e.g. --table T for a candidate)
     gemm_grid_pack bt_grid
     ;;
   gemm_bt_device)
@@ -1373,20 +1374,24 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       *) bash "$0" gemm_tfg_verify ;;
     esac
     ;;
-  gemm_bt_grid)
-    # Issue 6, session 49: a whole-grid run of the card's shipped table with the B^T columns (dispatch, dispatch_bt,
-    # the TN baselines; GEMM_BT_ROUNDS rounds, default 20): the grid gemm-table-from-grids --both chooses from which
-    # layout hgemm reads where a caller hands it both (the seed's protocol). Packed with its shapes.jsonl.
-    python3 -m cudaopt.gemm.build | tail -1
-    GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-420} gemm_grid_run bt_grid "${GEMM_BT_ROUNDS:-20}" bt ${GEMM_BT_ARGS:-}
-    gemm_grid_pack bt_grid
-    ;;
   gemm_both)
     # Issue 6, session 49: hgemm handed both layouts of B (the seed's protocol): its GPU test, then a fresh B^T grid
     # of the shipped table (gemm_bt_grid), whose dispatch_both column is the judged figure.
     python3 -m cudaopt.gemm.build | tail -1
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py -k "both_layouts" 2>&1 | tail -3
-    bash "$0" gemm_bt_grid
+    GEMM_BT_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-400} bash "$0" gemm_bt_grid  # (10 rounds: GEMM_BT_GRID_ROUNDS)
+    ;;
+  gemm_s50)
+    # Issue 6, the plan for session 50 in one call: gemm_both (the both-layouts GPU test and a fresh B^T grid of the
+    # card's shipped table: on an H200 the judged figure for the seed's protocol); then on an H200 the same grid of
+    # session 49's B^T-route candidate (cand.tgz: adopt it where its dispatch_bt and dispatch_both floors read no worse).
+    GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} bash "$0" gemm_both
+    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+      gunzip -c docs/data/hgemm_session49/cand_h200_bt_both.json.gz > /tmp/cand_h200.json
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
+        --table /tmp/cand_h200.json
+      gemm_grid_pack cand
+    fi
     ;;
   gemm_both_choose)
     # Issue 6, session 49: the layout hgemm reads when handed both, chosen and judged in one call on this card: a B^T
