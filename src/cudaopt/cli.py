@@ -359,8 +359,9 @@ def gemm_table_from_grids_cmd(
     except GridError as e:
         _usage_error(str(e))
     try:
+        loaded = [load_grid(g) for g in grids]
         entries, moves = (rechoose_both if both else rechoose_bt if bt else rechoose)(
-            data["entries"], [load_grid(g) for g in grids], margin, paired)
+            data["entries"], loaded, margin, paired)
     except GridError as e:
         _usage_error(str(e))
     if len(grids) < 2:
@@ -372,28 +373,21 @@ def gemm_table_from_grids_cmd(
                       f"{sum(mv.to == 'bt' for mv in moves)} to the B^T route, {sum(mv.to == 'nn' for mv in moves)} "
                       f"back to B as given; {n_bt} read the B^T route now); table: {out}. Judge it on a fresh B^T grid "
                       "(its dispatch_both column), not on these.")
-    if both and len(grids) >= 2:
-        from cudaopt.gemm.grid_choice import held_out
-
-        console.print("Each grid left out, the layouts rechosen from the others and read on it (against cuBLASLt "
-                      "autotuned max; 'grid' is its dispatcher on B as given):")
-        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin, paired=paired, both=True):
-            _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
-    if both:
-        return
-    by: dict[tuple[str, str], int] = {}
-    for mv in moves:
-        key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") or bt else "ours", mv.to)
-        by[key] = by.get(key, 0) + 1
-    console.print(f"{len(moves)} of {len(entries)} shapes moved{' (B^T route)' if bt else ''} "
-                  f"({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
-                  f"table: {out}. Judge it on a fresh grid, not on these.")
+    else:
+        by: dict[tuple[str, str], int] = {}
+        for mv in moves:
+            key = (mv.was.split("_algo")[0] if mv.was.startswith("fallback:") or bt else "ours", mv.to)
+            by[key] = by.get(key, 0) + 1
+        console.print(f"{len(moves)} of {len(entries)} shapes moved{' (B^T route)' if bt else ''} "
+                      f"({', '.join(f'{a} -> {b}: {n}' for (a, b), n in sorted(by.items())) or 'none'}); "
+                      f"table: {out}. Judge it on a fresh grid, not on these.")
     if len(grids) >= 2:  # (session 40) what a fresh grid may show: each grid read on the choice of the others
         from cudaopt.gemm.grid_choice import held_out
 
-        console.print("Each grid left out, the table rechosen from the others and read on it (against cuBLASLt "
-                      f"autotuned {'TN, the B^T route' if bt else 'max'}):")
-        for n_moves, r in held_out(data["entries"], [load_grid(g) for g in grids], margin, paired=paired, bt=bt):
+        against = ("max; 'grid' is its dispatcher on B as given" if both else "TN, the B^T route" if bt else "max")
+        console.print(f"Each grid left out, the table rechosen from the others and read on it (against cuBLASLt "
+                      f"autotuned {against}):")
+        for n_moves, r in held_out(data["entries"], loaded, margin, paired=paired, bt=bt, both=both):
             _print_reading(grids[r.grid], r, f"{n_moves} moves chosen from the others; ")
 
 
