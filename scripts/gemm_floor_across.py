@@ -14,6 +14,8 @@ import argparse
 import csv
 import sys
 
+from cudaopt.gemm.grid_choice import positive
+
 Shape = tuple[int, int, int]
 NEEDED = ("m", "n", "k", "dispatch", "ratio", "tn_only", "paired_ratio", "paired_hi95")
 
@@ -28,19 +30,12 @@ def read_floor(path: str) -> dict[Shape, dict]:
         return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
 
 
-def _num(r: dict, key: str) -> float:
-    try:
-        return float(r[key])
-    except (TypeError, ValueError):
-        return float("nan")
-
-
 def across(floors: list[dict[Shape, dict]], floor: float = 0.98) -> dict[str, list[Shape]]:
     """The shapes under `floor` in every grid: "ratio" (medians), "paired" (within rounds), "hi95" (the paired
     ratio's upper bound under too); a shape missing from a grid's floor.csv was not under there."""
     out = {}
     for name, key in (("ratio", "ratio"), ("paired", "paired_ratio"), ("hi95", "paired_hi95")):
-        sets = [{s for s, r in f.items() if _num(r, key) < floor} for f in floors]
+        sets = [{s for s, r in f.items() if positive(r, key) < floor} for f in floors]
         out[name] = sorted(set.intersection(*sets)) if sets else []
     return out
 
@@ -66,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| shape | dispatch (last grid) | paired per grid | TN only | beyond noise in all |")
     print("|---|---|---|---|---|")
     for s in got["paired"]:
-        ratios = " / ".join(f"{_num(f[s], 'paired_ratio'):.3f}" for f in floors)
+        ratios = " / ".join(f"{positive(f[s], 'paired_ratio'):.3f}" for f in floors)
         print(f"| {'x'.join(map(str, s))} | {last[s]['dispatch']} | {ratios} | {last[s]['tn_only'] == '1'} | "
               f"{s in got['hi95']} |")
     tn = sum(last[s]["tn_only"] == "1" for s in got["paired"])

@@ -72,7 +72,7 @@ def load_grid(path: Path) -> dict[Shape, dict]:
         return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
 
 
-def _positive(row: dict, key: str) -> float:
+def positive(row: dict, key: str) -> float:
     """A grid row's number under `key`, NaN where it is empty, not a number or not above 0."""
     try:
         v = float(row.get(key) or "nan")
@@ -82,7 +82,7 @@ def _positive(row: dict, key: str) -> float:
 
 
 def _us(row: dict, name: str) -> float:
-    return _positive(row, f"{name}_us")
+    return positive(row, f"{name}_us")
 
 
 def _entry(e: dict):
@@ -121,7 +121,7 @@ def move_ratio(row: dict, to: str, column: str, paired: bool = False) -> float:
     within-round ratios where the grid has them (grids from session 40 on), else the medians'."""
     if paired:
         name, invert = PAIRED_MOVE[to]
-        v = _positive(row, name)
+        v = positive(row, name)
         if v > 0:
             return 1.0 / v if invert else v
     return _us(row, "dispatch") / _us(row, column)
@@ -327,7 +327,7 @@ def rechoose_bt(entries: list[dict], grids: list[dict[Shape, dict]], margin: flo
         algo = _tn_algo(rows)
         if algo is not None and algo != choice.bt_algo:
             # (the paired column is lt_auto_tn / dispatch_bt within rounds, t_ref / t_ours: inverted here)
-            ratios = tuple(_positive(r, "paired_dispatch_bt_vs_lt_auto_tn") if paired else math.nan for r in rows)
+            ratios = tuple(positive(r, "paired_dispatch_bt_vs_lt_auto_tn") if paired else math.nan for r in rows)
             ratios = tuple(1.0 / p if p > 0 else _us(r, "dispatch_bt") / _us(r, "lt_auto_tn")
                            for p, r in zip(ratios, rows))
             if all(x > margin for x in ratios):
@@ -389,7 +389,7 @@ def both_ratio(choice, row: dict, paired: bool = False) -> float:
     t_bt, how_bt = bt_choice_time(choice, row)
     if not (t_nn > 0 and t_bt > 0) or "approx" in (how_nn, how_bt):
         return math.nan
-    p = _positive(row, "paired_dispatch_bt_vs_dispatch") if paired and how_nn == how_bt == "same" else math.nan
+    p = positive(row, "paired_dispatch_bt_vs_dispatch") if paired and how_nn == how_bt == "same" else math.nan
     return p if p > 0 else t_nn / t_bt
 
 

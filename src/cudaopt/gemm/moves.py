@@ -17,7 +17,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from cudaopt.gemm.grid_choice import load_grid
+from cudaopt.gemm.grid_choice import load_grid, positive
 
 Shape = tuple[int, int, int]
 
@@ -52,13 +52,6 @@ def moved_routes(old_entry: dict, new_entry: dict) -> set[str]:
             | ({"nn"} if differ - set(BT_KEYS) - set(BOTH_KEYS) else set()))
 
 
-def _us(r: dict, col: str) -> float:
-    try:
-        return float(r[col])
-    except (KeyError, TypeError, ValueError):
-        return math.nan
-
-
 def summarize(out: Path, repeats: int, route: str = "nn") -> tuple[list[dict], dict]:
     """Per moved shape: each table's dispatch label and median dispatch time over the repeats, old / new, and the
     new dispatch against cuBLASLt autotuned NN and max (route "bt": hgemm's B^T route against cuBLASLt autotuned TN
@@ -75,7 +68,7 @@ def summarize(out: Path, repeats: int, route: str = "nn") -> tuple[list[dict], d
         news = [g[shape] for g in runs["new"] if shape in g]
         if not olds or not news:
             continue
-        med = lambda rs, col: statistics.median(_us(r, col) for r in rs)  # noqa: E731
+        med = lambda rs, col: statistics.median(positive(r, col) for r in rs)  # noqa: E731
         old_us, new_us = med(olds, us_col), med(news, us_col)
         if route != "nn" and not (old_us > 0 and new_us > 0):
             continue  # (a run without the B^T columns)
