@@ -71,7 +71,7 @@
 #   bash scripts/gpu_check.sh gemm_wave_probe  # issue 6, session 46: does a partial last wave cost a whole one (stream-K or not)
 #   bash scripts/gpu_check.sh gemm_streamk  # issue 6, session 47: the stream-K twins (GPU tests, wave probe, A/B on table shapes)
 #   bash scripts/gpu_check.sh gemm_s49  # issue 6: session 49's plan in one call (cand A/B, then the card's second part)
-#   bash scripts/gpu_check.sh gemm_cand_ab  # issue 6, session 48: the card's candidate moves A/B'd, kept.json
+#   GEMM_CAND_H100=C bash scripts/gpu_check.sh gemm_cand_ab  # issue 6, session 48: a candidate (rebased on the shipped table) A/B'd, kept.json
 #   bash scripts/gpu_check.sh gemm_tfg_verify  # issue 6, session 48: gemm-table-for-gpu --verify on earlier grids
 #   bash scripts/gpu_check.sh gemm_streamk_floor  # issue 6, session 47: every twin config, plain and stream-K, on the floor's shapes
 #   bash scripts/gpu_check.sh gemm_floor_recheck  # issue 6, plan for session 37: the 31 shapes under the 0.98x floor twice
@@ -1411,14 +1411,17 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
   gemm_cand_ab)
     # Issue 6, session 48: the card's candidate moves (GEMM_CAND_H200 / GEMM_CAND_H100; default session 48's, from
     # `gemm_streamk_ab.py --propose` over runs 1 and 5) A/B'd against the shipped table on their shapes alone, and the
-    # candidate less every move read slower written to $OUT/kept.json (adopt that). About 30-60 s.
+    # candidate less every move read slower written to $OUT/kept.json (adopt that). About 30-60 s for a few dozen moves.
+    # Session 50: no defaults any more. Session 48's candidates predate session 49's both_layouts routes, so against
+    # today's tables every such route counts as a move (257 on the H100, past the 200 s limit): rebase a candidate on
+    # the shipped table before A/B-ing it. GEMM_CAND_LIMIT: seconds (200).
     name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
     case "$name" in
-      *H200*) card=h200; cand="${GEMM_CAND_H200:-docs/data/hgemm_session48/cand_h200.json.gz}" ;;
-      *) card=h100; cand="${GEMM_CAND_H100:-docs/data/hgemm_session48/cand_h100.json.gz}" ;;
+      *H200*) card=h200; cand="${GEMM_CAND_H200:?name a candidate rebased on tuned_h200.json}" ;;
+      *) card=h100; cand="${GEMM_CAND_H100:?name a candidate rebased on tuned_h100.json}" ;;
     esac
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 200 python3 scripts/gemm_moves_ab.py --bt --rounds 20 --old "src/cudaopt/gemm/tuned_$card.json" \
+    timeout "${GEMM_CAND_LIMIT:-200}" python3 scripts/gemm_moves_ab.py --bt --rounds 20 --old "src/cudaopt/gemm/tuned_$card.json" \
       --new "$cand" --out /tmp/cand_ab --write "$OUT/kept.json" > "$OUT/cand_ab.log" 2>&1
     echo "gemm_moves_ab ($card): rc $?"
     grep -E "^\| [0-9]|^moved shapes|moves kept" "$OUT/cand_ab.log"
