@@ -7,7 +7,11 @@ finishes each call long before the host issues the next, so the loop measures th
 torch.matmul, hgemm with a pre-built choice of each backend, hgemm choosing from the table, and the
 pieces of hgemm's own work. Medians of --repeats loops of --calls calls.
 
-    PYTHONPATH=src python benchmarks/gemm_host_cost.py [--size 64] [--calls 5000] [--repeats 5]
+Session 50 added the B^T route (b = w.t(), nn.Linear's layout) and hgemm handed both layouts (b_col_major, the
+seed's protocol), and --python-only: hgemm's routing alone on CPU tensors (no GPU; the launchers replaced by no-ops),
+what a change to the Python path moves, measurable on a machine without a GPU.
+
+    PYTHONPATH=src python benchmarks/gemm_host_cost.py [--size 64] [--calls 5000] [--repeats 5] [--python-only]
 """
 
 from __future__ import annotations
@@ -17,20 +21,51 @@ import statistics
 import time
 
 
-def per_call_us(fn, calls: int, repeats: int) -> float:
+def per_call_us(fn, calls: int, repeats: int, sync=None) -> float:
     import torch
 
+    sync = sync or torch.cuda.synchronize
     for _ in range(200):
         fn()
     runs = []
     for _ in range(repeats):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         for _ in range(calls):
             fn()
-        torch.cuda.synchronize()
+        sync()
         runs.append((time.perf_counter() - t0) / calls * 1e6)
     return statistics.median(runs)
+
+
+def python_only(size: int, calls: int, repeats: int) -> None:
+    """hgemm's routing on CPU tensors, each launcher a no-op: the Python hgemm adds per call, per path."""
+    import dataclasses
+
+    import torch
+
+    import cudaopt.gemm as g
+    from cudaopt.gemm import Choice
+
+    class NoLaunch:  # what hgemm asks of _lib on these paths
+        has_bt = staticmethod(lambda config, splits=1: True)
+        workspace_bytes = staticmethod(lambda m, n, splits: 0)
+        launch_ours = launch_ours_bt = staticmethod(lambda *args: None)
+
+    g._hot_modules = (torch, NoLaunch, None)
+    g._check_operands = lambda a, b: None  # (its is_cuda test refuses CPU tensors)
+    g._raw_stream = lambda index: 0
+    s = size
+    a, b, c = (torch.zeros(s, s, dtype=torch.float16) for _ in range(3))
+    bcm = b.t().contiguous().t()
+    nn = Choice("ours", 42, 1)
+    both = dataclasses.replace(nn, both_bt=True)
+    print(f"hgemm's Python alone (CPU tensors, no-op launchers), {s}x{s}x{s}, median of {repeats} x {calls} calls")
+    for name, fn in (("B as given, choice ours", lambda: g.hgemm(a, b, out=c, choice=nn)),
+                     ("B^T view (w.t()), choice ours", lambda: g.hgemm(a, bcm, out=c, choice=nn)),
+                     ("handed both, choice reads b", lambda: g.hgemm(a, b, out=c, choice=nn, b_col_major=bcm)),
+                     ("handed both, choice reads the copy", lambda: g.hgemm(a, b, out=c, choice=both, b_col_major=bcm))):
+        print(f"{name:36s} {per_call_us(fn, calls, repeats, sync=lambda: None):7.2f}")
 
 
 def main() -> None:
@@ -38,7 +73,12 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=64, help="M = N = K of the shape (a multiple of 64)")
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--python-only", action="store_true", help="hgemm's routing alone, on the CPU (no GPU needed)")
     args = ap.parse_args()
+    if args.python_only:
+        return python_only(args.size, args.calls, args.repeats)
+    import dataclasses
+
     import torch
 
     if not torch.cuda.is_available():
@@ -50,12 +90,18 @@ def main() -> None:
     a, b, c = (torch.randn(s, s, device="cuda", dtype=torch.float16) for _ in range(3))
     table = choose(s, s, s)
     ours = table.as_ours()
+    bt = b.t().contiguous().t()  # B stored column-major: the B^T route's operand (ours has a twin where has_bt)
     rows = [
         ("torch.matmul(out=)", lambda: torch.matmul(a, b, out=c)),
         ("hgemm, table's choice", lambda: hgemm(a, b, out=c)),
         ("hgemm, choice torch", lambda ch=Choice("torch", ours.config, ours.splits): hgemm(a, b, out=c, choice=ch)),
         ("hgemm, choice ours", lambda: hgemm(a, b, out=c, choice=ours)),
         ("hgemm, choice cuBLASLt algo 0", lambda ch=Choice("cublaslt", ours.config, ours.splits, 0): hgemm(a, b, out=c, choice=ch)),
+        # (session 50) the B^T route on b = w.t(), and hgemm handed both layouts, the choice reading b or the copy
+        ("hgemm, B^T view, choice ours", lambda: hgemm(a, bt, out=c, choice=ours)),
+        ("hgemm, handed both, reads b", lambda: hgemm(a, b, out=c, choice=ours, b_col_major=bt)),
+        ("hgemm, handed both, reads copy", lambda ch=dataclasses.replace(ours, both_bt=True): hgemm(
+            a, b, out=c, choice=ch, b_col_major=bt)),
         ("  _check_operands", lambda: _check_operands(a, b)),
         ("  _packed_strides", lambda: _packed_strides(a, b, c, s, s, s)),
         ("  row_stride x 3", lambda: (row_stride(a), row_stride(b), row_stride(c))),

@@ -205,6 +205,99 @@ def test_packed_fast_path_agrees_with_row_stride():
     assert _packed_strides(views[4], views[0], views[0], 24, 40, 40) is None  # padded rows: row_stride's case
 
 
+def test_packed_bt_fast_path_agrees_with_the_stride_readers():
+    """(session 50) the B^T route's fast path (b = w.t() of a packed w) answers only where row_stride and col_stride
+    would give (k, k, n)."""
+    import torch
+
+    from cudaopt.gemm import _packed_bt_strides, col_stride, pad_rows, row_stride
+
+    base = torch.zeros(8192, dtype=torch.float16)
+    w = base[: 40 * 48].view(40, 48)  # N x K, packed
+    bts = [w.t(), base[8: 8 + 40 * 48].view(40, 48).t(), base[1: 1 + 40 * 48].view(40, 48).t(), pad_rows(w[:, :40]).t(),
+           base[: 48 * 40].view(48, 40), base[:48].view(1, 48).t()]
+    a, out = base[: 24 * 48].view(24, 48), base[: 24 * 40].view(24, 40)
+    for bt in bts:
+        k, n = bt.shape
+        fast = _packed_bt_strides(a[:, :k], bt, out[:, :n], 24, n, k)
+        if fast is not None:
+            assert fast == (k, k, n) and col_stride(bt) == k and row_stride(out[:, :n]) == n, bt.stride()
+    assert _packed_bt_strides(a, bts[0], out, 24, 40, 48) == (48, 48, 40)
+    assert _packed_bt_strides(a, bts[2], out, 24, 40, 48) is None  # 2-byte offset
+    assert _packed_bt_strides(a[:, :40], bts[3], out, 24, 40, 40) is None  # padded rows: col_stride's case
+    assert _packed_bt_strides(a, bts[4].t().contiguous(), out, 24, 40, 48) is None  # row-major: the NN path's case
+    assert _packed_bt_strides(a, bts[5], out[:, :1], 24, 1, 48) is None  # N not a multiple of 8
+
+
+@pytest.fixture
+def cpu_hgemm(monkeypatch):
+    """hgemm's routing on CPU tensors: the launchers record what they were handed instead of launching."""
+    import torch
+
+    import cudaopt.gemm as g
+
+    calls = []
+
+    class FakeLib:
+        @staticmethod
+        def has_bt(config, splits=1):
+            return FakeLib.bt
+
+        bt = True
+        workspace_bytes = staticmethod(lambda m, n, splits: 0)
+        launch_ours = staticmethod(lambda a, b, c, m, n, k, cfg, splits, wp, wb, st, *lds: calls.append(
+            ("nn", b, lds)))
+        launch_ours_bt = staticmethod(lambda a, b, c, m, n, k, cfg, splits, wp, wb, st, *lds: calls.append(
+            ("bt", b, lds)))
+
+    def checked(a, b):  # hgemm's check less its is_cuda line
+        assert a.dtype == b.dtype == torch.float16 and a.shape[1] == b.shape[0]
+
+    monkeypatch.setattr(g, "_hot_modules", (torch, FakeLib, None))
+    monkeypatch.setattr(g, "_check_operands", checked)
+    monkeypatch.setattr(g, "_raw_stream", lambda index: 0)
+    monkeypatch.delenv("CUDAOPT_GEMM_BT", raising=False)
+    return g, FakeLib, calls
+
+
+def test_hgemm_routes_both_layouts_and_transposed_b_without_the_row_stride_reads(cpu_hgemm, monkeypatch):
+    """(session 50) handed both layouts with a both_bt choice, hgemm reads the copy through the B^T route with the
+    packed strides; with CUDAOPT_GEMM_BT=0 or no twin for the choice it reads b through the NN path (it used to call
+    torch.matmul on the copy); a packed transposed b goes to the B^T route without reading row strides; a padded one
+    still reaches it through col_stride."""
+    import dataclasses
+
+    import torch
+
+    g, lib, calls = cpu_hgemm
+    m, n, k = 64, 40, 48
+    a, b = torch.zeros(m, k, dtype=torch.float16), torch.zeros(k, n, dtype=torch.float16)
+    bcm = b.t().contiguous().t()
+    nn = Choice("ours", 42, 1)
+    both = dataclasses.replace(nn, both_bt=True)
+    g.hgemm(a, b, choice=both, b_col_major=bcm)
+    g.hgemm(a, b, choice=nn, b_col_major=bcm)
+    assert calls == [("bt", bcm.data_ptr(), (k, k, n)), ("nn", b.data_ptr(), (k, n, n))]
+    calls.clear()
+    monkeypatch.setenv("CUDAOPT_GEMM_BT", "0")
+    g.hgemm(a, b, choice=both, b_col_major=bcm)
+    monkeypatch.delenv("CUDAOPT_GEMM_BT")
+    lib.bt = False
+    g.hgemm(a, b, choice=both, b_col_major=bcm)
+    assert calls == [("nn", b.data_ptr(), (k, n, n))] * 2
+    calls.clear()
+    lib.bt = True
+    reads = []
+    real = g.row_stride
+    monkeypatch.setattr(g, "row_stride", lambda t: (reads.append(t.shape), real(t))[1])
+    g.hgemm(a, bcm, choice=nn)
+    assert calls == [("bt", bcm.data_ptr(), (k, k, n))] and reads == []
+    calls.clear()
+    padded = g.pad_rows(b.t().contiguous()).t()  # N x K rows padded to 64: column stride 64
+    g.hgemm(a, padded, choice=nn)
+    assert calls == [("bt", padded.data_ptr(), (k, 64, n))] and reads
+
+
 def test_a_neighbours_split_count_is_refitted_to_the_tile_count():
     from cudaopt.gemm.configs import WGMMA_CONFIGS
 

@@ -28,7 +28,7 @@ def _check_operands(a, b):
 
 def _check_both(b, b_col_major) -> None:
     """b_col_major must be B again (same shape, dtype and device); ValueError saying what differs."""
-    if tuple(b_col_major.shape) != tuple(b.shape) or b_col_major.dtype != b.dtype or b_col_major.device != b.device:
+    if b_col_major.shape != b.shape or b_col_major.dtype != b.dtype or b_col_major.device != b.device:
         raise ValueError(f"hgemm: b_col_major must be the same K x N matrix as b stored column-major (b.t().contiguous()"
                          f".t()), got {tuple(b_col_major.shape)} {b_col_major.dtype} on {b_col_major.device} for b "
                          f"{tuple(b.shape)} {b.dtype} on {b.device}")
@@ -60,15 +60,23 @@ def col_stride(t) -> int | None:
     return ld
 
 
+def _bt_on() -> bool:
+    """hgemm's B^T route allowed (CUDAOPT_GEMM_BT not "0"); read per call, and only where a call could take it: the
+    lookup is ~1 us, which the packed NN path does not pay."""
+    return os.environ.get(BT_ENV, "1") != "0"
+
+
 BT_ENV = "CUDAOPT_GEMM_BT"  # "0": a transposed B goes to torch.matmul; default since session 41 (GPU tests passed): our
 # B^T kernels, bitwise the B-as-given kernels, +14% against cuBLAS TN on 183 shapes (H100; docs/gpu-runs.md "Session 41")
 
 
-def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None, workspace, lt_matmul=None):
+def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None, workspace, lt_matmul=None,
+              lds: tuple[int, int, int] | None = None):
     """b stored transposed (b = w.t(), w N x K row-major: the TN layout): the shape's cuBLASLt TN algorithm where the
     table names one (bt_lt_algo) and the operands are packed, else its choice through its config's B^T twin where it
-    has one for the choice's splits; None (torch.matmul) where it has neither or b is not such a view."""
-    ldbt, lda, ldc = col_stride(b), row_stride(a), row_stride(out)
+    has one for the choice's splits; None (torch.matmul) where it has neither or b is not such a view. lds: the
+    strides where the caller has read them already."""
+    lda, ldbt, ldc = lds or _packed_bt_strides(a, b, out, m, n, k) or (row_stride(a), col_stride(b), row_stride(out))
     if None in (ldbt, lda, ldc) or k % 8 or n % 8:
         return None
     choice = choice or choose(m, n, k, strides=(lda, ldbt, ldc))
@@ -115,6 +123,18 @@ def _packed_strides(a, b, out, m: int, n: int, k: int) -> tuple[int, int, int] |
     if a.is_contiguous() and b.is_contiguous() and out.is_contiguous() and not (
             (a.data_ptr() | b.data_ptr() | out.data_ptr()) & 15):
         return (k, n, n)
+    return None
+
+
+def _packed_bt_strides(a, bt, out, m: int, n: int, k: int) -> tuple[int, int, int] | None:
+    """(k, k, n) when a and out are packed, bt is the transposed view of a packed N x K matrix (strides (1, k): an
+    nn.Linear weight's .t(), or the seed's b_col_major) and all three are 16-byte aligned with K and N multiples of 8,
+    else None (then row_stride / col_stride decide). The B^T route's counterpart of _packed_strides: session 50's call
+    timing (H100) read hgemm's B^T route 9 us a call slower than its NN route on the smallest shapes, most of it the
+    six stride reads in Python."""
+    if bt.stride() == (1, k) and not (k % 8 or n % 8) and a.is_contiguous() and out.is_contiguous() and not (
+            (a.data_ptr() | bt.data_ptr() | out.data_ptr()) & 15):
+        return (k, k, n)
     return None
 
 
@@ -197,7 +217,8 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None, *, b_col
     b_col_major: optional, the same B stored column-major too (a K x N view with unit row stride, `w.t()` of the
     row-major N x K `w = b.t().contiguous()`), as the seed's harness hands every function, the cuBLAS TN baselines
     included. Where the table says so for the shape (Choice.both_bt, its "both_layouts": "bt"), hgemm reads that copy
-    through its B^T route below, else b. The copy must hold the same values as b: hgemm does not compare them.
+    through its B^T route below (b through the NN path where that route cannot run, e.g. CUDAOPT_GEMM_BT=0), else b.
+    The copy must hold the same values as b: hgemm does not compare them.
 
     a, b, out may be row-padded views (`pad_rows`: unit column stride, row stride a multiple of 8).
     out: optional (M, N) fp16 result. workspace: optional split-K workspace from
@@ -219,16 +240,25 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None, *, b_col
     n = b.shape[1]
     if out is None:
         out = torch.empty((m, n), dtype=torch.float16, device=a.device)
-    lds = _packed_strides(a, b, out, m, n, k) or (row_stride(a), row_stride(b), row_stride(out))
+    lds = _packed_strides(a, b, out, m, n, k)
     if b_col_major is not None:
         _check_both(b, b_col_major)
+        lds = lds or (row_stride(a), row_stride(b), row_stride(out))
         if None not in lds:  # (the choice the NN path below makes; other strides read b as they would without a copy)
             choice = choice or choose(m, n, k, strides=lds)
-            if choice.both_bt:
-                return hgemm(a, b_col_major, out, workspace, choice)
+            if choice.both_bt and _bt_on():  # the copy through the B^T route; where it cannot run, b through the NN path
+                done = _hgemm_bt(torch, _lib, a, b_col_major, out, m, n, k, choice, workspace, lt_matmul)
+                if done is not None:
+                    return done
+    elif lds is None and _bt_on():  # b = w.t() of a packed w (nn.Linear's weight): the B^T route without row_strides
+        bt_lds = _packed_bt_strides(a, b, out, m, n, k)
+        if bt_lds:
+            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace, lt_matmul, bt_lds)
+            return torch.matmul(a, b, out=out) if done is None else done
+    lds = lds or (row_stride(a), row_stride(b), row_stride(out))
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
-        if lds[1] is None and os.environ.get(BT_ENV, "1") != "0":
+        if lds[1] is None and _bt_on():
             done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace, lt_matmul)
             if done is not None:
                 return done
