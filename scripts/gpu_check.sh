@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
+#   bash scripts/gpu_check.sh gemm_s51  # issue 6: session 51's plan (B^T fast path GPU tests + host cost; H200: gemm_s50, else call timing handed both)
 #   bash scripts/gpu_check.sh gemm_both  # issue 6, session 49: hgemm handed both layouts: GPU test + a B^T grid judging it
 #   GEMM_BOTH_GRID1=T.tgz bash scripts/gpu_check.sh gemm_both_choose  # issue 6, session 49: both-layout routes chosen + judged in one call
 #   bash scripts/gpu_check.sh gemm_bt_grid  # issue 6, session 42: the whole grid with the B^T route and its baselines
@@ -1391,6 +1392,22 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
         --table /tmp/cand_h200.json
       gemm_grid_pack cand
+    fi
+    ;;
+  gemm_s51)
+    # Issue 6, the plan for session 51 in one call, either card: 8b9cae6's B^T fast path on a GPU (the GPU tests of the
+    # B^T route and of hgemm handed both, then the host cost per path, benchmarks/gemm_host_cost.py); then on an H200
+    # gemm_s50 (the judged seed-protocol figure and the candidate's grid, GEMM_GRID_BUDGET_S 170), elsewhere call
+    # timing handed both on a partial B^T grid (GEMM_CALL_BUDGET 80 s; $OUT/call.tgz). ~500 s on an H200, ~200 s else.
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
+      -k "transposed or bt_twin or bt_cublaslt or both_layouts" 2>&1 | tail -2
+    timeout 60 python3 benchmarks/gemm_host_cost.py --calls 3000 2>&1 | tee "$OUT/host_cost.txt"
+    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
+    else
+      GEMM_BT_GRID_BUDGET_S=${GEMM_CALL_BUDGET:-80} GEMM_BT_GRID_ROUNDS=5 GEMM_BT_ARGS="--timing call" bash "$0" gemm_bt_grid
+      [ -f "$OUT/bt_grid.tgz" ] && mv "$OUT/bt_grid.tgz" "$OUT/call.tgz"
     fi
     ;;
   gemm_both_choose)
