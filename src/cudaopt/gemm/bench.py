@@ -141,11 +141,13 @@ def bt_view_launches(x: ShapeInputs, choice: Choice) -> dict:
 
     from cudaopt.gemm import hgemm
 
-    return {"dispatch_bt": lambda i: hgemm(x.a[i], x.bt[i].t(), out=x.c[i], workspace=x.ws, choice=choice),
-            "torch_bt": lambda i: torch.matmul(x.a[i], x.bt[i].t(), out=x.c[i]),
+    views = [bt.t() for bt in x.bt]  # made once, untimed (session 50: a .t() per call is host time that call timing
+    # charged these candidates and not the ones they are compared with; the seed's harness builds b_col_major once)
+    return {"dispatch_bt": lambda i: hgemm(x.a[i], views[i], out=x.c[i], workspace=x.ws, choice=choice),
+            "torch_bt": lambda i: torch.matmul(x.a[i], views[i], out=x.c[i]),
             # (session 49) the seed's protocol: hgemm handed B in both layouts, reading the one its table names
             "dispatch_both": lambda i: hgemm(x.a[i], x.b[i], out=x.c[i], workspace=x.ws, choice=choice,
-                                             b_col_major=x.bt[i].t())}
+                                             b_col_major=views[i])}
 
 
 def ours_bt_launch(x: ShapeInputs, m: int, n: int, k: int, choice: Choice):
