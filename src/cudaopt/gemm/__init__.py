@@ -60,14 +60,14 @@ def col_stride(t) -> int | None:
     return ld
 
 
+BT_ENV = "CUDAOPT_GEMM_BT"  # "0": a transposed B goes to torch.matmul; default since session 41 (GPU tests passed): our
+# B^T kernels, bitwise the B-as-given kernels, +14% against cuBLAS TN on 183 shapes (H100; docs/gpu-runs.md "Session 41")
+
+
 def _bt_on() -> bool:
     """hgemm's B^T route allowed (CUDAOPT_GEMM_BT not "0"); read per call, and only where a call could take it: the
     lookup is ~1 us, which the packed NN path does not pay."""
     return os.environ.get(BT_ENV, "1") != "0"
-
-
-BT_ENV = "CUDAOPT_GEMM_BT"  # "0": a transposed B goes to torch.matmul; default since session 41 (GPU tests passed): our
-# B^T kernels, bitwise the B-as-given kernels, +14% against cuBLAS TN on 183 shapes (H100; docs/gpu-runs.md "Session 41")
 
 
 def _hgemm_bt(torch, _lib, a, b, out, m: int, n: int, k: int, choice: Choice | None, workspace, lt_matmul=None,
@@ -241,21 +241,20 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None, *, b_col
     if out is None:
         out = torch.empty((m, n), dtype=torch.float16, device=a.device)
     lds = _packed_strides(a, b, out, m, n, k)
+    if lds is None and b_col_major is None and _bt_on():  # b = w.t() of a packed w (nn.Linear's weight): the B^T
+        bt_lds = _packed_bt_strides(a, b, out, m, n, k)  # route without the row_strides below
+        if bt_lds:
+            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace, lt_matmul, bt_lds)
+            return torch.matmul(a, b, out=out) if done is None else done
+    lds = lds or (row_stride(a), row_stride(b), row_stride(out))
     if b_col_major is not None:
         _check_both(b, b_col_major)
-        lds = lds or (row_stride(a), row_stride(b), row_stride(out))
         if None not in lds:  # (the choice the NN path below makes; other strides read b as they would without a copy)
             choice = choice or choose(m, n, k, strides=lds)
             if choice.both_bt and _bt_on():  # the copy through the B^T route; where it cannot run, b through the NN path
                 done = _hgemm_bt(torch, _lib, a, b_col_major, out, m, n, k, choice, workspace, lt_matmul)
                 if done is not None:
                     return done
-    elif lds is None and _bt_on():  # b = w.t() of a packed w (nn.Linear's weight): the B^T route without row_strides
-        bt_lds = _packed_bt_strides(a, b, out, m, n, k)
-        if bt_lds:
-            done = _hgemm_bt(torch, _lib, a, b, out, m, n, k, choice, workspace, lt_matmul, bt_lds)
-            return torch.matmul(a, b, out=out) if done is None else done
-    lds = lds or (row_stride(a), row_stride(b), row_stride(out))
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
         if lds[1] is None and _bt_on():
