@@ -21,21 +21,29 @@ import statistics
 import time
 
 
-def per_call_us(fn, calls: int, repeats: int, sync=None) -> float:
+def per_call_us(fns: dict, calls: int, repeats: int, sync=None) -> dict:
+    """Median host us per call of each fn. Interleaved (session 51): each repeat times every fn once, the order
+    rotated a step per repeat, so a drift (clocks, the host's boost) spreads over all rows instead of landing on the
+    rows timed last; session 51's first GPU run timed them one after the other and read the same Choice 11.5 us
+    through the table and 17.1 us handed explicitly."""
     import torch
 
     sync = sync or torch.cuda.synchronize
-    for _ in range(200):
-        fn()
-    runs = []
-    for _ in range(repeats):
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(calls):
+    names = list(fns)
+    for fn in fns.values():
+        for _ in range(200):
             fn()
-        sync()
-        runs.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(runs)
+    runs = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = fns[name]
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            sync()
+            runs[name].append((time.perf_counter() - t0) / calls * 1e6)
+    return {name: statistics.median(v) for name, v in runs.items()}
 
 
 def python_only(size: int, calls: int, repeats: int) -> None:
@@ -61,11 +69,12 @@ def python_only(size: int, calls: int, repeats: int) -> None:
     nn = Choice("ours", 42, 1)
     both = dataclasses.replace(nn, both_bt=True)
     print(f"hgemm's Python alone (CPU tensors, no-op launchers), {s}x{s}x{s}, median of {repeats} x {calls} calls")
-    for name, fn in (("B as given, choice ours", lambda: g.hgemm(a, b, out=c, choice=nn)),
-                     ("B^T view (w.t()), choice ours", lambda: g.hgemm(a, bcm, out=c, choice=nn)),
-                     ("handed both, choice reads b", lambda: g.hgemm(a, b, out=c, choice=nn, b_col_major=bcm)),
-                     ("handed both, choice reads the copy", lambda: g.hgemm(a, b, out=c, choice=both, b_col_major=bcm))):
-        print(f"{name:36s} {per_call_us(fn, calls, repeats, sync=lambda: None):7.2f}")
+    fns = {"B as given, choice ours": lambda: g.hgemm(a, b, out=c, choice=nn),
+           "B^T view (w.t()), choice ours": lambda: g.hgemm(a, bcm, out=c, choice=nn),
+           "handed both, choice reads b": lambda: g.hgemm(a, b, out=c, choice=nn, b_col_major=bcm),
+           "handed both, choice reads the copy": lambda: g.hgemm(a, b, out=c, choice=both, b_col_major=bcm)}
+    for name, us in per_call_us(fns, calls, repeats, sync=lambda: None).items():
+        print(f"{name:36s} {us:7.2f}")
 
 
 def main() -> None:
@@ -98,6 +107,7 @@ def main() -> None:
         ("hgemm, choice ours", lambda: hgemm(a, b, out=c, choice=ours)),
         ("hgemm, choice cuBLASLt algo 0", lambda ch=Choice("cublaslt", ours.config, ours.splits, 0): hgemm(a, b, out=c, choice=ch)),
         # (session 50) the B^T route on b = w.t(), and hgemm handed both layouts, the choice reading b or the copy
+        ("hgemm, B^T view, table's choice", lambda: hgemm(a, bt, out=c)),
         ("hgemm, B^T view, choice ours", lambda: hgemm(a, bt, out=c, choice=ours)),
         ("hgemm, handed both, reads b", lambda: hgemm(a, b, out=c, choice=ours, b_col_major=bt)),
         ("hgemm, handed both, reads copy", lambda ch=dataclasses.replace(ours, both_bt=True): hgemm(
@@ -107,10 +117,10 @@ def main() -> None:
         ("  row_stride x 3", lambda: (row_stride(a), row_stride(b), row_stride(c))),
         ("  choose (memoised)", lambda: choose(s, s, s, strides=(s, s, s))),
     ]
-    print(f"host us per call, {s}x{s}x{s} (table: {table.label()}), median of {args.repeats} x {args.calls} calls")
+    print(f"host us per call, {s}x{s}x{s} (table: {table.label()}), median of {args.repeats} x {args.calls} calls,"
+          " rows interleaved")
     base = None
-    for name, fn in rows:
-        us = per_call_us(fn, args.calls, args.repeats)
+    for name, us in per_call_us(dict(rows), args.calls, args.repeats).items():
         base = base if base is not None else us
         extra = f"  ({us - base:+.2f} vs torch.matmul)" if name.startswith("hgemm") else ""
         print(f"{name:32s} {us:7.2f}{extra}")

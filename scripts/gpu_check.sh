@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
+#   bash scripts/gpu_check.sh gemm_s52  # issue 6: on an H200 gemm_s50, elsewhere the host cost alone (interleaved rows)
 #   bash scripts/gpu_check.sh gemm_s51  # issue 6: session 51's plan (B^T fast path GPU tests + host cost; H200: gemm_s50, else call timing handed both)
 #   bash scripts/gpu_check.sh gemm_both  # issue 6, session 49: hgemm handed both layouts: GPU test + a B^T grid judging it
 #   GEMM_BOTH_GRID1=T.tgz bash scripts/gpu_check.sh gemm_both_choose  # issue 6, session 49: both-layout routes chosen + judged in one call
@@ -1392,6 +1393,17 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
         --table /tmp/cand_h200.json
       gemm_grid_pack cand
+    fi
+    ;;
+  gemm_s52)
+    # Issue 6, session 51's second call: on an H200 gemm_s50 (the judged seed-protocol figure, then the candidate's
+    # grid; GEMM_GRID_BUDGET_S 170, ~420 s); on any other card only the host cost per path, its rows now interleaved
+    # (~40 s), so a call that wanted an H200 and came to an H100 still reads something.
+    python3 -m cudaopt.gemm.build | tail -1
+    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
+    else
+      timeout 90 python3 benchmarks/gemm_host_cost.py --calls 3000 --repeats 7 2>&1 | tee "$OUT/host_cost.txt"
     fi
     ;;
   gemm_s51)
