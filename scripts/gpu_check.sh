@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
+#   bash scripts/gpu_check.sh gemm_s53  # issue 6: on an H200 gemm_s50, elsewhere a B^T grid of session 51's H100 candidate
 #   bash scripts/gpu_check.sh gemm_s52  # issue 6: on an H200 gemm_s50, elsewhere the host cost alone (interleaved rows)
 #   bash scripts/gpu_check.sh gemm_s51  # issue 6: session 51's plan (B^T fast path GPU tests + host cost; H200: gemm_s50, else call timing handed both)
 #   bash scripts/gpu_check.sh gemm_both  # issue 6, session 49: hgemm handed both layouts: GPU test + a B^T grid judging it
@@ -1392,6 +1393,21 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       gunzip -c docs/data/hgemm_session49/cand_h200_bt_both.json.gz > /tmp/cand_h200.json
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
         --table /tmp/cand_h200.json
+      gemm_grid_pack cand
+    fi
+    ;;
+  gemm_s53)
+    # Issue 6, session 51: on an H200 gemm_s50 (the judged seed-protocol figure, then the candidate's grid; ~420 s);
+    # on any other card a fresh 10-round B^T grid of session 51's H100 candidate (docs/data/hgemm_session51/
+    # cand_h100_both.json.gz: --bt then --both over session 49 run 4's judge grid and session 50 run 1's grid; 29 B^T
+    # routes and 95 both-layout reads moved), its dispatch_both floor read against session 50 run 1's (~200 s; cand.tgz).
+    python3 -m cudaopt.gemm.build | tail -1
+    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
+    else
+      gunzip -c docs/data/hgemm_session51/cand_h100_both.json.gz > /tmp/cand_h100.json
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
+        --table /tmp/cand_h100.json
       gemm_grid_pack cand
     fi
     ;;
