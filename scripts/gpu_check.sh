@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
+#   bash scripts/gpu_check.sh gemm_s55  # issue 6: gemm_s54 on an H200, else gemm_s53 (the H100 candidate's grid)
 #   bash scripts/gpu_check.sh gemm_s54  # issue 6 (H200 only): 256x4096x4096 to cuBLASLt A/B'd, then a B^T grid of that table
 #   bash scripts/gpu_check.sh gemm_s53  # issue 6: on an H200 gemm_s50, elsewhere a B^T grid of session 51's H100 candidate
 #   bash scripts/gpu_check.sh gemm_s52  # issue 6: on an H200 gemm_s50, elsewhere the host cost alone (interleaved rows)
@@ -1395,6 +1396,15 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
         --table /tmp/cand_h200.json
       gemm_grid_pack cand
+    fi
+    ;;
+  gemm_s55)
+    # Issue 6, session 51's last call: gemm_s54 on an H200 (~390 s), elsewhere gemm_s53's H100 branch (a fresh B^T grid
+    # of session 51's H100 candidate, ~200 s).
+    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+      bash "$0" gemm_s54
+    else
+      bash "$0" gemm_s53
     fi
     ;;
   gemm_s54)
