@@ -1424,6 +1424,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       --new "$cand" --out "$OUT/ab" > "$OUT/ab.log" 2>&1
     echo "gemm_moves_ab: rc $?"; grep -E "^\| [0-9]|^moved shapes|geomean" "$OUT/ab.log"
     (cd "$OUT" && tar czf ab.tgz --remove-files ab ab.log)
+    [ -n "${GEMM_S54_NO_GRID:-}" ] && exit 0  # (the A/B alone, ~150 s)
     plain_table "$cand" /tmp/cand_s51.json
     GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} gemm_grid_run judge "${GEMM_BT_GRID_ROUNDS:-10}" bt --table /tmp/cand_s51.json
     gemm_grid_pack judge
