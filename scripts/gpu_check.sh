@@ -1429,30 +1429,22 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} gemm_grid_run judge "${GEMM_BT_GRID_ROUNDS:-10}" bt --table /tmp/cand_s51.json
     gemm_grid_pack judge
     ;;
-  gemm_s53)
-    # Issue 6, session 51: on an H200 gemm_s50 (the judged seed-protocol figure, then the candidate's grid; ~420 s);
-    # on any other card a fresh 10-round B^T grid of session 51's H100 candidate (docs/data/hgemm_session51/
-    # cand_h100_both.json.gz: --bt then --both over session 49 run 4's judge grid and session 50 run 1's grid; 29 B^T
-    # routes and 95 both-layout reads moved), its dispatch_both floor read against session 50 run 1's (~200 s; cand.tgz).
+  gemm_s52|gemm_s53)
+    # Issue 6, session 51: on an H200 gemm_s50 (the judged seed-protocol figure, then the candidate's grid;
+    # GEMM_GRID_BUDGET_S 170, ~420 s), so a call that wanted an H200 and came to an H100 still reads something:
+    # gemm_s52 the host cost per path, its rows now interleaved (~40 s); gemm_s53 a fresh 10-round B^T grid of session
+    # 51's H100 candidate (docs/data/hgemm_session51/cand_h100_both.json.gz: --bt then --both over session 49 run 4's
+    # judge grid and session 50 run 1's grid; 29 B^T routes and 95 both-layout reads moved), ~200 s, cand.tgz.
     python3 -m cudaopt.gemm.build | tail -1
     if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
+    elif [ "$phase" = gemm_s52 ]; then
+      timeout 90 python3 benchmarks/gemm_host_cost.py --calls 3000 --repeats 7 2>&1 | tee "$OUT/host_cost.txt"
     else
       gunzip -c docs/data/hgemm_session51/cand_h100_both.json.gz > /tmp/cand_h100.json
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
         --table /tmp/cand_h100.json
       gemm_grid_pack cand
-    fi
-    ;;
-  gemm_s52)
-    # Issue 6, session 51's second call: on an H200 gemm_s50 (the judged seed-protocol figure, then the candidate's
-    # grid; GEMM_GRID_BUDGET_S 170, ~420 s); on any other card only the host cost per path, its rows now interleaved
-    # (~40 s), so a call that wanted an H200 and came to an H100 still reads something.
-    python3 -m cudaopt.gemm.build | tail -1
-    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
-      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
-    else
-      timeout 90 python3 benchmarks/gemm_host_cost.py --calls 3000 --repeats 7 2>&1 | tee "$OUT/host_cost.txt"
     fi
     ;;
   gemm_s51)
