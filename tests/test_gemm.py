@@ -2374,3 +2374,23 @@ def test_bench_reads_both_layouts_and_new_comparisons_from_logged_rounds(tmp_pat
     assert "### B handed in both layouts (the seed's protocol)" in md
     assert "| lt_auto_max | 2 | 0 | 0 |" in md  # (1.9 against 1.9: no shape under the floor)
     assert "handed both layouts, reading the column-major copy: 1/2 correct" in md
+
+
+def test_bt_switch_is_read_per_call_like_os_environ(monkeypatch):
+    """(session 51) _bt_on reads CUDAOPT_GEMM_BT through os.environ's own dict (one lookup, not os.environ.get's
+    1.6 us): every way of setting, changing and removing it through os.environ is seen on the next call, as before."""
+    import os
+
+    import cudaopt.gemm as g
+
+    monkeypatch.delenv("CUDAOPT_GEMM_BT", raising=False)
+    assert g._bt_on()
+    monkeypatch.setenv("CUDAOPT_GEMM_BT", "0")
+    assert not g._bt_on()
+    os.environ.update({"CUDAOPT_GEMM_BT": "1"})
+    assert g._bt_on()
+    os.environ["CUDAOPT_GEMM_BT"] = "0"
+    assert not g._bt_on()
+    assert os.environ.pop("CUDAOPT_GEMM_BT") == "0" and g._bt_on()
+    os.environ.setdefault("CUDAOPT_GEMM_BT", "0")
+    assert not g._bt_on() and (os.environ.get("CUDAOPT_GEMM_BT", "1") != "0") == g._bt_on()

@@ -64,9 +64,21 @@ BT_ENV = "CUDAOPT_GEMM_BT"  # "0": a transposed B goes to torch.matmul; default 
 # B^T kernels, bitwise the B-as-given kernels, +14% against cuBLAS TN on 183 shapes (H100; docs/gpu-runs.md "Session 41")
 
 
+# os.environ.get encodes the key and goes through the Mapping protocol on every call: 1.6 us on the dev machine, most
+# of what the B^T route's Python adds to a call (session 51). CPython's os.environ keeps its values in `_data` under
+# encoded keys and updates that dict on every set and delete through os.environ, so one dict lookup there reads the
+# same state; where an os.environ lacks it, the plain lookup.
+try:
+    _ENV_DATA, _BT_KEY, _BT_OFF = os.environ._data, os.environ.encodekey(BT_ENV), os.environ.encodevalue("0")
+except AttributeError:  # pragma: no cover (not CPython's os.environ)
+    _ENV_DATA = _BT_KEY = _BT_OFF = None
+
+
 def _bt_on() -> bool:
-    """hgemm's B^T route allowed (CUDAOPT_GEMM_BT not "0"); read per call, and only where a call could take it: the
-    lookup is ~1 us, which the packed NN path does not pay."""
+    """hgemm's B^T route allowed (CUDAOPT_GEMM_BT not "0"); read per call (a process may flip it between calls), and
+    only where a call could take it."""
+    if _ENV_DATA is not None and os.environ._data is _ENV_DATA:
+        return _ENV_DATA.get(_BT_KEY) != _BT_OFF
     return os.environ.get(BT_ENV, "1") != "0"
 
 
