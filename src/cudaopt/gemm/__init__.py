@@ -77,7 +77,7 @@ except AttributeError:  # pragma: no cover (not CPython's os.environ)
 def _bt_on() -> bool:
     """hgemm's B^T route allowed (CUDAOPT_GEMM_BT not "0"); read per call (a process may flip it between calls), and
     only where a call could take it."""
-    if _ENV_DATA is not None and os.environ._data is _ENV_DATA:
+    if _ENV_DATA is not None and getattr(os.environ, "_data", None) is _ENV_DATA:  # (os.environ not replaced since)
         return _ENV_DATA.get(_BT_KEY) != _BT_OFF
     return os.environ.get(BT_ENV, "1") != "0"
 
