@@ -205,6 +205,8 @@ gemm_wave_probe_run() {
 }
 # A table (.json or .json.gz) as the plain .json bench-gemm reads: $1 the table, $2 where to write it.
 plain_table() { gunzip -c "$1" 2>/dev/null > "$2" || cp "$1" "$2"; }
+# Whether this call's GPU is an H200 (calls naming nvidia-h200 may come to an H100).
+on_h200() { python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; }
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
 # share of its evaluation time (the kernel check runs beside the trials, in its own process).
 SMALL_TASKS="sum_reduce_rows softmax_mul_sum mse_loss log_softmax_nll min_reduce_tanh_tanh"
@@ -1391,8 +1393,8 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # card's shipped table: on an H200 the judged figure for the seed's protocol); then on an H200 the same grid of
     # session 49's B^T-route candidate (cand.tgz: adopt it where its dispatch_bt and dispatch_both floors read no worse).
     GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} bash "$0" gemm_both
-    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
-      gunzip -c docs/data/hgemm_session49/cand_h200_bt_both.json.gz > /tmp/cand_h200.json
+    if on_h200; then
+      plain_table docs/data/hgemm_session49/cand_h200_bt_both.json.gz /tmp/cand_h200.json
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
         --table /tmp/cand_h200.json
       gemm_grid_pack cand
@@ -1401,7 +1403,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
   gemm_s55)
     # Issue 6, session 51's last call: gemm_s54 on an H200 (~390 s), elsewhere gemm_s53's H100 branch (a fresh B^T grid
     # of session 51's H100 candidate, ~200 s).
-    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+    if on_h200; then
       bash "$0" gemm_s54
     else
       bash "$0" gemm_s53
@@ -1436,12 +1438,12 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # 51's H100 candidate (docs/data/hgemm_session51/cand_h100_both.json.gz: --bt then --both over session 49 run 4's
     # judge grid and session 50 run 1's grid; 29 B^T routes and 95 both-layout reads moved), ~200 s, cand.tgz.
     python3 -m cudaopt.gemm.build | tail -1
-    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+    if on_h200; then
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
     elif [ "$phase" = gemm_s52 ]; then
       timeout 90 python3 benchmarks/gemm_host_cost.py --calls 3000 --repeats 7 2>&1 | tee "$OUT/host_cost.txt"
     else
-      gunzip -c docs/data/hgemm_session51/cand_h100_both.json.gz > /tmp/cand_h100.json
+      plain_table docs/data/hgemm_session51/cand_h100_both.json.gz /tmp/cand_h100.json
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
         --table /tmp/cand_h100.json
       gemm_grid_pack cand
@@ -1456,7 +1458,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
       -k "transposed or bt_twin or bt_cublaslt or both_layouts" 2>&1 | tail -2
     timeout 60 python3 benchmarks/gemm_host_cost.py --calls 3000 2>&1 | tee "$OUT/host_cost.txt"
-    if python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; then
+    if on_h200; then
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
     else
       GEMM_BT_GRID_BUDGET_S=${GEMM_CALL_BUDGET:-80} GEMM_BT_GRID_ROUNDS=5 GEMM_BT_ARGS="--timing call" bash "$0" gemm_bt_grid
