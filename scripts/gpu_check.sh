@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
+#   bash scripts/gpu_check.sh gemm_s56  # issue 6, session 52: B^T GPU tests + host cost (either card), then gemm_s54 on an H200
 #   bash scripts/gpu_check.sh gemm_s55  # issue 6: gemm_s54 on an H200, else gemm_s53 (the H100 candidate's grid)
 #   bash scripts/gpu_check.sh gemm_s54  # issue 6 (H200 only): 256x4096x4096 to cuBLASLt A/B'd, then a B^T grid of that table
 #   bash scripts/gpu_check.sh gemm_s53  # issue 6: on an H200 gemm_s50, elsewhere a B^T grid of session 51's H100 candidate
@@ -1408,6 +1409,15 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     else
       bash "$0" gemm_s53
     fi
+    ;;
+  gemm_s56)
+    # Issue 6, session 52's plan in one call: c3c9273 on a GPU (the GPU tests of the B^T route and of hgemm handed both,
+    # then the host cost per path, interleaved rows), then on an H200 gemm_s54 (~390 s); elsewhere it stops (~60 s).
+    python3 -m cudaopt.gemm.build | tail -1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
+      -k "transposed or bt_twin or bt_cublaslt or both_layouts" 2>&1 | tail -2 | tee "$OUT/bt_tests.txt"
+    timeout 60 python3 benchmarks/gemm_host_cost.py --calls 3000 2>&1 | tee "$OUT/host_cost.txt"
+    if on_h200; then bash "$0" gemm_s54; else echo "not an H200: gemm_s54 not run"; fi
     ;;
   gemm_s54)
     # Issue 6, session 51 (H200 only; elsewhere it prints the card and stops): the one shape under 0.98x of cuBLASLt
