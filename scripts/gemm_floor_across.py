@@ -6,12 +6,18 @@ several grids (of the same table, or tables that choose alike there) and lists t
 them: by the ratio of medians, paired within rounds, and with the paired ratio's upper 95% bound under too (beyond
 the shape's own noise), each with whether only cuBLASLt's TN layout (B pre-transposed) reaches it.
 
+Given the grids' shapes.csv instead, it reads any timed candidate against any baseline the grid paired it with
+(--who, --vs): session 51's question, hgemm handed B in both layouts (the seed's protocol) against cuBLASLt
+autotuned max, is `--who dispatch_both`. A shape whose choice differs between the grids shows each grid's.
+
     python scripts/gemm_floor_across.py GRID_A/floor.csv GRID_B/floor.csv [--floor 0.98]
+    python scripts/gemm_floor_across.py GRID_A/shapes.csv GRID_B/shapes.csv --who dispatch_both [--vs lt_auto_max]
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 
 from cudaopt.gemm.grid_choice import positive
@@ -30,6 +36,51 @@ def read_floor(path: str) -> dict[Shape, dict]:
         return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
 
 
+def read_shapes(path: str, who: str = "dispatch", vs: str = "lt_auto_max", margin: float = 0.02) -> dict[Shape, dict]:
+    """A bench-gemm shapes.csv read as floor rows of `who` against `vs`, every shape where both were timed (ratio:
+    t_vs / t_who of the medians; paired_ratio / paired_hi95: the grid's within-round figures, empty where it did not
+    pair them; tn_only, for B as given against a "*_max" baseline only: its TN layout more than `margin` faster than
+    every candidate reading B as given, as bench-gemm's floor.csv says). ValueError naming what is missing."""
+    from cudaopt.gemm.stats import NN_READABLE
+
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        cols = set(reader.fieldnames or [])
+        need = [f"{who}_us", f"{vs}_us", f"paired_{who}_vs_{vs}"]
+        missing = [c for c in ("m", "n", "k", *need) if c not in cols]
+        if missing:
+            raise ValueError(f"{path}: this grid did not pair {who} with {vs} (missing columns {', '.join(missing)}; "
+                             "a B^T grid pairs dispatch_both with lt_auto_max, cublas_max and torch)")
+        out = {}
+        for r in reader:
+            t_who, t_vs = positive(r, f"{who}_us"), positive(r, f"{vs}_us")
+            if math.isnan(t_who) or math.isnan(t_vs):
+                continue  # (not timed in this grid)
+            tn_only = ""
+            if who == "dispatch" and vs.endswith("_max"):
+                t_tn = positive(r, vs[: -len("_max")] + "_tn_us")
+                nn = [positive(r, f"{c}_us") for c in NN_READABLE]
+                best = min((t for t in nn if not math.isnan(t)), default=math.nan)
+                tn_only = "1" if best / t_tn > 1 / (1 - margin) else "0"
+            out[(int(r["m"]), int(r["n"]), int(r["k"]))] = {
+                "dispatch": r.get(who) or who, "ratio": f"{t_vs / t_who:.4f}", "tn_only": tn_only,
+                "paired_ratio": r.get(f"paired_{who}_vs_{vs}", ""),
+                "paired_hi95": r.get(f"paired_hi95_{who}_vs_{vs}", "")}
+        return out
+
+
+def read_any(path: str, who: str = "dispatch", vs: str = "lt_auto_max") -> dict[Shape, dict]:
+    """A floor.csv (B as given against cuBLASLt autotuned max only) or a shapes.csv, told apart by their columns."""
+    with open(path, newline="") as f:
+        head = next(csv.reader(f), [])
+    if "dispatch_us" in head:
+        return read_shapes(path, who, vs)
+    if (who, vs) != ("dispatch", "lt_auto_max"):
+        raise ValueError(f"{path}: a floor.csv holds dispatch against lt_auto_max only; give the grid's shapes.csv "
+                         f"to read {who} against {vs}")
+    return read_floor(path)
+
+
 def across(floors: list[dict[Shape, dict]], floor: float = 0.98) -> dict[str, list[Shape]]:
     """The shapes under `floor` in every grid: "ratio" (medians), "paired" (within rounds), "hi95" (the paired
     ratio's upper bound under too); a shape missing from a grid's floor.csv was not under there."""
@@ -42,30 +93,44 @@ def across(floors: list[dict[Shape, dict]], floor: float = 0.98) -> dict[str, li
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("floors", nargs="+", help="bench-gemm floor.csv files, one per grid")
+    ap.add_argument("floors", nargs="+", help="bench-gemm floor.csv or shapes.csv files, one per grid")
     ap.add_argument("--floor", type=float, default=0.98)
+    ap.add_argument("--who", default="dispatch", help="the candidate read (shapes.csv): dispatch (B as given), "
+                    "dispatch_both (handed both layouts, the seed's protocol), dispatch_bt (the B^T route)")
+    ap.add_argument("--vs", default="lt_auto_max", help="the baseline (shapes.csv): lt_auto_max, cublas_max, torch, "
+                    "lt_auto_tn (for dispatch_bt), ...")
     args = ap.parse_args(argv)
     if len(args.floors) < 2:
         print("error: give two or more grids' floor.csv (one grid is what this reads past)", file=sys.stderr)
         return 2
     try:
-        floors = [read_floor(p) for p in args.floors]
+        floors = [read_any(p, args.who, args.vs) for p in args.floors]
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     got = across(floors, args.floor)
     last = floors[-1]
-    print(f"under {args.floor}x of cuBLASLt autotuned max in every one of {len(floors)} grids: "
+    shapes_csv = all("ratio" in r and "best_nn" not in r for f in floors for r in f.values())
+    # (a floor.csv lists the shapes under; a shapes.csv every shape timed, so "alone" counts its paired ones under)
+    alone = [sum(positive(r, "paired_ratio") < args.floor for r in f.values()) if shapes_csv else len(f)
+             for f in floors]
+    vs = "cuBLASLt autotuned max" if args.vs == "lt_auto_max" else args.vs
+    who = "" if args.who == "dispatch" else f"{args.who} "
+    both = f", {len(set.intersection(*(set(f) for f in floors)))} shapes timed in all" if shapes_csv else ""
+    print(f"{who}under {args.floor}x of {vs} in every one of {len(floors)} grids: "
           f"{len(got['ratio'])} by medians, {len(got['paired'])} paired, {len(got['hi95'])} beyond noise "
-          f"(grids alone: {', '.join(str(len(f)) for f in floors)})")
-    print("| shape | dispatch (last grid) | paired per grid | TN only | beyond noise in all |")
+          f"(grids alone: {', '.join(map(str, alone))}{' paired' if shapes_csv else ''}{both})")
+    print(f"| shape | {args.who} (last grid) | paired per grid | TN only | beyond noise in all |")
     print("|---|---|---|---|---|")
     for s in got["paired"]:
         ratios = " / ".join(f"{positive(f[s], 'paired_ratio'):.3f}" for f in floors)
-        print(f"| {'x'.join(map(str, s))} | {last[s]['dispatch']} | {ratios} | {last[s]['tn_only'] == '1'} | "
-              f"{s in got['hi95']} |")
+        chosen = list(dict.fromkeys(f[s]["dispatch"] for f in floors))
+        choice = chosen[-1] if len(chosen) == 1 else " / ".join(f[s]["dispatch"] for f in floors)
+        tn_only = {"1": "True", "0": "False"}.get(last[s]["tn_only"], "-")
+        print(f"| {'x'.join(map(str, s))} | {choice} | {ratios} | {tn_only} | {s in got['hi95']} |")
     tn = sum(last[s]["tn_only"] == "1" for s in got["paired"])
-    print(f"paired in every grid: {len(got['paired'])}, of them TN-only (in the last grid) {tn}")
+    print(f"paired in every grid: {len(got['paired'])}"
+          + (f", of them TN-only (in the last grid) {tn}" if any(last[s]["tn_only"] for s in got["paired"]) else ""))
     return 0
 
 

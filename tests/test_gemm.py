@@ -2239,6 +2239,54 @@ def test_gemm_floor_across_keeps_the_shapes_under_in_every_grid(tmp_path, capsys
     assert mod.main([str(a), str(odd)]) == 2 and "not a bench-gemm floor.csv" in capsys.readouterr().err
 
 
+def test_gemm_floor_across_reads_handed_both_from_the_grids_shapes_csv(tmp_path, capsys):
+    """(session 52) given shapes.csv (bench-gemm's writer), gemm_floor_across reads any paired candidate and baseline:
+    --who dispatch_both against lt_auto_max (the seed's protocol); a shape untimed in one grid is judged in none; a
+    choice that differs between grids shows both; the TN-only flag only where B is read as given; a pairing the grid
+    lacks, or a floor.csv asked for another reading: one line, 2."""
+    from cudaopt.gemm.report import write_shape_csv
+
+    mod = _load_script("gemm_floor_across")
+    a_, b_, c_, d_ = (256, 4096, 4096), (512, 512, 512), (1024, 1024, 1024), (64, 64, 64)
+
+    def grid(path, rows):  # {shape: (dispatch_both us, lt_auto_nn us, lt_auto_tn us, paired, hi95, label)}
+        times = {n: {} for n in ("dispatch", "dispatch_both", "lt_auto_nn", "lt_auto_tn", "lt_auto_max")}
+        extra = {}
+        for sh, (both, nn, tn, paired, hi, label) in rows.items():
+            for name, v in (("dispatch", both), ("dispatch_both", both), ("lt_auto_nn", nn), ("lt_auto_tn", tn),
+                            ("lt_auto_max", min(nn, tn))):
+                times[name][sh] = v
+            extra[sh] = {"dispatch_both": label, "paired_dispatch_both_vs_lt_auto_max": f"{paired:.4f}",
+                         "paired_hi95_dispatch_both_vs_lt_auto_max": f"{hi:.4f}",
+                         "paired_dispatch_vs_lt_auto_max": f"{paired:.4f}"}
+        write_shape_csv(path, times, extra)
+        return str(path)
+
+    g1 = grid(tmp_path / "g1.csv", {a_: (16.5, 16.1, 16.2, 0.974, 0.99, "nn:ours"),
+                                    b_: (10.0, 9.6, 9.0, 0.95, 0.97, "nn:ours"),  # TN 10% faster: TN-only as given
+                                    c_: (10.0, 9.7, 9.8, 0.97, 0.975, "nn:ours"),
+                                    d_: (2.0, 1.9, 1.9, 0.95, 0.96, "nn:ours")})
+    g2 = grid(tmp_path / "g2.csv", {a_: (16.6, 16.0, 16.1, 0.967, 0.99, "nn:ours"),
+                                    b_: (10.0, 9.6, 9.0, 0.96, 0.975, "bt:ours_bt"),
+                                    c_: (10.0, 10.0, 10.1, 0.99, 1.01, "nn:ours")})  # d_ not timed here
+    got = mod.across([mod.read_any(g, "dispatch_both") for g in (g1, g2)])
+    assert got == {"ratio": [a_, b_], "paired": [a_, b_], "hi95": [b_]}
+    assert mod.main([g1, g2, "--who", "dispatch_both"]) == 0
+    said = capsys.readouterr().out
+    assert ("dispatch_both under 0.98x of cuBLASLt autotuned max in every one of 2 grids: 2 by medians, 2 paired, "
+            "1 beyond noise (grids alone: 4, 2 paired, 3 shapes timed in all)") in said
+    assert "| 256x4096x4096 | nn:ours | 0.974 / 0.967 | - | False |" in said
+    assert "| 512x512x512 | nn:ours / bt:ours_bt | 0.950 / 0.960 | - | True |" in said
+    assert "TN-only" not in said
+    assert mod.main([g1, g2]) == 0 and "| 512x512x512 | dispatch | 0.950 / 0.960 | True | False |" in \
+        capsys.readouterr().out  # (B as given; no hi95 of it written: never beyond noise)
+    assert mod.main([g1, g2, "--who", "dispatch_both", "--vs", "torch"]) == 2
+    assert "did not pair dispatch_both with torch" in capsys.readouterr().err
+    floor = _write(tmp_path / "f.csv", "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only,paired_ratio,paired_hi95\n")
+    assert mod.main([str(floor), g2, "--who", "dispatch_both"]) == 2
+    assert "give the grid's shapes.csv" in capsys.readouterr().err
+
+
 # --- B handed in both layouts (session 49: the seed's protocol) -----------------------------------------------------
 
 def _both_grid(path, rows):
