@@ -262,9 +262,10 @@ def cpu_hgemm(monkeypatch):
 
 def test_hgemm_routes_both_layouts_and_transposed_b_without_the_row_stride_reads(cpu_hgemm, monkeypatch):
     """(session 50) handed both layouts with a both_bt choice, hgemm reads the copy through the B^T route with the
-    packed strides; with CUDAOPT_GEMM_BT=0 or no twin for the choice it reads b through the NN path (it used to call
-    torch.matmul on the copy); a packed transposed b goes to the B^T route without reading row strides; a padded one
-    still reaches it through col_stride."""
+    packed strides; with CUDAOPT_GEMM_BT=0 it reads b through the NN path; with no twin for the choice, torch.matmul on
+    the copy, as hgemm(a, copy) would and as the grids that chose "bt" timed it (session 52; session 50 read b there);
+    a packed transposed b goes to the B^T route without reading row strides; a padded one still reaches it through
+    col_stride."""
     import dataclasses
 
     import torch
@@ -282,10 +283,12 @@ def test_hgemm_routes_both_layouts_and_transposed_b_without_the_row_stride_reads
     monkeypatch.setenv("CUDAOPT_GEMM_BT", "0")
     g.hgemm(a, b, choice=both, b_col_major=bcm)
     monkeypatch.delenv("CUDAOPT_GEMM_BT")
-    lib.bt = False
-    g.hgemm(a, b, choice=both, b_col_major=bcm)
-    assert calls == [("nn", b.data_ptr(), (k, n, n))] * 2
+    assert calls == [("nn", b.data_ptr(), (k, n, n))]
     calls.clear()
+    lib.bt = False  # (no twin: torch.matmul, here on a copy holding other values, so the product says which it read)
+    a1, other = torch.ones(m, k, dtype=torch.float16), torch.full((n, k), 0.5, dtype=torch.float16).t()
+    got = g.hgemm(a1, b, choice=both, b_col_major=other)
+    assert calls == [] and torch.equal(got, torch.full((m, n), 0.5 * k, dtype=torch.float16))
     lib.bt = True
     reads = []
     real = g.row_stride

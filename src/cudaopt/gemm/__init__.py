@@ -229,8 +229,9 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None, *, b_col
     b_col_major: optional, the same B stored column-major too (a K x N view with unit row stride, `w.t()` of the
     row-major N x K `w = b.t().contiguous()`), as the seed's harness hands every function, the cuBLAS TN baselines
     included. Where the table says so for the shape (Choice.both_bt, its "both_layouts": "bt"), hgemm reads that copy
-    through its B^T route below (b through the NN path where that route cannot run, e.g. CUDAOPT_GEMM_BT=0), else b.
-    The copy must hold the same values as b: hgemm does not compare them.
+    as it reads a transposed b (below: the table's cuBLASLt TN algorithm, its config's B^T twin, else torch.matmul on
+    the copy), else b (and always b with CUDAOPT_GEMM_BT=0). The copy must hold the same values as b: hgemm does not
+    compare them.
 
     a, b, out may be row-padded views (`pad_rows`: unit column stride, row stride a multiple of 8).
     out: optional (M, N) fp16 result. workspace: optional split-K workspace from
@@ -263,10 +264,11 @@ def hgemm(a, b, out=None, workspace=None, choice: Choice | None = None, *, b_col
         _check_both(b, b_col_major)
         if None not in lds:  # (the choice the NN path below makes; other strides read b as they would without a copy)
             choice = choice or choose(m, n, k, strides=lds)
-            if choice.both_bt and _bt_on():  # the copy through the B^T route; where it cannot run, b through the NN path
+            if choice.both_bt and _bt_on():  # the copy as hgemm(a, b_col_major) reads it: its B^T route, else
                 done = _hgemm_bt(torch, _lib, a, b_col_major, out, m, n, k, choice, workspace, lt_matmul)
-                if done is not None:
-                    return done
+                return torch.matmul(a, b_col_major, out=out) if done is None else done  # torch.matmul (TN), as the
+                # grids that chose "bt" timed it (their dispatch_bt); session 52: reading b instead gave 14 H200 shapes
+                # the NN choice the grids had found slower
     usable = k % 8 == 0 and n % 8 == 0 and None not in lds
     if not usable:
         if lds[1] is None and _bt_on():
