@@ -1289,8 +1289,8 @@ def test_hgemm_runs_a_stream_k_choice_on_any_stream():
 
 def test_hgemm_handed_both_layouts_reads_the_one_its_choice_names(monkeypatch):
     """(session 49) hgemm(a, b, b_col_major=...) (the seed's protocol): a choice with both_bt reads the column-major
-    copy through the B^T twin, one without reads b through the kernel itself; both pass every check of check_gemm; the
-    shipped table's "bt" shapes agree with torch; a copy of another shape is refused in one line."""
+    copy through the B^T twin, one without reads b through the kernel itself, a "bt" choice with no twin reads the copy
+    through torch.matmul; all pass every check of check_gemm; the shipped table's "bt" shapes agree with torch; a copy of another shape is refused in one line."""
     import dataclasses
 
     import torch
@@ -1310,6 +1310,11 @@ def test_hgemm_handed_both_layouts_reads_the_one_its_choice_names(monkeypatch):
         r = check_gemm(lambda a, b, out, c=choice: hgemm(a, b, out=out, choice=c, b_col_major=b.t().contiguous().t()),
                        1000, 520, 1032, seed=7)
         assert r.ok and set(ran) == {want}, (choice, r, set(ran))
+    ran.clear()  # (session 52) a "bt" choice with no B^T kernel: torch.matmul on the copy, no launch of ours
+    torch_both = Choice("torch", 42, 1, both_bt=True)
+    r = check_gemm(lambda a, b, out: hgemm(a, b, out=out, choice=torch_both, b_col_major=b.t().contiguous().t()),
+                   1000, 520, 1032, seed=7)
+    assert r.ok and ran == [], (r, ran)
     shapes = [s for s, c in load_table().items() if c.both_bt][:6]
     for m, n, k in shapes:
         a, b, ref, torch_err = _operands(m, n, k, m + n + k)
