@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
+#   bash scripts/gpu_check.sh gemm_s57  # issue 6, session 52: gemm_s54 on an H200, else a B^T grid of the session-52 H100 candidate
 #   bash scripts/gpu_check.sh gemm_s56  # issue 6, session 52: B^T GPU tests + host cost (either card), then gemm_s54 on an H200
 #   bash scripts/gpu_check.sh gemm_s55  # issue 6: gemm_s54 on an H200, else gemm_s53 (the H100 candidate's grid)
 #   bash scripts/gpu_check.sh gemm_s54  # issue 6 (H200 only): 256x4096x4096 to cuBLASLt A/B'd, then a B^T grid of that table
@@ -1408,6 +1409,21 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       bash "$0" gemm_s54
     else
       bash "$0" gemm_s53
+    fi
+    ;;
+  gemm_s57)
+    # Issue 6, session 52: on an H200 gemm_s54 (~390 s); elsewhere a fresh 10-round B^T grid of session 52's H100
+    # candidate (docs/data/hgemm_session52/cand_h100_both_s52.json.gz: --both --paired --margin 1.02 over session 50
+    # run 1's and session 51 run 6's grids, 6 both-layout reads moved; judged after b189b5a, where a "bt" entry with no
+    # B^T kernel reads the copy through torch.matmul), ~200 s, cand.tgz.
+    python3 -m cudaopt.gemm.build | tail -1
+    if on_h200; then
+      bash "$0" gemm_s54
+    else
+      plain_table docs/data/hgemm_session52/cand_h100_both_s52.json.gz /tmp/cand_h100_s52.json
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
+        --table /tmp/cand_h100_s52.json
+      gemm_grid_pack cand
     fi
     ;;
   gemm_s56)
