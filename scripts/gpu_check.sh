@@ -1448,10 +1448,12 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     esac
     python3 -m cudaopt.gemm.build | tail -1
     cand=docs/data/hgemm_session51/cand_h200_256x4096x4096.json.gz
-    timeout 150 python3 scripts/gemm_moves_ab.py --bt --rounds 30 --repeats 6 --old src/cudaopt/gemm/tuned_h200.json \
-      --new "$cand" --out "$OUT/ab" > "$OUT/ab.log" 2>&1
-    echo "gemm_moves_ab: rc $?"; grep -E "^\| [0-9]|^moved shapes|geomean" "$OUT/ab.log"
-    (cd "$OUT" && tar czf ab.tgz --remove-files ab ab.log)
+    if [ -z "${GEMM_S54_NO_AB:-}" ]; then  # (GEMM_S54_NO_AB=1: the grid alone, when device time is short)
+      timeout 150 python3 scripts/gemm_moves_ab.py --bt --rounds 30 --repeats 6 --old src/cudaopt/gemm/tuned_h200.json \
+        --new "$cand" --out "$OUT/ab" > "$OUT/ab.log" 2>&1
+      echo "gemm_moves_ab: rc $?"; grep -E "^\| [0-9]|^moved shapes|geomean" "$OUT/ab.log"
+      (cd "$OUT" && tar czf ab.tgz --remove-files ab ab.log)
+    fi
     [ -n "${GEMM_S54_NO_GRID:-}" ] && exit 0  # (the A/B alone, ~150 s)
     plain_table "$cand" /tmp/cand_s51.json
     GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} gemm_grid_run judge "${GEMM_BT_GRID_ROUNDS:-10}" bt --table /tmp/cand_s51.json
