@@ -207,6 +207,13 @@ gemm_wave_probe_run() {
 }
 # A table (.json or .json.gz) as the plain .json bench-gemm reads: $1 the table, $2 where to write it.
 plain_table() { gunzip -c "$1" 2>/dev/null > "$2" || cp "$1" "$2"; }
+# A fresh B^T grid (GEMM_BT_GRID_ROUNDS rounds, 10) of table $2 (plain or gzipped) within $3 s (GEMM_GRID_BUDGET_S
+# overrides), packed as $OUT/$1.tgz: how a candidate table is judged (its dispatch_both column: the seed's protocol).
+table_grid() {
+  plain_table "$2" "/tmp/$1_table.json"
+  GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-$3} gemm_grid_run "$1" "${GEMM_BT_GRID_ROUNDS:-10}" bt --table "/tmp/$1_table.json"
+  gemm_grid_pack "$1"
+}
 # Whether this call's GPU is an H200 (calls naming nvidia-h200 may come to an H100).
 on_h200() { python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; }
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
@@ -1420,10 +1427,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     if on_h200; then
       bash "$0" gemm_s54
     else
-      plain_table docs/data/hgemm_session52/cand_h100_both_s52.json.gz /tmp/cand_h100_s52.json
-      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
-        --table /tmp/cand_h100_s52.json
-      gemm_grid_pack cand
+      table_grid cand docs/data/hgemm_session52/cand_h100_both_s52.json.gz 200
     fi
     ;;
   gemm_s56)
@@ -1455,9 +1459,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       (cd "$OUT" && tar czf ab.tgz --remove-files ab ab.log)
     fi
     [ -n "${GEMM_S54_NO_GRID:-}" ] && exit 0  # (the A/B alone, ~150 s)
-    plain_table "$cand" /tmp/cand_s51.json
-    GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} gemm_grid_run judge "${GEMM_BT_GRID_ROUNDS:-10}" bt --table /tmp/cand_s51.json
-    gemm_grid_pack judge
+    table_grid judge "$cand" 170
     ;;
   gemm_s52|gemm_s53)
     # Issue 6, session 51: on an H200 gemm_s50 (the judged seed-protocol figure, then the candidate's grid;
@@ -1471,10 +1473,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     elif [ "$phase" = gemm_s52 ]; then
       timeout 90 python3 benchmarks/gemm_host_cost.py --calls 3000 --repeats 7 2>&1 | tee "$OUT/host_cost.txt"
     else
-      plain_table docs/data/hgemm_session51/cand_h100_both.json.gz /tmp/cand_h100.json
-      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
-        --table /tmp/cand_h100.json
-      gemm_grid_pack cand
+      table_grid cand docs/data/hgemm_session51/cand_h100_both.json.gz 200
     fi
     ;;
   gemm_s51)
