@@ -62,6 +62,7 @@
 #   bash scripts/gpu_check.sh gemm_grid_twins  # issue 6, plan for session 40: gemm_table_grid, then gemm_torch_twins
 #   bash scripts/gpu_check.sh gemm_bt  # issue 6, plan for session 40: the B^T twins' GPU tests, then against cuBLASLt TN
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
+#   bash scripts/gpu_check.sh gemm_l2_aa  # issue 6, session 52: the grid's slot A/A by L2 class, seeds 0/1 x L2 flush off/on (~3 min, either card)
 #   bash scripts/gpu_check.sh gemm_s57  # issue 6, session 52: gemm_s54 on an H200, else a B^T grid of the session-52 H100 candidate
 #   bash scripts/gpu_check.sh gemm_s56  # issue 6, session 52: B^T GPU tests + host cost (either card), then gemm_s54 on an H200
 #   bash scripts/gpu_check.sh gemm_s55  # issue 6: gemm_s54 on an H200, else gemm_s53 (the H100 candidate's grid)
@@ -1417,6 +1418,29 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     else
       bash "$0" gemm_s53
     fi
+    ;;
+  gemm_l2_aa)
+    # Issue 6, session 52's finding put to the test (either card): on the grid shapes whose rotated inputs fit in L2
+    # for one B layout (and those where all fit), one kernel timed in two slots read 1.7-1.9% apart on average and up
+    # to 13%, the same in every grid (offsets correlated 0.89-0.96 across four H100 and two H200 grids; 0.0-0.36 on the
+    # other shapes). Four B^T runs of those shapes, 10 rounds: seeds 0 and 1 (another round order) without and with
+    # CUDAOPT_GEMM_L2_FLUSH=1. If L2 carry-over between slots is the cause, the seeds' offsets stop correlating and the
+    # flush shrinks them. $OUT/l2_aa.tgz; the table printed last (scripts/gemm_aa_slots.py read).
+    python3 -m cudaopt.gemm.build | tail -1
+    aa="$PWD/scripts/gemm_aa_slots.py"; mkdir -p "$OUT/l2_aa"
+    python3 "$aa" shapes "one layout fits" "all fit" > /tmp/l2_shapes.txt
+    for run in s0 s1 s0_flush s1_flush; do
+      seed=${run#s}; seed=${seed%_flush}
+      flush=$([ "${run%_flush}" != "$run" ] && echo 1 || echo 0)
+      CUDAOPT_GEMM_L2_FLUSH=$flush CUDAOPT_GEMM_BENCH_BT=1 timeout "${GEMM_L2_AA_LIMIT:-100}" python3 -m cudaopt.cli \
+        bench-gemm --shapes /tmp/l2_shapes.txt --rounds 10 --seed "$seed" --out "$OUT/l2_aa/$run" \
+        > "$OUT/l2_aa/$run.log" 2>&1 || echo "$run: rc $?"
+      grep -E "^shapes timed" "$OUT/l2_aa/$run/summary.md"
+    done
+    (cd "$OUT/l2_aa" && python3 "$aa" read s0/shapes.csv s1/shapes.csv > aa_noflush.txt;
+     python3 "$aa" read s0_flush/shapes.csv s1_flush/shapes.csv > aa_flush.txt) 2>&1
+    cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
+    (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
   gemm_s57)
     # Issue 6, session 52: on an H200 gemm_s54 (~390 s); elsewhere a fresh 10-round B^T grid of session 52's H100

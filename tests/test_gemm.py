@@ -396,6 +396,29 @@ def test_shape_log_roundtrip_survives_a_cut_line(tmp_path):
     assert bench.load_log(tmp_path / "missing.jsonl") == {}
 
 
+def test_a_runs_protocol_is_logged_and_resumes_only_its_own_records(monkeypatch):
+    """(session 52) a bench run's seed (other than 0) and gpu timing's L2 flush (CUDAOPT_GEMM_L2_FLUSH=1) are logged
+    with each shape; a resumed run counts only records of its own protocol (default runs: records without one)."""
+    from cudaopt.gemm.timing import L2_FLUSH_ENV, l2_flush_on
+
+    monkeypatch.delenv(L2_FLUSH_ENV, raising=False)
+    assert bench.run_protocol(0, "gpu") == {} and not l2_flush_on() and l2_flush_on(True)
+    assert bench.run_protocol(3, "gpu") == {"seed": 3}
+    monkeypatch.setenv(L2_FLUSH_ENV, "1")
+    assert l2_flush_on() and not l2_flush_on(False)
+    flushed = bench.run_protocol(3, "gpu")
+    assert flushed == {"seed": 3, "l2_flush": True}
+    assert bench.run_protocol(0, "call") == {}  # (call timing has no replays to flush before)
+    a, b, c = (64, 64, 64), (128, 128, 128), (256, 256, 256)
+    recs = {a: bench.shape_record(0, a, "offline", "gpu", times={"ours": 1.0}),
+            b: bench.shape_record(1, b, "offline", "gpu", times={"ours": 1.0}, protocol=flushed),
+            c: bench.shape_record(2, c, "offline", "gpu", error="E: x", protocol={"seed": 3})}
+    assert "protocol" not in recs[a] and recs[b]["protocol"] == flushed
+    assert set(bench.usable_records(recs, [a, b, c], "offline", "gpu")) == {a}
+    assert set(bench.usable_records(recs, [a, b, c], "offline", "gpu", protocol=flushed)) == {b}
+    assert set(bench.usable_records(recs, [a, b, c], "offline", "gpu", protocol={"seed": 3})) == {c}
+
+
 def test_records_filtered_and_turned_into_a_result():
     recs = {(64, 64, 64): bench.shape_record(0, (64, 64, 64), "offline", "gpu",
                                              times={"ours": 5.0, "torch": 10.0, "cublas_nn": 8.0, "cublas_tn": 4.0},
@@ -2288,6 +2311,50 @@ def test_gemm_floor_across_reads_handed_both_from_the_grids_shapes_csv(tmp_path,
     floor = _write(tmp_path / "f.csv", "m,n,k,dispatch,ratio,best_nn,tn_gain,tn_only,paired_ratio,paired_hi95\n")
     assert mod.main([str(floor), g2, "--who", "dispatch_both"]) == 2
     assert "give the grid's shapes.csv" in capsys.readouterr().err
+
+
+def test_gemm_aa_slots_reads_one_kernel_in_two_slots_by_l2_class(tmp_path, capsys):
+    """scripts/gemm_aa_slots.py (session 52): the A/A pairs a grid row holds (dispatch / dispatch_both on an entry
+    reading b, dispatch_bt / dispatch_both on one reading the copy, ours / dispatch on an entry of ours), grouped by
+    how the shape's rotated inputs sit in L2, and their offsets correlated between grids; bad input: one line, 2."""
+    from cudaopt.gemm.report import write_shape_csv
+
+    mod = _load_script("gemm_aa_slots")
+    assert mod.l2_class((64, 64, 64)) == "all fit"  # 8 sets of a few KB
+    assert mod.l2_class((64, 16384, 64)) == "one layout fits"  # 8 sets: B + C 32 MB, with B's copy 48 MB
+    assert mod.l2_class((4096, 4096, 4096)) == "neither fits"
+    lines = mod.main(["shapes", "one layout fits"]) or capsys.readouterr().out.splitlines()
+    assert "64 16384 64" in lines and "64 64 64" not in lines
+    small, mid, big = (64, 64, 64), (64, 16384, 64), (4096, 4096, 4096)
+
+    def grid(path, offsets):  # {shape: (t_dispatch, t_dispatch_both, label)}
+        times = {n: {} for n in ("ours", "dispatch", "dispatch_bt", "dispatch_both")}
+        extra = {}
+        for sh, (d, both, label) in offsets.items():
+            for name, v in (("ours", d), ("dispatch", d), ("dispatch_bt", d), ("dispatch_both", both)):
+                times[name][sh] = v
+            extra[sh] = {"dispatch_both": label, "dispatch": "wgmma", "choice": "wgmma"}
+        write_shape_csv(path, times, extra)
+        return str(path)
+
+    g1 = grid(tmp_path / "g1.csv", {small: (2.0, 2.0, "nn:wgmma"), mid: (3.0, 2.7, "nn:wgmma"),
+                                    big: (100.0, 101.0, "bt:wgmma_bt")})
+    rows = mod.read_grid(g1)
+    assert set(rows[mid]) == {"dispatch/dispatch_both", "ours/dispatch"}
+    assert set(rows[big]) == {"dispatch_bt/dispatch_both", "ours/dispatch"}
+    assert abs(rows[mid]["dispatch/dispatch_both"] - math.log(3.0 / 2.7)) < 1e-9
+    got = mod.summarize(rows, 50e6)
+    assert got["one layout fits"][0] == 2 and got["one layout fits"][3] == 1  # one pair beyond 4% (11%)
+    assert got["all fit"][1] == 0.0
+    many = {(64, 16384, 64 * i): (3.0, 3.0 - 0.1 * i, "nn:wgmma") for i in (1, 2, 3)}
+    g2 = grid(tmp_path / "g2.csv", many)
+    g3 = grid(tmp_path / "g3.csv", {s: (t + 0.05, b + 0.05, lab) for s, (t, b, lab) in many.items()})
+    corr = mod.correlation(mod.read_grid(g2), mod.read_grid(g3), 1e12)  # (an L2 that holds them all: one class)
+    assert corr["all fit"][0] == 6 and corr["all fit"][1] > 0.99  # the same slot lucky in both grids
+    assert math.isnan(mod.correlation(mod.read_grid(g2), mod.read_grid(g1), 1e12)["all fit"][1])  # (2 pairs in both: too few)
+    assert mod.main(["read", g2, g3]) == 0 and "correlation" in capsys.readouterr().out
+    assert mod.main(["read", str(_write(tmp_path / "x.csv", "a,b\n1,2\n"))]) == 2
+    assert "not a bench-gemm shapes.csv" in capsys.readouterr().err
 
 
 # --- B handed in both layouts (session 49: the seed's protocol) -----------------------------------------------------

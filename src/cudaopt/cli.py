@@ -250,8 +250,11 @@ def bench_gemm_cmd(
     shard: Optional[str] = typer.Option(None, help="i/n: only the shapes whose index % n == i."),
     order: str = typer.Option("list", help="list (the shapes' order; the grid's is M, then N, then K) | shuffled "
                               "(seeded: a run the budget cuts short leaves out every kind of shape alike)."),
+    seed: int = typer.Option(0, min=0, help="Seeds the shuffled order, the inputs and each shape's round orders: "
+                             "grids meant as independent readings take different seeds (a resumed run keeps its own)."),
 ) -> None:
-    """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid."""
+    """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid. CUDAOPT_GEMM_L2_FLUSH=1:
+    gpu timing clears L2 before every timed replay."""
     from cudaopt.gemm.cli import bench_gemm, check_args
 
     try:
@@ -260,7 +263,7 @@ def bench_gemm_cmd(
         _usage_error(str(e))
     _need_cuda()
     path = bench_gemm(shapes=shapes, mode=mode, timing=timing, out_dir=out, table=table, rounds=rounds,
-                      budget_s=budget_s, resume=resume, shard=shard, order=order)
+                      budget_s=budget_s, resume=resume, shard=shard, order=order, seed=seed)
     console.print(f"results in {path}")
 
 

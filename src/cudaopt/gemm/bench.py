@@ -272,17 +272,21 @@ def _num(x: float) -> float | None:
 def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[str, float] | None = None,
                  check: dict | None = None, error: str | None = None, fatal: bool = False,
                  seconds: float = 0.0, paired: dict[str, float] | None = None, build: tuple[str, ...] = (),
-                 paired_hi: dict[str, float] | None = None, rounds: dict[str, list[float]] | None = None) -> dict:
+                 paired_hi: dict[str, float] | None = None, rounds: dict[str, list[float]] | None = None,
+                 protocol: dict | None = None) -> dict:
     """One log line: a shape's times (every candidate, null = did not run), its within-round paired
     ratios (gpu timing) and check, or its error. `finished_at` (Unix seconds, session 29) lines a shape up with
     the card's clock samples of the same run (gpu_check.sh gemm_table_grid's clocks.csv). `build` (session 37): the
-    defines of a diagnostic kernel library (CUDAOPT_GEMM_DEFINES), absent for the shipped one."""
+    defines of a diagnostic kernel library (CUDAOPT_GEMM_DEFINES), absent for the shipped one. `protocol` (session 52):
+    how the run timed where not the default (its seed, the L2 flush), absent for the default."""
     m, n, k = shape
     rec = {"m": m, "n": n, "k": k, "index": index, "mode": mode, "timing": timing,
            "status": "failed" if error is not None else "ok", "seconds": round(seconds, 3),
            "finished_at": round(time.time(), 3)}
     if build:
         rec["build"] = list(build)
+    if protocol:
+        rec["protocol"] = dict(protocol)
     if error is not None:
         rec.update(error=error, fatal=fatal)
     else:
@@ -337,13 +341,22 @@ def load_log(path: Path) -> dict[Shape, dict]:
 
 
 def usable_records(records: dict[Shape, dict], shapes: list[Shape], mode: str, timing: str,
-                   build: tuple[str, ...] = ()) -> dict[Shape, dict]:
-    """The records for shapes in this run's list, measured with the same mode and timing, and of the same kernel
-    library (a resumed run of another build measures its shapes afresh rather than mixing two builds' times)."""
+                   build: tuple[str, ...] = (), protocol: dict | None = None) -> dict[Shape, dict]:
+    """The records for shapes in this run's list, measured with the same mode and timing, of the same kernel
+    library (a resumed run of another build measures its shapes afresh rather than mixing two builds' times) and
+    the same protocol (seed, L2 flush)."""
     wanted = set(shapes)
     return {s: r for s, r in records.items()
             if s in wanted and r.get("mode", mode) == mode and r.get("timing", timing) == timing
-            and tuple(r.get("build", ())) == tuple(build)}
+            and tuple(r.get("build", ())) == tuple(build) and (r.get("protocol") or {}) == (protocol or {})}
+
+
+def run_protocol(seed: int, timing: str) -> dict:
+    """How a bench run times, where not the default: its seed (the shapes' order, inputs and round orders: grids
+    meant as independent readings take different ones) and gpu timing's L2 flush (CUDAOPT_GEMM_L2_FLUSH)."""
+    from cudaopt.gemm.timing import l2_flush_on
+
+    return {**({"seed": seed} if seed else {}), **({"l2_flush": True} if timing == "gpu" and l2_flush_on() else {})}
 
 
 def result_from_records(records: dict[Shape, dict]) -> BenchResult:
@@ -606,10 +619,13 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     kernel_build = _build.env_defines()  # what _lib.kernels() builds and loads
     if kernel_build:
         log(f"kernel library: a diagnostic build with CUDAOPT_GEMM_DEFINES = {' '.join(kernel_build)}")
+    protocol = run_protocol(seed, timing)
+    if protocol:
+        log(f"protocol: {', '.join(f'{k}={v}' for k, v in protocol.items())}")
     records: dict[Shape, dict] = {}
     if log_path is not None:
         if resume:
-            records = usable_records(load_log(log_path), shapes, mode, timing, kernel_build)
+            records = usable_records(load_log(log_path), shapes, mode, timing, kernel_build, protocol)
         else:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text("")
@@ -647,13 +663,13 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
             rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0,
                                paired=paired_ratios(per_round), build=kernel_build,
                                paired_hi=paired_upper_bounds(per_round),
-                               rounds=per_round)
+                               rounds=per_round, protocol=protocol)
             log(_shape_line(pos + 1, len(todo), idx, shape, t, chk, env.with_blas))
         else:
             _release()  # the traceback held the shape's inputs
             fatal = not cuda_usable()
             rec = shape_record(idx, shape, mode, timing, error=err, fatal=fatal, seconds=time.perf_counter() - t0,
-                               build=kernel_build)
+                               build=kernel_build, protocol=protocol)
             log(f"[{pos + 1}/{len(todo)}] #{idx} {'x'.join(map(str, shape))} FAILED: {err}")
         records[shape] = rec
         if log_path is not None:
@@ -666,7 +682,7 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     if todo:
         _release()
     if log_path is not None:  # the log is the record: it also holds other shards' shapes
-        records.update(usable_records(load_log(log_path), shapes, mode, timing, kernel_build))
+        records.update(usable_records(load_log(log_path), shapes, mode, timing, kernel_build, protocol))
     res = result_from_records(records)
     res.skipped, res.aborted, res.build = skipped, aborted, kernel_build
     res.remaining = sum(1 for s in set(shapes) if s not in records)
