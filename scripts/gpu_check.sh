@@ -181,10 +181,12 @@ gemm_ncu_optional() {
 # Issue 6 (session 45): one whole grid into $OUT/$1, shuffled, $2 rounds ($3 "bt": with the B^T route's columns,
 # CUDAOPT_GEMM_BENCH_BT=1; the rest: bench-gemm's extra arguments, e.g. --table T), then its headline lines. No new
 # shape after GEMM_GRID_BUDGET_S seconds (default 240; a 10-round B^T grid takes ~165 s on an H100).
+# (GEMM_GRID_SEED, session 52: bench-gemm's --seed; grids meant as independent readings take different ones)
 gemm_grid_run() {
   local d=$1 rounds=$2 bt=$3 budget=${GEMM_GRID_BUDGET_S:-240}; shift 3
   CUDAOPT_GEMM_BENCH_BT=$([ "$bt" = bt ] && echo 1 || echo 0) timeout $((budget + 60)) python3 -m cudaopt.cli \
-    bench-gemm --shapes grid --order shuffled --rounds "$rounds" --budget-s "$budget" --out "$OUT/$d" "$@" \
+    bench-gemm --shapes grid --order shuffled --rounds "$rounds" --budget-s "$budget" --seed "${GEMM_GRID_SEED:-0}" \
+    --out "$OUT/$d" "$@" \
     > "$OUT/$d.log" 2>&1
   grep -E "^shapes timed" "$OUT/$d/summary.md"
   grep -E "^\| dispatch(_bt|_both)? vs (lt_auto_max|lt_auto_tn|torch) \(paired\) \| all" "$OUT/$d/summary.md"
