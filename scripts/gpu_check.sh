@@ -217,6 +217,13 @@ table_grid() {
   GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-$3} gemm_grid_run "$1" "${GEMM_BT_GRID_ROUNDS:-10}" bt --table "/tmp/$1_table.json"
   gemm_grid_pack "$1"
 }
+# The GPU tests of hgemm's B^T route and of hgemm handed both ($OUT/bt_tests.txt), then the host cost per path
+# (benchmarks/gemm_host_cost.py, $OUT/host_cost.txt): the check after a change to hgemm's Python routing.
+bt_tests_and_host_cost() {
+  timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
+    -k "transposed or bt_twin or bt_cublaslt or both_layouts" 2>&1 | tail -2 | tee "$OUT/bt_tests.txt"
+  timeout 60 python3 benchmarks/gemm_host_cost.py --calls 3000 2>&1 | tee "$OUT/host_cost.txt"
+}
 # Whether this call's GPU is an H200 (calls naming nvidia-h200 may come to an H100).
 on_h200() { python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; }
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
@@ -1406,10 +1413,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # session 49's B^T-route candidate (cand.tgz: adopt it where its dispatch_bt and dispatch_both floors read no worse).
     GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} bash "$0" gemm_both
     if on_h200; then
-      plain_table docs/data/hgemm_session49/cand_h200_bt_both.json.gz /tmp/cand_h200.json
-      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run cand "${GEMM_BT_GRID_ROUNDS:-10}" bt \
-        --table /tmp/cand_h200.json
-      gemm_grid_pack cand
+      table_grid cand docs/data/hgemm_session49/cand_h200_bt_both.json.gz 200
     fi
     ;;
   gemm_s55)
@@ -1460,9 +1464,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # Issue 6, session 52's plan in one call: c3c9273 on a GPU (the GPU tests of the B^T route and of hgemm handed both,
     # then the host cost per path, interleaved rows), then on an H200 gemm_s54 (~390 s); elsewhere it stops (~60 s).
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
-      -k "transposed or bt_twin or bt_cublaslt or both_layouts" 2>&1 | tail -2 | tee "$OUT/bt_tests.txt"
-    timeout 60 python3 benchmarks/gemm_host_cost.py --calls 3000 2>&1 | tee "$OUT/host_cost.txt"
+    bt_tests_and_host_cost
     if on_h200; then bash "$0" gemm_s54; else echo "not an H200: gemm_s54 not run"; fi
     ;;
   gemm_s54)
@@ -1508,9 +1510,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # gemm_s50 (the judged seed-protocol figure and the candidate's grid, GEMM_GRID_BUDGET_S 170), elsewhere call
     # timing handed both on a partial B^T grid (GEMM_CALL_BUDGET 80 s; $OUT/call.tgz). ~500 s on an H200, ~200 s else.
     python3 -m cudaopt.gemm.build | tail -1
-    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py \
-      -k "transposed or bt_twin or bt_cublaslt or both_layouts" 2>&1 | tail -2
-    timeout 60 python3 benchmarks/gemm_host_cost.py --calls 3000 2>&1 | tee "$OUT/host_cost.txt"
+    bt_tests_and_host_cost
     if on_h200; then
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-170} bash "$0" gemm_s50
     else
