@@ -36,12 +36,12 @@ def read_floor(path: str) -> dict[Shape, dict]:
         return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
 
 
-def read_shapes(path: str, who: str = "dispatch", vs: str = "lt_auto_max", margin: float = 0.02) -> dict[Shape, dict]:
+def read_shapes(path: str, who: str = "dispatch", vs: str = "lt_auto_max") -> dict[Shape, dict]:
     """A bench-gemm shapes.csv read as floor rows of `who` against `vs`, every shape where both were timed (ratio:
     t_vs / t_who of the medians; paired_ratio / paired_hi95: the grid's within-round figures, empty where it did not
-    pair them; tn_only, for B as given against a "*_max" baseline only: its TN layout more than `margin` faster than
-    every candidate reading B as given, as bench-gemm's floor.csv says). ValueError naming what is missing."""
-    from cudaopt.gemm.stats import NN_READABLE
+    pair them; tn_only, for B as given against a "*_max" baseline only: bench-gemm's floor.csv rule, stats'
+    dispatch_floor). ValueError naming what is missing."""
+    from cudaopt.gemm.stats import NN_READABLE, dispatch_floor
 
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
@@ -51,29 +51,27 @@ def read_shapes(path: str, who: str = "dispatch", vs: str = "lt_auto_max", margi
         if missing:
             raise ValueError(f"{path}: this grid did not pair {who} with {vs} (missing columns {', '.join(missing)}; "
                              "a B^T grid pairs dispatch_both with lt_auto_max, cublas_max and torch)")
-        out = {}
-        for r in reader:
-            t_who, t_vs = positive(r, f"{who}_us"), positive(r, f"{vs}_us")
-            if math.isnan(t_who) or math.isnan(t_vs):
-                continue  # (not timed in this grid)
-            tn_only = ""
-            if who == "dispatch" and vs.endswith("_max"):
-                t_tn = positive(r, vs[: -len("_max")] + "_tn_us")
-                nn = [positive(r, f"{c}_us") for c in NN_READABLE]
-                best = min((t for t in nn if not math.isnan(t)), default=math.nan)
-                tn_only = "1" if best / t_tn > 1 / (1 - margin) else "0"
-            out[(int(r["m"]), int(r["n"]), int(r["k"]))] = {
-                "dispatch": r.get(who) or who, "ratio": f"{t_vs / t_who:.4f}", "tn_only": tn_only,
-                "paired_ratio": r.get(f"paired_{who}_vs_{vs}", ""),
-                "paired_hi95": r.get(f"paired_hi95_{who}_vs_{vs}", "")}
-        return out
+        rows = {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
+    names = {who, vs, *NN_READABLE, vs[: -len("_max")] + "_tn"}
+    times = {c: {s: t for s, r in rows.items() if not math.isnan(t := positive(r, f"{c}_us"))} for c in names}
+    timed = times[who].keys() & times[vs].keys()
+    tn_only = {}
+    if who == "dispatch" and vs.endswith("_max"):  # (every timed shape: a floor of infinity keeps them all)
+        tn_only = {f.shape: "1" if f.tn_only else "0" for f in dispatch_floor(times, vs, floor=math.inf)}
+    return {s: {"dispatch": rows[s].get(who) or who, "ratio": f"{times[vs][s] / times[who][s]:.4f}",
+                "tn_only": tn_only.get(s, ""), "paired_ratio": rows[s].get(f"paired_{who}_vs_{vs}", ""),
+                "paired_hi95": rows[s].get(f"paired_hi95_{who}_vs_{vs}", "")} for s in timed}
+
+
+def is_shapes_csv(path: str) -> bool:
+    """A bench-gemm shapes.csv (every shape timed), not a floor.csv (the shapes under the floor), by its header."""
+    with open(path, newline="") as f:
+        return "dispatch_us" in next(csv.reader(f), [])
 
 
 def read_any(path: str, who: str = "dispatch", vs: str = "lt_auto_max") -> dict[Shape, dict]:
     """A floor.csv (B as given against cuBLASLt autotuned max only) or a shapes.csv, told apart by their columns."""
-    with open(path, newline="") as f:
-        head = next(csv.reader(f), [])
-    if "dispatch_us" in head:
+    if is_shapes_csv(path):
         return read_shapes(path, who, vs)
     if (who, vs) != ("dispatch", "lt_auto_max"):
         raise ValueError(f"{path}: a floor.csv holds dispatch against lt_auto_max only; give the grid's shapes.csv "
@@ -104,16 +102,17 @@ def main(argv: list[str] | None = None) -> int:
         print("error: give two or more grids' floor.csv (one grid is what this reads past)", file=sys.stderr)
         return 2
     try:
+        kinds = [is_shapes_csv(p) for p in args.floors]
         floors = [read_any(p, args.who, args.vs) for p in args.floors]
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     got = across(floors, args.floor)
     last = floors[-1]
-    shapes_csv = all("ratio" in r and "best_nn" not in r for f in floors for r in f.values())
+    shapes_csv = all(kinds)
     # (a floor.csv lists the shapes under; a shapes.csv every shape timed, so "alone" counts its paired ones under)
-    alone = [sum(positive(r, "paired_ratio") < args.floor for r in f.values()) if shapes_csv else len(f)
-             for f in floors]
+    alone = [sum(positive(r, "paired_ratio") < args.floor for r in f.values()) if kind else len(f)
+             for f, kind in zip(floors, kinds)]
     vs = "cuBLASLt autotuned max" if args.vs == "lt_auto_max" else args.vs
     who = "" if args.who == "dispatch" else f"{args.who} "
     both = f", {len(set.intersection(*(set(f) for f in floors)))} shapes timed in all" if shapes_csv else ""
