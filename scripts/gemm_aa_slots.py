@@ -22,6 +22,7 @@ import statistics
 import sys
 
 from cudaopt.gemm.bench import num_sets
+from cudaopt.gemm.grid_choice import positive
 from cudaopt.gemm.shapes import grid_shapes
 
 Shape = tuple[int, int, int]
@@ -44,11 +45,7 @@ def l2_class(shape: Shape, l2_bytes: float = 50e6) -> str:
 def aa_pairs(row: dict) -> dict[str, float]:
     """The A/A pairs a grid row holds: name -> log(t_first / t_second) for two slots that ran one kernel."""
     def us(name: str) -> float:
-        try:
-            v = float(row.get(f"{name}_us") or "nan")
-        except ValueError:
-            return math.nan
-        return v if v > 0 else math.nan
+        return positive(row, f"{name}_us")
 
     out = {}
     both = row.get("dispatch_both") or ""
