@@ -1290,7 +1290,8 @@ def test_hgemm_runs_a_stream_k_choice_on_any_stream():
 def test_hgemm_handed_both_layouts_reads_the_one_its_choice_names(monkeypatch):
     """(session 49) hgemm(a, b, b_col_major=...) (the seed's protocol): a choice with both_bt reads the column-major
     copy through the B^T twin, one without reads b through the kernel itself, a "bt" choice with no twin reads the copy
-    through torch.matmul; all pass every check of check_gemm; the shipped table's "bt" shapes agree with torch; a copy of another shape is refused in one line."""
+    through torch.matmul; all pass every check of check_gemm; the shipped table's "bt" shapes agree with torch; a copy
+    of another shape is refused in one line."""
     import dataclasses
 
     import torch
