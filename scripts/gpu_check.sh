@@ -1448,6 +1448,11 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
+  gemm_s58)
+    # Issue 6, session 53: on an H200 gemm_s54 (the 256x4096x4096 A/B, then a fresh B^T grid of that candidate on
+    # b189b5a's code, ~390 s); elsewhere gemm_l2_aa (the slot-bias A/A with and without the L2 flush, ~3 min).
+    if on_h200; then bash "$0" gemm_s54; else bash "$0" gemm_l2_aa; fi
+    ;;
   gemm_s57)
     # Issue 6, session 52: on an H200 gemm_s54 (~390 s); elsewhere a fresh 10-round B^T grid of session 52's H100
     # candidate (docs/data/hgemm_session52/cand_h100_both_s52.json.gz: --both --paired --margin 1.02 over session 50
