@@ -1448,6 +1448,14 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
+  gemm_s59)
+    # Issue 6, session 53: on an H200 gemm_s54; elsewhere a fresh 10-round B^T grid of the shipped H100 table with the
+    # L2 flush on and round order seed 1 (run 1's A/A: the flush took the slot offsets to 0.3-0.5%, none beyond 4%),
+    # to see whether the headline and floor move when no slot inherits another's L2 (~230 s, flush.tgz).
+    python3 -m cudaopt.gemm.build | tail -1
+    if on_h200; then bash "$0" gemm_s54
+    else CUDAOPT_GEMM_L2_FLUSH=1 GEMM_GRID_SEED=1 table_grid flush src/cudaopt/gemm/tuned_h100.json 230; fi
+    ;;
   gemm_s58)
     # Issue 6, session 53: on an H200 gemm_s54 (the 256x4096x4096 A/B, then a fresh B^T grid of that candidate on
     # b189b5a's code, ~390 s); elsewhere gemm_l2_aa (the slot-bias A/A with and without the L2 flush, ~3 min).
