@@ -1448,6 +1448,13 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
+  gemm_s60)
+    # Issue 6, session 53, after the L2 flush became gpu timing's default: on an H200 gemm_s54 (now flushed); elsewhere
+    # a second flushed grid of the shipped H100 table, seed 2 (with run 2's, two flushed readings of one table).
+    python3 -m cudaopt.gemm.build | tail -1
+    if on_h200; then bash "$0" gemm_s54
+    else GEMM_GRID_SEED=2 table_grid flush2 src/cudaopt/gemm/tuned_h100.json 230; fi
+    ;;
   gemm_s59)
     # Issue 6, session 53: on an H200 gemm_s54; elsewhere a fresh 10-round B^T grid of the shipped H100 table with the
     # L2 flush on and round order seed 1 (run 1's A/A: the flush took the slot offsets to 0.3-0.5%, none beyond 4%),

@@ -397,17 +397,20 @@ def test_shape_log_roundtrip_survives_a_cut_line(tmp_path):
 
 
 def test_a_runs_protocol_is_logged_and_resumes_only_its_own_records(monkeypatch):
-    """(session 52) a bench run's seed (other than 0) and gpu timing's L2 flush (CUDAOPT_GEMM_L2_FLUSH=1) are logged
-    with each shape; a resumed run counts only records of its own protocol (default runs: records without one)."""
+    """(session 52) a bench run's seed (other than 0) and gpu timing's L2 flush (on by default since session 53,
+    CUDAOPT_GEMM_L2_FLUSH=0 turns it off) are logged with each shape; a resumed run counts only records of its own
+    protocol (records without one: seed 0, no flush)."""
     from cudaopt.gemm.timing import L2_FLUSH_ENV, l2_flush_on
 
     monkeypatch.delenv(L2_FLUSH_ENV, raising=False)
-    assert bench.run_protocol(0, "gpu") == {} and not l2_flush_on() and l2_flush_on(True)
-    assert bench.run_protocol(3, "gpu") == {"seed": 3}
-    monkeypatch.setenv(L2_FLUSH_ENV, "1")
     assert l2_flush_on() and not l2_flush_on(False)
     flushed = bench.run_protocol(3, "gpu")
     assert flushed == {"seed": 3, "l2_flush": True}
+    monkeypatch.setenv(L2_FLUSH_ENV, "0")
+    assert bench.run_protocol(0, "gpu") == {} and not l2_flush_on() and l2_flush_on(True)
+    assert bench.run_protocol(3, "gpu") == {"seed": 3}
+    monkeypatch.setenv(L2_FLUSH_ENV, "1")
+    assert bench.run_protocol(0, "gpu") == {"l2_flush": True}
     assert bench.run_protocol(0, "call") == {}  # (call timing has no replays to flush before)
     a, b, c = (64, 64, 64), (128, 128, 128), (256, 256, 256)
     recs = {a: bench.shape_record(0, a, "offline", "gpu", times={"ours": 1.0}),

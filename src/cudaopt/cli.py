@@ -253,8 +253,8 @@ def bench_gemm_cmd(
     seed: int = typer.Option(0, min=0, help="Seeds the shuffled order, the inputs and each shape's round orders: "
                              "grids meant as independent readings take different seeds (a resumed run keeps its own)."),
 ) -> None:
-    """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid. CUDAOPT_GEMM_L2_FLUSH=1:
-    gpu timing clears L2 before every timed replay."""
+    """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid. gpu timing clears L2 before
+    every timed replay (CUDAOPT_GEMM_L2_FLUSH=0: it does not, as before session 53)."""
     from cudaopt.gemm.cli import bench_gemm, check_args
 
     try:

@@ -353,7 +353,8 @@ def usable_records(records: dict[Shape, dict], shapes: list[Shape], mode: str, t
 
 def run_protocol(seed: int, timing: str) -> dict:
     """How a bench run times, where not the default: its seed (the shapes' order, inputs and round orders: grids
-    meant as independent readings take different ones) and gpu timing's L2 flush (CUDAOPT_GEMM_L2_FLUSH)."""
+    meant as independent readings take different ones) and gpu timing's L2 flush (the default since session 53;
+    records of runs before it, and of runs with CUDAOPT_GEMM_L2_FLUSH=0, carry none)."""
     from cudaopt.gemm.timing import l2_flush_on
 
     return {**({"seed": seed} if seed else {}), **({"l2_flush": True} if timing == "gpu" and l2_flush_on() else {})}

@@ -55,19 +55,22 @@ def capture(fn: Launch, calls: int, sets: int):
 
 ROUND_HEAD_START_CYCLES = 100_000  # ~50 us at 1980 MHz, ~70 us at the power cap's 1400 MHz
 
-L2_FLUSH_ENV = "CUDAOPT_GEMM_L2_FLUSH"  # "1": gpu timing writes twice the L2 before every timed replay (session 52)
+L2_FLUSH_ENV = "CUDAOPT_GEMM_L2_FLUSH"  # gpu timing writes twice the L2 before every timed replay; "0" turns it off
 # Why: a grid rotates at most 8 input sets, so on mid-size shapes one B layout's sets fit in L2 and a replay that
 # follows a candidate reading the same buffers starts warm, one that follows a reader of the other layout cold; the
 # per-shape round orders are seeded, so the same slot is lucky in every grid (H100: one kernel in two slots 8-10%
 # apart on 64x8192x128 in four grids). Written over before each replay, every candidate starts cold alike.
+# Session 53 made it the default: on an H100 it took that A/A offset from 1.6-2.0% (up to 14%) to 0.3-0.4% (at most
+# 1.5%) on those shapes and 0.5% on the rest, and the offsets of two grids stopped correlating (docs/gpu-runs.md).
 _flush_buffers: dict[int, object] = {}
 
 
 def l2_flush_on(explicit: bool | None = None) -> bool:
-    """Whether gpu timing flushes L2 before each timed replay: `explicit` where given, else CUDAOPT_GEMM_L2_FLUSH."""
+    """Whether gpu timing flushes L2 before each timed replay: `explicit` where given, else CUDAOPT_GEMM_L2_FLUSH
+    (on unless it is "0")."""
     import os
 
-    return explicit if explicit is not None else os.environ.get(L2_FLUSH_ENV, "0") == "1"
+    return explicit if explicit is not None else os.environ.get(L2_FLUSH_ENV, "1") != "0"
 
 
 def _flush_buffer():
@@ -89,7 +92,7 @@ def time_gpu(cands: dict[str, Launch], sets: int, rounds: int = 15, target_us: f
     """Median microseconds per call for each candidate; NaN for one that failed to run or capture.
     `per_round`, when given, receives every candidate's per-round times in round order (all of one
     round's replays run back to back, so a ratio taken within a round shares the clock state).
-    l2_flush (default: CUDAOPT_GEMM_L2_FLUSH): gpu timing zeroes a buffer twice the L2 before each timed replay,
+    l2_flush (default: on unless CUDAOPT_GEMM_L2_FLUSH=0): gpu timing zeroes a buffer twice the L2 before each timed replay,
     untimed, so no replay starts on what the one before it left in L2."""
     import torch
 
