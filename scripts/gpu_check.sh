@@ -1448,6 +1448,12 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
+  gemm_s61)
+    # Issue 6, session 53: on an H200 gemm_s54 (flushed); elsewhere the GEMM GPU tests with the flush as the default.
+    python3 -m cudaopt.gemm.build | tail -1
+    if on_h200; then bash "$0" gemm_s54
+    else timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_gpu.py 2>&1 | tail -3; fi
+    ;;
   gemm_s60)
     # Issue 6, session 53, after the L2 flush became gpu timing's default: on an H200 gemm_s54 (now flushed); elsewhere
     # a second flushed grid of the shipped H100 table, seed 2 (with run 2's, two flushed readings of one table).
