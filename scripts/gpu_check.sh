@@ -1448,6 +1448,14 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
+  gemm_s62)
+    # Issue 6, session 53: on an H200 gemm_s54 (flushed); elsewhere a fresh flushed B^T grid (seed 3) of the H100
+    # candidate chosen over runs 2 and 3's flushed grids (docs/data/hgemm_session53/cand_h100_flush.json.gz:
+    # gemm-table-from-grids --paired --margin 1.01, then --bt, then --both: 17 + 26 + 17 moves), ~200 s, cand.tgz.
+    python3 -m cudaopt.gemm.build | tail -1
+    if on_h200; then bash "$0" gemm_s54
+    else GEMM_GRID_SEED=3 table_grid cand docs/data/hgemm_session53/cand_h100_flush.json.gz 230; fi
+    ;;
   gemm_s61)
     # Issue 6, session 53: on an H200 gemm_s54 (flushed); elsewhere the GEMM GPU tests with the flush as the default.
     python3 -m cudaopt.gemm.build | tail -1
