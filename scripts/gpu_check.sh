@@ -1448,6 +1448,11 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
+  gemm_s63)
+    # Issue 6, session 53: a second fresh flushed B^T grid (seed 4) of gemm_s62's H100 candidate (any card), cand2.tgz.
+    python3 -m cudaopt.gemm.build | tail -1
+    GEMM_GRID_SEED=4 table_grid cand2 docs/data/hgemm_session53/cand_h100_flush.json.gz 230
+    ;;
   gemm_s62)
     # Issue 6, session 53: on an H200 gemm_s54 (flushed); elsewhere a fresh flushed B^T grid (seed 3) of the H100
     # candidate chosen over runs 2 and 3's flushed grids (docs/data/hgemm_session53/cand_h100_flush.json.gz:
