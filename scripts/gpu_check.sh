@@ -184,8 +184,12 @@ gemm_ncu_optional() {
 # (GEMM_GRID_SEED, session 52: bench-gemm's --seed; grids meant as independent readings take different ones)
 gemm_grid_run() {
   local d=$1 rounds=$2 bt=$3 budget=${GEMM_GRID_BUDGET_S:-240}; shift 3
+  # (session 53) each grid its own round orders unless GEMM_GRID_SEED names one: grids meant as independent readings
+  # must not repeat one another's slot orders (session 52's bias); the seed is in the log's "protocol:" line.
+  local seed=${GEMM_GRID_SEED:-$((RANDOM % 1000 + 1))}
+  echo "$d: seed $seed"
   CUDAOPT_GEMM_BENCH_BT=$([ "$bt" = bt ] && echo 1 || echo 0) timeout $((budget + 60)) python3 -m cudaopt.cli \
-    bench-gemm --shapes grid --order shuffled --rounds "$rounds" --budget-s "$budget" --seed "${GEMM_GRID_SEED:-0}" \
+    bench-gemm --shapes grid --order shuffled --rounds "$rounds" --budget-s "$budget" --seed "$seed" \
     --out "$OUT/$d" "$@" \
     > "$OUT/$d.log" 2>&1
   grep -E "^shapes timed" "$OUT/$d/summary.md"

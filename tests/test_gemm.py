@@ -530,6 +530,22 @@ def test_run_bench_of_a_diagnostic_build_is_labelled_and_not_mixed(tmp_path, no_
     assert "diagnostic build" not in (tmp_path / "summary.md").read_text()
 
 
+def test_summary_says_how_the_run_timed(tmp_path, no_gpu):
+    """(session 53) summary.md names the run's seed and whether gpu timing flushed L2: grids of different protocols
+    are not to be read as one."""
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench([]))
+    no_gpu.delenv("CUDAOPT_GEMM_L2_FLUSH", raising=False)
+    res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path / "a", seed=7, log=lambda s: None)
+    assert res.protocol == {"seed": 7, "l2_flush": True}
+    bench.write_outputs(res, tmp_path / "a", "HGEMM offline / gpu timing")
+    assert "timing protocol: seed 7; L2 flushed before every timed replay" in (tmp_path / "a/summary.md").read_text()
+    no_gpu.setenv("CUDAOPT_GEMM_L2_FLUSH", "0")
+    res = bench.run_bench(SHAPES5[:2], out_dir=tmp_path / "b", log=lambda s: None)
+    assert res.protocol == {}
+    bench.write_outputs(res, tmp_path / "b", "HGEMM offline / gpu timing")
+    assert "timing protocol: seed 0; L2 not flushed" in (tmp_path / "b/summary.md").read_text()
+
+
 def test_run_bench_budget_reports_skipped_and_writes_outputs(tmp_path, no_gpu):
     calls = []
     no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))

@@ -27,8 +27,19 @@ def named(n):
     return f
 
 
+class _FlushBuffer:
+    """Stands in for the L2 flush buffer (no GPU here): records each zero_() in `seq`."""
+
+    def __init__(self, seq):
+        self.seq = seq
+
+    def zero_(self):
+        self.seq.append("flush")
+
+
 def test_one_call_count_for_every_candidate(monkeypatch):
     captured = {}
+    monkeypatch.setattr(timing, "_flush_buffer", lambda: _FlushBuffer([]))
     ests = {"fast": 3.0, "slow_host": 12.0, "slow": 40.0}
     monkeypatch.setattr(timing, "estimate_us", lambda fn, sets: ests[fn.name])
 
@@ -80,8 +91,12 @@ def test_call_timing_takes_one_call_count_per_shape_sized_to_the_fastest(monkeyp
 def test_each_offline_round_starts_behind_a_gpu_spin(monkeypatch):
     """Session 38: after a round's synchronize the stream is idle, so the first start event would fire before the
     first replay's launch reached the GPU and charge the host's launch time to whichever candidate the round put
-    first. Each offline round now queues a spin first; server mode keeps its spin before every replay."""
+    first. Each offline round now queues a spin first; server mode keeps its spin before every replay.
+    Session 53: offline, L2 is flushed before every replay's start event (untimed; the default), never in server mode
+    (its idle gaps are the point), and not at all with CUDAOPT_GEMM_L2_FLUSH=0."""
     seq = []
+    monkeypatch.delenv(timing.L2_FLUSH_ENV, raising=False)
+    monkeypatch.setattr(timing, "_flush_buffer", lambda: _FlushBuffer(seq))
 
     class Ev(_Event):
         def record(self):
@@ -100,10 +115,18 @@ def test_each_offline_round_starts_behind_a_gpu_spin(monkeypatch):
     assert len(rounds) == 3
     for r in rounds:
         steps = r.strip("|").split("|")
-        assert steps[0] == f"spin {timing.ROUND_HEAD_START_CYCLES}" and steps[1] == "record", steps
+        assert steps[0] == f"spin {timing.ROUND_HEAD_START_CYCLES}" and steps[1:3] == ["flush", "record"], steps
         assert sorted(x for x in steps if x.startswith("replay")) == ["replay a", "replay b"]
         assert sum(x.startswith("spin") for x in steps) == 1
+        # each replay: flush, then its start event and the replay (the flush is outside the timed interval)
+        assert steps.count("flush") == 2 and all(steps[i + 1] == "record" and steps[i + 2].startswith("replay")
+                                                 for i, x in enumerate(steps) if x == "flush")
     assert timing.ROUND_HEAD_START_CYCLES >= 50_000  # (covers a graph launch's host time at the card's clocks)
     seq.clear()
     timing.time_gpu({"a": named("a"), "b": named("b")}, sets=2, rounds=1, server=True, rng=random.Random(0))
     assert seq.count("spin 20000") == 2 and f"spin {timing.ROUND_HEAD_START_CYCLES}" not in seq
+    assert "flush" not in seq  # (server mode: no flush)
+    seq.clear()
+    monkeypatch.setenv(timing.L2_FLUSH_ENV, "0")
+    timing.time_gpu({"a": named("a"), "b": named("b")}, sets=2, rounds=2, rng=random.Random(0))
+    assert "flush" not in seq and seq.count("replay a") == 3  # (the warm-up replay, then two rounds)

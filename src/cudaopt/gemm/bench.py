@@ -240,6 +240,7 @@ class BenchResult:
     aborted: str = ""  # why the run stopped before its shapes were done (CUDA context unusable), else ""
     remaining: int = 0  # shapes of the list with no log record yet (other shards' too): for the next run
     build: tuple[str, ...] = ()  # a diagnostic kernel library's defines (CUDAOPT_GEMM_DEFINES); () the shipped one
+    protocol: dict = field(default_factory=dict)  # (session 53) run_protocol: its seed, the L2 flush; {} the old default
 
 
 # --- bookkeeping: per-shape log, resume, shards (pure, no GPU) ------------------------------------
@@ -358,6 +359,13 @@ def run_protocol(seed: int, timing: str) -> dict:
     from cudaopt.gemm.timing import l2_flush_on
 
     return {**({"seed": seed} if seed else {}), **({"l2_flush": True} if timing == "gpu" and l2_flush_on() else {})}
+
+
+def protocol_line(protocol: dict, gpu: bool = True) -> str:
+    """summary.md's line on how the run timed (session 53): readers compare grids of one protocol only."""
+    flush = ("L2 flushed before every timed replay" if protocol.get("l2_flush")
+             else "L2 not flushed (CUDAOPT_GEMM_L2_FLUSH=0, or a run before session 53)") if gpu else ""
+    return "timing protocol: " + "; ".join(x for x in (f"seed {protocol.get('seed', 0)}", flush) if x)
 
 
 def result_from_records(records: dict[Shape, dict]) -> BenchResult:
@@ -685,7 +693,7 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     if log_path is not None:  # the log is the record: it also holds other shards' shapes
         records.update(usable_records(load_log(log_path), shapes, mode, timing, kernel_build, protocol))
     res = result_from_records(records)
-    res.skipped, res.aborted, res.build = skipped, aborted, kernel_build
+    res.skipped, res.aborted, res.build, res.protocol = skipped, aborted, kernel_build, dict(protocol)
     res.remaining = sum(1 for s in set(shapes) if s not in records)
     res.seconds = time.perf_counter() - t_start
     return res
@@ -719,6 +727,7 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     if both:  # (session 49) hgemm handed both layouts, where it read the copy: its own line, like the count above
         md += [f"handed both layouts, reading the column-major copy: {sum(map(bool, both))}/{len(both)} correct (all "
                "checks)", ""]
+    md += [protocol_line(res.protocol, gpu=title.endswith("gpu timing")), ""]
     if res.build:  # its own line, and in the title's reach: these are not the shipped kernels
         md += [f"kernel library: a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(res.build)} (not the shipped "
                "kernels)", ""]
