@@ -221,6 +221,20 @@ table_grid() {
   GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-$3} gemm_grid_run "$1" "${GEMM_BT_GRID_ROUNDS:-10}" bt --table "/tmp/$1_table.json"
   gemm_grid_pack "$1"
 }
+# (session 53) A table rechosen from two or more grids of it ($3...: shapes.csv), as session 53 rechose the H100's:
+# gemm-table-from-grids --paired over the NN choices, then the B^T routes, then the layout read when handed both
+# (margin GEMM_RECHOOSE_MARGIN, 1.01); $1 the table the grids ran, $2 the table to write. Judge it on a fresh grid.
+rechoose_table() {
+  local table=$1 out=$2 margin=${GEMM_RECHOOSE_MARGIN:-1.01} pass args=(); shift 2
+  for g in "$@"; do args+=(--grid "$g"); done
+  cp "$table" "$out.in"
+  for pass in "" --bt --both; do
+    python3 -m cudaopt.cli gemm-table-from-grids --table "$out.in" "${args[@]}" --paired $pass --margin "$margin" \
+      --out "$out" 2>&1 | head -3 | tr -s ' \n' ' '; echo
+    cp "$out" "$out.in"
+  done
+  rm -f "$out.in"
+}
 # The GPU tests of hgemm's B^T route and of hgemm handed both ($OUT/bt_tests.txt), then the host cost per path
 # (benchmarks/gemm_host_cost.py, $OUT/host_cost.txt): the check after a change to hgemm's Python routing.
 bt_tests_and_host_cost() {
@@ -1451,6 +1465,25 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
      python3 "$aa" read s0_flush/shapes.csv s1_flush/shapes.csv > aa_flush.txt) 2>&1
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
+    ;;
+  gemm_s64)
+    # Issue 6, session 54's H200 call (H200 only; elsewhere it prints the card and stops): two flushed 10-round B^T grids
+    # of the shipped H200 table (seeds drawn per grid, 200 s each), then the table rechosen from them (rechoose_table:
+    # NN, B^T, both-layout passes, --paired, margin 1.01) as $OUT/cand_h200.json. grid1.tgz, grid2.tgz: both grids'
+    # dispatch_both columns are the first flushed H200 reading of the seed's protocol; judge the candidate on a third.
+    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    case "$name" in
+      *H200*) ;;
+      *) echo "not an H200 ($name): nothing run"; exit 0 ;;
+    esac
+    python3 -m cudaopt.gemm.build | tail -1
+    for g in grid1 grid2; do
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run "$g" 10 bt --table src/cudaopt/gemm/tuned_h200.json
+    done
+    rechoose_table src/cudaopt/gemm/tuned_h200.json "$OUT/cand_h200.json" "$OUT/grid1/shapes.csv" "$OUT/grid2/shapes.csv"
+    for g in grid1 grid2; do rm -f "$OUT/$g/shapes.jsonl" "$OUT/$g/speedup.png"; done
+    gemm_grid_pack grid1 grid2
+    gzip -f "$OUT/cand_h200.json"
     ;;
   gemm_s63)
     # Issue 6, session 53: a second fresh flushed B^T grid (seed 4) of gemm_s62's H100 candidate (any card), cand2.tgz.
