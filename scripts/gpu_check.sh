@@ -1466,6 +1466,13 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     cat "$OUT/l2_aa/aa_noflush.txt" "$OUT/l2_aa/aa_flush.txt"
     (cd "$OUT" && tar czf l2_aa.tgz --remove-files l2_aa)
     ;;
+  gemm_judge)
+    # (session 53) A fresh flushed 10-round B^T grid of GEMM_JUDGE_TABLE (a .json or .json.gz, e.g. gemm_s64's
+    # cand_h200.json.gz copied into docs/data), any card, within GEMM_GRID_BUDGET_S (200) s: judge.tgz. Its
+    # dispatch_both column is the seed-protocol figure of that table as it would ship.
+    python3 -m cudaopt.gemm.build | tail -1
+    table_grid judge "${GEMM_JUDGE_TABLE:?name the table to judge}" 200
+    ;;
   gemm_s64)
     # Issue 6, session 54's H200 call (H200 only; elsewhere it prints the card and stops): two flushed 10-round B^T grids
     # of the shipped H200 table (seeds drawn per grid, 200 s each), then the table rechosen from them (rechoose_table:
