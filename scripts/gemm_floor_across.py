@@ -20,7 +20,7 @@ import csv
 import math
 import sys
 
-from cudaopt.gemm.grid_choice import positive
+from cudaopt.gemm.grid_choice import mixed_protocols, positive
 
 Shape = tuple[int, int, int]
 NEEDED = ("m", "n", "k", "dispatch", "ratio", "tn_only", "paired_ratio", "paired_hi95")
@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if mixed := mixed_protocols(args.floors):
+        print(mixed, file=sys.stderr)
     got = across(floors, args.floor)
     last = floors[-1]
     shapes_csv = all(kinds)

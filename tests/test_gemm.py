@@ -1856,6 +1856,51 @@ def test_gemm_table_from_grids_cli_writes_a_loadable_table_and_refuses_bad_input
     assert p.returncode == 2 and "--device is empty" in p.stderr and not (tmp_path / "bad.json").exists()
 
 
+def test_grids_of_mixed_timing_protocols_are_named(tmp_path):
+    """(session 53) gemm-table-from-grids warns where its grids were timed with and without the L2 flush (read from
+    each grid's shapes.jsonl, else its summary.md; a grid that says neither is left out of the comparison)."""
+    import json
+    import subprocess
+    import sys
+
+    from cudaopt.gemm.configs import Choice
+    from cudaopt.gemm.grid_choice import grid_flush, mixed_protocols
+
+    rows = {(64, 64, 64): (9.0, 10.0, 10.0, "fallback:torch", Choice("ours", 20, 1).label(), True)}
+    grids = {}
+    for name, line in (("flushed", "timing protocol: seed 3; L2 flushed before every timed replay"),
+                       ("flushed2", "timing protocol: seed 4; L2 flushed before every timed replay"),
+                       ("old", None), ("off", "timing protocol: seed 0; L2 not flushed (CUDAOPT_GEMM_L2_FLUSH=0)"),
+                       ("bare", "")):
+        (tmp_path / name).mkdir()
+        grids[name] = _grid_csv(tmp_path / name / "shapes.csv", rows)
+        if line != "":
+            (tmp_path / name / "summary.md").write_text("## HGEMM offline / gpu timing\n\n" + (line + "\n" if line else ""))
+    # a shapes.jsonl beside the grid is the run's own record: its protocol (none: seed 0 and no flush)
+    (tmp_path / "logged").mkdir()
+    grids["logged"] = _grid_csv(tmp_path / "logged" / "shapes.csv", rows)
+    (tmp_path / "logged" / "shapes.jsonl").write_text('{"m": 64, "n": 64, "k": 64}\n')
+    (tmp_path / "logged" / "summary.md").write_text("timing protocol: seed 0; L2 flushed before every timed replay\n")
+    assert [grid_flush(grids[n]) for n in ("flushed", "old", "off", "bare", "logged")] == [True, None, False, None,
+                                                                                           False]
+    (tmp_path / "logged" / "shapes.jsonl").write_text('{"m": 64, "protocol": {"seed": 2, "l2_flush": true}}\n')
+    assert grid_flush(grids["logged"]) is True
+    assert mixed_protocols([grids["flushed"], grids["flushed2"], grids["bare"], grids["old"]]) == ""
+    assert mixed_protocols([grids["old"], grids["off"]]) == ""
+    warn = mixed_protocols([grids["flushed"], grids["off"]])
+    assert warn.startswith("warning: ") and str(grids["off"]) in warn and str(grids["flushed"]) not in warn
+    table = tmp_path / "t.json"
+    table.write_text(json.dumps({"device": "test", "entries": [{"m": 64, "n": 64, "k": 64, "backend": "torch",
+                                                                "config": 20}]}))
+    run = lambda *g: subprocess.run([sys.executable, "-m", "cudaopt.cli", "gemm-table-from-grids", "--table", str(table),
+                                     *[a for x in g for a in ("--grid", str(x))], "--out", str(tmp_path / "new.json")],
+                                    capture_output=True, text=True, timeout=120, check=False)
+    p = run(grids["flushed"], grids["off"])
+    assert p.returncode == 0 and "mix timing protocols" in " ".join(p.stderr.split()), p.stderr
+    p = run(grids["flushed"], grids["flushed2"])
+    assert p.returncode == 0 and "mix timing protocols" not in p.stderr, p.stderr
+
+
 @pytest.fixture
 def fresh_table_caches():
     """The shipped-table memos and the process's device choice reset before and after: a test that points the

@@ -369,6 +369,10 @@ def gemm_table_from_grids_cmd(
         _usage_error(str(e))
     if len(grids) < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more runs)")
+    from cudaopt.gemm.grid_choice import mixed_protocols
+
+    if mixed := mixed_protocols(grids):
+        err.print(mixed)
     write_json_atomic(out, {**data, "entries": entries, **({"device": device.strip()} if device else {})})
     if both:
         n_bt = sum(1 for e in entries if e.get("both_layouts") == "bt")

@@ -72,6 +72,41 @@ def load_grid(path: Path) -> dict[Shape, dict]:
         return {(int(r["m"]), int(r["n"]), int(r["k"])): r for r in reader}
 
 
+def grid_flush(path: Path) -> bool | None:
+    """(session 53) Whether the grid beside this shapes.csv timed with the L2 flush: from its shapes.jsonl (each record
+    carries the run's protocol; none before session 53 or with the flush off), else from its summary.md's "timing
+    protocol" line (written since 56488c7); None where neither says (a summary of an older run, or no files beside)."""
+    import json
+
+    log = Path(path).with_name("shapes.jsonl")
+    if log.is_file():
+        with open(log, errors="replace") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                return bool((rec.get("protocol") or {}).get("l2_flush"))
+    summary = Path(path).with_name("summary.md")
+    if summary.is_file():
+        for line in summary.read_text(errors="replace").splitlines():
+            if line.startswith("timing protocol:"):
+                return "L2 flushed before every timed replay" in line
+    return None
+
+
+def mixed_protocols(paths: list[Path]) -> str:
+    """One warning line where the grids were timed with and without the L2 flush (their slot offsets differ: session
+    52-53), else ""."""
+    flushes = {str(p): grid_flush(p) for p in paths}
+    known = {f for f in flushes.values() if f is not None}
+    if len(known) < 2:
+        return ""
+    off = ", ".join(p for p, f in flushes.items() if f is False)  # (grids whose protocol is unknown are left out)
+    return (f"warning: these grids mix timing protocols (without the L2 flush: {off}); read grids of one protocol "
+            "together where you can (docs/gemm.md, session 53)")
+
+
 def positive(row: dict, key: str) -> float:
     """A grid row's number under `key`, NaN where it is empty, not a number or not above 0."""
     try:
