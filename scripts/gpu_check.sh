@@ -181,11 +181,10 @@ gemm_ncu_optional() {
 # Issue 6 (session 45): one whole grid into $OUT/$1, shuffled, $2 rounds ($3 "bt": with the B^T route's columns,
 # CUDAOPT_GEMM_BENCH_BT=1; the rest: bench-gemm's extra arguments, e.g. --table T), then its headline lines. No new
 # shape after GEMM_GRID_BUDGET_S seconds (default 240; a 10-round B^T grid takes ~165 s on an H100).
-# (GEMM_GRID_SEED, session 52: bench-gemm's --seed; grids meant as independent readings take different ones)
+# GEMM_GRID_SEED (session 52): bench-gemm's --seed; unset (session 53), each grid draws its own, so grids meant as
+# independent readings do not repeat one another's round orders; the seed is in the log's "protocol:" line.
 gemm_grid_run() {
   local d=$1 rounds=$2 bt=$3 budget=${GEMM_GRID_BUDGET_S:-240}; shift 3
-  # (session 53) each grid its own round orders unless GEMM_GRID_SEED names one: grids meant as independent readings
-  # must not repeat one another's slot orders (session 52's bias); the seed is in the log's "protocol:" line.
   local seed=${GEMM_GRID_SEED:-$((RANDOM % 1000 + 1))}
   echo "$d: seed $seed"
   CUDAOPT_GEMM_BENCH_BT=$([ "$bt" = bt ] && echo 1 || echo 0) timeout $((budget + 60)) python3 -m cudaopt.cli \

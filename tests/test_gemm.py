@@ -544,6 +544,11 @@ def test_summary_says_how_the_run_timed(tmp_path, no_gpu):
     assert res.protocol == {}
     bench.write_outputs(res, tmp_path / "b", "HGEMM offline / gpu timing")
     assert "timing protocol: seed 0; L2 not flushed" in (tmp_path / "b/summary.md").read_text()
+    no_gpu.delenv("CUDAOPT_GEMM_L2_FLUSH")
+    res = bench.run_bench(SHAPES5[:2], timing="call", out_dir=tmp_path / "c", log=lambda s: None)
+    bench.write_outputs(res, tmp_path / "c", "HGEMM offline / call timing")
+    lines = (tmp_path / "c/summary.md").read_text().splitlines()
+    assert "timing protocol: seed 0" in lines  # (call timing has no replays to flush before: no L2 clause)
 
 
 def test_run_bench_budget_reports_skipped_and_writes_outputs(tmp_path, no_gpu):

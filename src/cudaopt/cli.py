@@ -345,7 +345,15 @@ def gemm_table_from_grids_cmd(
     candidate table for a fresh grid. With --bt, the B^T route instead; with --both, the layout read when handed both."""
     import json
 
-    from cudaopt.gemm.grid_choice import GridError, load_grid, rechoose, rechoose_both, rechoose_bt, table_data
+    from cudaopt.gemm.grid_choice import (
+        GridError,
+        load_grid,
+        mixed_protocols,
+        rechoose,
+        rechoose_both,
+        rechoose_bt,
+        table_data,
+    )
     from cudaopt.gemm.tune import write_json_atomic
 
     if bt and both:
@@ -369,8 +377,6 @@ def gemm_table_from_grids_cmd(
         _usage_error(str(e))
     if len(grids) < 2:
         err.print("warning: one grid: its noise decides the moves (give two or more runs)")
-    from cudaopt.gemm.grid_choice import mixed_protocols
-
     if mixed := mixed_protocols(grids):
         err.print(mixed)
     write_json_atomic(out, {**data, "entries": entries, **({"device": device.strip()} if device else {})})

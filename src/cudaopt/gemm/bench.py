@@ -241,6 +241,7 @@ class BenchResult:
     remaining: int = 0  # shapes of the list with no log record yet (other shards' too): for the next run
     build: tuple[str, ...] = ()  # a diagnostic kernel library's defines (CUDAOPT_GEMM_DEFINES); () the shipped one
     protocol: dict = field(default_factory=dict)  # (session 53) run_protocol: its seed, the L2 flush; {} the old default
+    timing: str = "gpu"  # the run's timing ("gpu" or "call"): whether the L2 flush applies to it at all
 
 
 # --- bookkeeping: per-shape log, resume, shards (pure, no GPU) ------------------------------------
@@ -693,7 +694,8 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     if log_path is not None:  # the log is the record: it also holds other shards' shapes
         records.update(usable_records(load_log(log_path), shapes, mode, timing, kernel_build, protocol))
     res = result_from_records(records)
-    res.skipped, res.aborted, res.build, res.protocol = skipped, aborted, kernel_build, dict(protocol)
+    res.skipped, res.aborted, res.build = skipped, aborted, kernel_build
+    res.protocol, res.timing = dict(protocol), timing
     res.remaining = sum(1 for s in set(shapes) if s not in records)
     res.seconds = time.perf_counter() - t_start
     return res
@@ -727,7 +729,7 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
     if both:  # (session 49) hgemm handed both layouts, where it read the copy: its own line, like the count above
         md += [f"handed both layouts, reading the column-major copy: {sum(map(bool, both))}/{len(both)} correct (all "
                "checks)", ""]
-    md += [protocol_line(res.protocol, gpu=title.endswith("gpu timing")), ""]
+    md += [protocol_line(res.protocol, gpu=res.timing == "gpu"), ""]
     if res.build:  # its own line, and in the title's reach: these are not the shipped kernels
         md += [f"kernel library: a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(res.build)} (not the shipped "
                "kernels)", ""]
