@@ -229,7 +229,9 @@ rechoose_table() {
   cp "$table" "$out.in"
   for pass in "" --bt --both; do
     python3 -m cudaopt.cli gemm-table-from-grids --table "$out.in" "${args[@]}" --paired $pass --margin "$margin" \
-      --out "$out" 2>&1 | head -3 | tr -s ' \n' ' '; echo
+      --out "$out" > "$out.pass.log" 2>&1  # whole output (held-out readings included) kept in $out.log
+    head -3 "$out.pass.log" | tr -s ' \n' ' '; echo
+    { echo "== pass '${pass:-nn}'"; cat "$out.pass.log"; } >> "$out.log"; rm -f "$out.pass.log"
     cp "$out" "$out.in"
   done
   rm -f "$out.in"
