@@ -45,7 +45,7 @@ from cudaopt.gemm.lt_fallback import LT_FALLBACK_WORKSPACE
 from cudaopt.gemm.shapes import Shape
 from cudaopt.gemm.stats import (SpeedupSummary, aa_spread, max_of, paired_ratios, paired_upper_bounds, ratios,
                                 summarize_by_class)
-from cudaopt.gemm.timing import time_call, time_gpu
+from cudaopt.gemm.timing import L2_FLUSHED, PROTOCOL_LINE, l2_flush_on, time_call, time_gpu
 
 LT_WORKSPACE = LT_FALLBACK_WORKSPACE  # the fallback's too: the heuristic's list depends on it
 ROTATE_BYTES = 256 << 20  # input bytes per shape across rotated sets: several times the 60 MB L2
@@ -357,16 +357,14 @@ def run_protocol(seed: int, timing: str) -> dict:
     """How a bench run times, where not the default: its seed (the shapes' order, inputs and round orders: grids
     meant as independent readings take different ones) and gpu timing's L2 flush (the default since session 53;
     records of runs before it, and of runs with CUDAOPT_GEMM_L2_FLUSH=0, carry none)."""
-    from cudaopt.gemm.timing import l2_flush_on
-
     return {**({"seed": seed} if seed else {}), **({"l2_flush": True} if timing == "gpu" and l2_flush_on() else {})}
 
 
 def protocol_line(protocol: dict, gpu: bool = True) -> str:
     """summary.md's line on how the run timed (session 53): readers compare grids of one protocol only."""
-    flush = ("L2 flushed before every timed replay" if protocol.get("l2_flush")
+    flush = (L2_FLUSHED if protocol.get("l2_flush")
              else "L2 not flushed (CUDAOPT_GEMM_L2_FLUSH=0, or a run before session 53)") if gpu else ""
-    return "timing protocol: " + "; ".join(x for x in (f"seed {protocol.get('seed', 0)}", flush) if x)
+    return f"{PROTOCOL_LINE} " + "; ".join(x for x in (f"seed {protocol.get('seed', 0)}", flush) if x)
 
 
 def result_from_records(records: dict[Shape, dict]) -> BenchResult:

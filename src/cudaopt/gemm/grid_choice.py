@@ -30,6 +30,7 @@ from pathlib import Path
 
 from cudaopt.gemm.configs import BT_TN_LABEL
 from cudaopt.gemm.dispatch import Shape, entry_choice
+from cudaopt.gemm.timing import L2_FLUSHED, PROTOCOL_LINE
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,6 @@ def grid_flush(path: Path) -> bool | None:
     """(session 53) Whether the grid beside this shapes.csv timed with the L2 flush: from its shapes.jsonl (each record
     carries the run's protocol; none before session 53 or with the flush off), else from its summary.md's "timing
     protocol" line (written since 56488c7); None where neither says (a summary of an older run, or no files beside)."""
-    import json
-
     log = Path(path).with_name("shapes.jsonl")
     if log.is_file():
         with open(log, errors="replace") as f:
@@ -90,8 +89,8 @@ def grid_flush(path: Path) -> bool | None:
     summary = Path(path).with_name("summary.md")
     if summary.is_file():
         for line in summary.read_text(errors="replace").splitlines():
-            if line.startswith("timing protocol:"):
-                return "L2 flushed before every timed replay" in line
+            if line.startswith(PROTOCOL_LINE):
+                return L2_FLUSHED in line
     return None
 
 

@@ -56,6 +56,9 @@ def capture(fn: Launch, calls: int, sets: int):
 ROUND_HEAD_START_CYCLES = 100_000  # ~50 us at 1980 MHz, ~70 us at the power cap's 1400 MHz
 
 L2_FLUSH_ENV = "CUDAOPT_GEMM_L2_FLUSH"  # gpu timing writes twice the L2 before every timed replay; "0" turns it off
+# summary.md's words for a run's timing (bench.protocol_line writes them, grid_choice.grid_flush reads them back)
+PROTOCOL_LINE = "timing protocol:"
+L2_FLUSHED = "L2 flushed before every timed replay"
 # Why: a grid rotates at most 8 input sets, so on mid-size shapes one B layout's sets fit in L2 and a replay that
 # follows a candidate reading the same buffers starts warm, one that follows a reader of the other layout cold; the
 # per-shape round orders are seeded, so the same slot is lucky in every grid (H100: one kernel in two slots 8-10%
