@@ -226,7 +226,7 @@ table_grid() {
 rechoose_table() {
   local table=$1 out=$2 margin=${GEMM_RECHOOSE_MARGIN:-1.01} pass args=(); shift 2
   for g in "$@"; do args+=(--grid "$g"); done
-  cp "$table" "$out.in"
+  cp "$table" "$out.in"; : > "$out.log"
   for pass in "" --bt --both; do
     python3 -m cudaopt.cli gemm-table-from-grids --table "$out.in" "${args[@]}" --paired $pass --margin "$margin" \
       --out "$out" > "$out.pass.log" 2>&1  # whole output (held-out readings included) kept in $out.log
@@ -245,6 +245,11 @@ bt_tests_and_host_cost() {
 }
 # Whether this call's GPU is an H200 (calls naming nvidia-h200 may come to an H100).
 on_h200() { python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; }
+# A phase that means an H200 alone: on any other card it names the card and ends the phase (exit 0).
+only_on_h200() {
+  local name; name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+  case "$name" in *H200*) ;; *) echo "not an H200 ($name): nothing run"; exit 0 ;; esac
+}
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
 # share of its evaluation time (the kernel check runs beside the trials, in its own process).
 SMALL_TASKS="sum_reduce_rows softmax_mul_sum mse_loss log_softmax_nll min_reduce_tanh_tanh"
@@ -1479,11 +1484,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # of the shipped H200 table (seeds drawn per grid, 200 s each), then the table rechosen from them (rechoose_table:
     # NN, B^T, both-layout passes, --paired, margin 1.01) as $OUT/cand_h200.json. grid1.tgz, grid2.tgz: both grids'
     # dispatch_both columns are the first flushed H200 reading of the seed's protocol; judge the candidate on a third.
-    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
-    case "$name" in
-      *H200*) ;;
-      *) echo "not an H200 ($name): nothing run"; exit 0 ;;
-    esac
+    only_on_h200
     python3 -m cudaopt.gemm.build | tail -1
     for g in grid1 grid2; do
       GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run "$g" 10 bt --table src/cudaopt/gemm/tuned_h200.json
@@ -1557,11 +1558,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # autotuned algorithm 0 (docs/data/hgemm_session51/cand_h200_256x4096x4096.json.gz), A/B'd against the shipped
     # table (gemm_moves_ab, 30 rounds, 6 repeats; $OUT/ab.tgz), then a fresh 10-round B^T grid of that candidate
     # (judge.tgz: its dispatch_both floor is the seed-protocol figure of the table as it would ship).
-    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
-    case "$name" in
-      *H200*) ;;
-      *) echo "not an H200 ($name): nothing run"; exit 0 ;;
-    esac
+    only_on_h200
     python3 -m cudaopt.gemm.build | tail -1
     cand=docs/data/hgemm_session51/cand_h200_256x4096x4096.json.gz
     if [ -z "${GEMM_S54_NO_AB:-}" ]; then  # (GEMM_S54_NO_AB=1: the grid alone, when device time is short)
