@@ -244,10 +244,11 @@ bt_tests_and_host_cost() {
   timeout 60 python3 benchmarks/gemm_host_cost.py --calls 3000 2>&1 | tee "$OUT/host_cost.txt"
 }
 # Whether this call's GPU is an H200 (calls naming nvidia-h200 may come to an H100).
-on_h200() { python3 -c "import torch, sys; sys.exit('H200' not in torch.cuda.get_device_name())"; }
+gpu_name() { python3 -c "import torch; print(torch.cuda.get_device_name())"; }
+on_h200() { [[ $(gpu_name) == *H200* ]]; }
 # A phase that means an H200 alone: on any other card it names the card and ends the phase (exit 0).
 only_on_h200() {
-  local name; name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+  local name; name=$(gpu_name)
   case "$name" in *H200*) ;; *) echo "not an H200 ($name): nothing run"; exit 0 ;; esac
 }
 # The small-output corpus (issue 3's guard share): evaluate it, then each candidate's routine guards as a
@@ -1283,7 +1284,7 @@ PY
     # Issue 6, session 47: on each shape under the 0.98x floor in the card's last grid (H200: session 45 run 8; H100:
     # session 47 run 1), every config with a stream-K twin, plain and stream-K, against hgemm's choice and torch.matmul
     # (benchmarks/gemm_streamk_ab.py --shapes). About 200-300 s.
-    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    name=$(gpu_name)
     case "$name" in
       *H200*) floor=docs/data/hgemm_session45/h200_grid/floor.csv ;;
       *) mkdir -p /tmp/fl && tar xzf docs/data/hgemm_session47/run1/h100_cand.tgz -C /tmp/fl && floor=/tmp/fl/h100_cand/floor.csv ;;
@@ -1317,7 +1318,7 @@ PY
     # A B^T grid of GEMM_BT_TABLE (default: the shipped table for this GPU), gemm-table-from-grids --bt over it and
     # GEMM_BT_GRIDS (earlier B^T grids' shapes.csv of that table on this kind of card) onto GEMM_BT_BASE (default
     # GEMM_BT_TABLE; .json or .json.gz), then a fresh B^T grid of the candidate. Each grid comes back as a .tgz.
-    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    name=$(gpu_name)
     python3 -m cudaopt.gemm.build | tail -1
     table=${GEMM_BT_TABLE:-}
     gemm_grid_run bt_a "${GEMM_BT_GRID_ROUNDS:-10}" bt ${table:+--table "$table"}
@@ -1347,7 +1348,7 @@ PY
     # run 8 read the shipped table (20 rounds, shuffled), then a 10-round B^T grid of it. H100: gemm_moves_ab.py --bt on
     # GEMM_NEXT_H100 (default session 45's third H100 candidate) against the shipped H100 table, then its 20-round grid
     # and a 10-round B^T grid (budgets 210 and 190 s, beside the wave probe). About 420-480 s. Each grid comes back as a .tgz.
-    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    name=$(gpu_name)
     echo "card: $name"
     python3 -m cudaopt.gemm.build | tail -1
     # (session 46) first the wave probe, ~40-60 s: whether stream-K is worth building (gemm_wave_probe)
@@ -1419,7 +1420,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # the card's candidate moves A/B'd (gemm_cand_ab); then on an H100 gemm-table-for-gpu --verify on run 2's grids
     # (gemm_tfg_verify), on an H200 a fresh 20-round grid of the shipped table (seven moves since its last grid).
     bash "$0" gemm_cand_ab
-    case "$(python3 -c "import torch; print(torch.cuda.get_device_name())")" in
+    case "$(gpu_name)" in
       *H200*) GEMM_GRID_BUDGET_S=210 gemm_grid_run h200_shipped 20 nn; gemm_grid_pack h200_shipped ;;
       *) bash "$0" gemm_tfg_verify ;;
     esac
@@ -1604,7 +1605,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # grid of the card's shipped table beside an earlier one (GEMM_BOTH_GRID1, that grid's bt_grid.tgz from this kind
     # of card), gemm-table-from-grids --both --paired --margin 1.0 over the two, then a fresh B^T grid of the result
     # (its dispatch_both column is the judged figure). $OUT: grid.tgz (the second choosing grid), judge.tgz, both.json.
-    card=$(python3 -c "import torch; n=torch.cuda.get_device_name(); print('h200' if 'H200' in n else 'h100')")
+    if on_h200; then card=h200; else card=h100; fi
     python3 -m cudaopt.gemm.build | tail -1
     rm -rf /tmp/both_g1; mkdir -p /tmp/both_g1; tar xzf "${GEMM_BOTH_GRID1:?give an earlier bt_grid.tgz}" -C /tmp/both_g1
     GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run grid "${GEMM_BT_ROUNDS:-20}" bt
@@ -1621,7 +1622,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # Session 50: no defaults any more. Session 48's candidates predate session 49's both_layouts routes, so against
     # today's tables every such route counts as a move (257 on the H100, past the 200 s limit): rebase a candidate on
     # the shipped table before A/B-ing it. GEMM_CAND_LIMIT: seconds (200).
-    name=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    name=$(gpu_name)
     case "$name" in
       *H200*) card=h200; cand="${GEMM_CAND_H200:?name a candidate rebased on tuned_h200.json}" ;;
       *) card=h100; cand="${GEMM_CAND_H100:?name a candidate rebased on tuned_h100.json}" ;;
@@ -1638,7 +1639,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # and GEMM_DEVICE_GRIDS (earlier grids of the H200 table on the same kind of card: shapes.csv or a results.tgz
     # holding offline_gpu/shapes.csv, space-separated) with --device, then a fresh grid of the new table, read against
     # the H200 table's. Each grid GEMM_DEVICE_BENCH_S seconds at most (default 230; a full grid takes ~190 s on an H100).
-    device=$(python3 -c "import torch; print(torch.cuda.get_device_name())")
+    device=$(gpu_name)
     echo "device: $device"
     python3 -m cudaopt.gemm.build | tail -1
     grids=()
