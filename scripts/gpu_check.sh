@@ -1480,6 +1480,25 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     python3 -m cudaopt.gemm.build | tail -1
     table_grid judge "${GEMM_JUDGE_TABLE:?name the table to judge}" 200
     ;;
+  gemm_s56)
+    # Issue 6, session 56: gemm_s64 and its judge in one H200 call, since H200s come rarely (none in sessions 52-55).
+    # Two flushed 10-round B^T grids of the shipped H200 table (185 s each), the table rechosen from them
+    # ($OUT/cand_h200.json.gz, .log), then a third flushed grid of that candidate in the time left before
+    # GEMM_S56_DEADLINE_S (575 s of the call), budget-cut and shuffled, so every class is cut alike: judge.tgz.
+    only_on_h200
+    python3 -m cudaopt.gemm.build | tail -1
+    for g in grid1 grid2; do
+      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-185} gemm_grid_run "$g" 10 bt --table src/cudaopt/gemm/tuned_h200.json
+    done
+    rechoose_table src/cudaopt/gemm/tuned_h200.json "$OUT/cand_h200.json" "$OUT/grid1/shapes.csv" "$OUT/grid2/shapes.csv"
+    left=$(( ${GEMM_S56_DEADLINE_S:-575} - SECONDS - 20 ))  # 20 s for packing
+    if (( left >= 60 )); then
+      GEMM_GRID_BUDGET_S=$left gemm_grid_run judge 10 bt --table "$OUT/cand_h200.json"
+    else echo "judge: only ${left} s left, not run"; fi
+    for g in grid1 grid2 judge; do rm -f "$OUT/$g/shapes.jsonl" "$OUT/$g/speedup.png"; done
+    gemm_grid_pack grid1 grid2 judge
+    gzip -f "$OUT/cand_h200.json"
+    ;;
   gemm_s64)
     # Issue 6, session 54's H200 call (H200 only; elsewhere it prints the card and stops): two flushed 10-round B^T grids
     # of the shipped H200 table (seeds drawn per grid, 200 s each), then the table rechosen from them (rechoose_table:
