@@ -274,7 +274,11 @@ if shares:
     print(f'routine guard share: median {statistics.median(shares):.1f}%, max {max(shares):.1f}% over {len(shares)} evaluations')"
 }
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader || true
-git rev-parse --short HEAD 2>/dev/null || true
+# The device's copy of .git may lag its working tree (sessions 55-56 saw an older HEAD printed), so say how many
+# tracked files differ from the HEAD printed, and hash the H200 table, which is what the GEMM phases time.
+echo "HEAD $(git rev-parse --short HEAD 2>/dev/null || echo '?'), tracked files differing from it:" \
+  "$(git status --porcelain --untracked-files=no 2>/dev/null | wc -l), tuned_h200.json" \
+  "$(git hash-object src/cudaopt/gemm/tuned_h200.json 2>/dev/null | cut -c1-10)"
 case "$phase" in
   aa)
     # Right after `corpus` on the same (warm) machine, the fast candidates are compiled already;
