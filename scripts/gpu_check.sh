@@ -1504,19 +1504,9 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     gzip -f "$OUT/cand_h200.json"
     ;;
   gemm_s64)
-    # Issue 6, session 54's H200 call (H200 only; elsewhere it prints the card and stops): two flushed 10-round B^T grids
-    # of the shipped H200 table (seeds drawn per grid, 200 s each), then the table rechosen from them (rechoose_table:
-    # NN, B^T, both-layout passes, --paired, margin 1.01) as $OUT/cand_h200.json. grid1.tgz, grid2.tgz: both grids'
-    # dispatch_both columns are the first flushed H200 reading of the seed's protocol; judge the candidate on a third.
-    only_on_h200
-    python3 -m cudaopt.gemm.build | tail -1
-    for g in grid1 grid2; do
-      GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} gemm_grid_run "$g" 10 bt --table src/cudaopt/gemm/tuned_h200.json
-    done
-    rechoose_table src/cudaopt/gemm/tuned_h200.json "$OUT/cand_h200.json" "$OUT/grid1/shapes.csv" "$OUT/grid2/shapes.csv"
-    for g in grid1 grid2; do rm -f "$OUT/$g/shapes.jsonl" "$OUT/$g/speedup.png"; done
-    gemm_grid_pack grid1 grid2
-    gzip -f "$OUT/cand_h200.json"
+    # Issue 6, session 54's H200 call: gemm_s56 without its judge grid (two flushed grids of 200 s, the rechosen
+    # candidate; H200 only). Session 56 ran gemm_s56 instead.
+    GEMM_S56_DEADLINE_S=0 GEMM_GRID_BUDGET_S=${GEMM_GRID_BUDGET_S:-200} bash "$0" gemm_s56
     ;;
   gemm_s63)
     # Issue 6, session 53: a second fresh flushed B^T grid (seed 4) of gemm_s62's H100 candidate (any card), cand2.tgz.
