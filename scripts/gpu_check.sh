@@ -64,7 +64,9 @@
 #   bash scripts/gpu_check.sh gemm_s50  # issue 6: session 50's plan in one call (gemm_both, then the H200 candidate's grid)
 #   bash scripts/gpu_check.sh gemm_l2_aa  # issue 6, session 52: the grid's slot A/A by L2 class, seeds 0/1 x L2 flush off/on (~3 min, either card)
 #   bash scripts/gpu_check.sh gemm_s57  # issue 6, session 52: gemm_s54 on an H200, else a B^T grid of the session-52 H100 candidate
-#   bash scripts/gpu_check.sh gemm_s56  # issue 6, session 52: B^T GPU tests + host cost (either card), then gemm_s54 on an H200
+#   bash scripts/gpu_check.sh gemm_s52_plan  # issue 6, session 52: B^T GPU tests + host cost (either card), then gemm_s54 on an H200
+#   bash scripts/gpu_check.sh gemm_s56  # issue 6, session 56: two flushed grids of the H200 table, rechosen, the candidate judged (H200)
+#   bash scripts/gpu_check.sh gemm_modes_h200  # issue 6, session 57: server mode over the grid on the H200 (then call timing, warm)
 #   bash scripts/gpu_check.sh gemm_s55  # issue 6: gemm_s54 on an H200, else gemm_s53 (the H100 candidate's grid)
 #   bash scripts/gpu_check.sh gemm_s54  # issue 6 (H200 only): 256x4096x4096 to cuBLASLt A/B'd, then a B^T grid of that table
 #   bash scripts/gpu_check.sh gemm_s53  # issue 6: on an H200 gemm_s50, elsewhere a B^T grid of session 51's H100 candidate
@@ -1503,6 +1505,14 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     gemm_grid_pack grid1 grid2 judge
     gzip -f "$OUT/cand_h200.json"
     ;;
+  gemm_modes_h200)
+    # Issue 6, session 57 (H200 only): the adopted H200 table (593f8eb) in server mode (GPU time, a random idle gap
+    # before each call, shuffled) over all 1,000 shapes (~430-490 s), modes.tgz. The warm follow-up call reads call
+    # timing and finishes a budget-cut server pass: GEMM_MODES="call server" GEMM_MODES_RESUME=<that modes.tgz>.
+    only_on_h200
+    GEMM_MODES=${GEMM_MODES:-server} GEMM_SERVER_SHAPES=grid GEMM_SERVER_BUDGET_S=${GEMM_SERVER_BUDGET_S:-470} \
+      GEMM_CALL_BUDGET_S=${GEMM_CALL_BUDGET_S:-200} bash "$0" gemm_modes_table
+    ;;
   gemm_s64)
     # Issue 6, session 54's H200 call: gemm_s56 without its judge grid (two flushed grids of 200 s, the rechosen
     # candidate; H200 only). Session 56 ran gemm_s56 instead.
@@ -1559,8 +1569,9 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
       table_grid cand docs/data/hgemm_session52/cand_h100_both_s52.json.gz 200
     fi
     ;;
-  gemm_s56)
-    # Issue 6, session 52's plan in one call: c3c9273 on a GPU (the GPU tests of the B^T route and of hgemm handed both,
+  gemm_s52_plan)
+    # (Named gemm_s56 until session 57, when session 56's gemm_s56 above had long shadowed it: renamed so each label
+    # runs what it says.) Issue 6, session 52's plan in one call: c3c9273 on a GPU (the GPU tests of the B^T route and of hgemm handed both,
     # then the host cost per path, interleaved rows), then on an H200 gemm_s54 (~390 s); elsewhere it stops (~60 s).
     python3 -m cudaopt.gemm.build | tail -1
     bt_tests_and_host_cost
