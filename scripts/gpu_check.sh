@@ -66,7 +66,7 @@
 #   bash scripts/gpu_check.sh gemm_s57  # issue 6, session 52: gemm_s54 on an H200, else a B^T grid of the session-52 H100 candidate
 #   bash scripts/gpu_check.sh gemm_s52_plan  # issue 6, session 52: B^T GPU tests + host cost (either card), then gemm_s54 on an H200
 #   bash scripts/gpu_check.sh gemm_s56  # issue 6, session 56: two flushed grids of the H200 table, rechosen, the candidate judged (H200)
-#   bash scripts/gpu_check.sh gemm_modes_h200  # issue 6, session 57: server mode over the grid on the H200 (then call timing, warm)
+#   bash scripts/gpu_check.sh gemm_modes_h200  # issue 6, session 57: call timing and server mode over the grid on the H200 (one call)
 #   bash scripts/gpu_check.sh gemm_s55  # issue 6: gemm_s54 on an H200, else gemm_s53 (the H100 candidate's grid)
 #   bash scripts/gpu_check.sh gemm_s54  # issue 6 (H200 only): 256x4096x4096 to cuBLASLt A/B'd, then a B^T grid of that table
 #   bash scripts/gpu_check.sh gemm_s53  # issue 6: on an H200 gemm_s50, elsewhere a B^T grid of session 51's H100 candidate
@@ -1506,12 +1506,13 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     gzip -f "$OUT/cand_h200.json"
     ;;
   gemm_modes_h200)
-    # Issue 6, session 57 (H200 only): the adopted H200 table (593f8eb) in server mode (GPU time, a random idle gap
-    # before each call, shuffled) over all 1,000 shapes (~430-490 s), modes.tgz. The warm follow-up call reads call
-    # timing and finishes a budget-cut server pass: GEMM_MODES="call server" GEMM_MODES_RESUME=<that modes.tgz>.
+    # Issue 6, session 57 (H200 only): the adopted H200 table (593f8eb) read in call timing (host time of one Python
+    # call, GEMM_CALL_BUDGET_S) and in server mode (GPU time, a random idle gap before each call, GEMM_SERVER_BUDGET_S),
+    # each over all 1,000 shapes shuffled, so a budget-cut pass leaves out every class alike: both in one call (~500 s;
+    # H200s come rarely). A warm follow-up finishes what the budgets cut: GEMM_MODES_RESUME=<the modes.tgz returned>.
     only_on_h200
-    GEMM_MODES=${GEMM_MODES:-server} GEMM_SERVER_SHAPES=grid GEMM_SERVER_BUDGET_S=${GEMM_SERVER_BUDGET_S:-470} \
-      GEMM_CALL_BUDGET_S=${GEMM_CALL_BUDGET_S:-200} bash "$0" gemm_modes_table
+    GEMM_MODES=${GEMM_MODES:-call server} GEMM_SERVER_SHAPES=grid GEMM_SERVER_BUDGET_S=${GEMM_SERVER_BUDGET_S:-350} \
+      GEMM_CALL_BUDGET_S=${GEMM_CALL_BUDGET_S:-120} bash "$0" gemm_modes_table
     ;;
   gemm_s64)
     # Issue 6, session 54's H200 call: gemm_s56 without its judge grid (two flushed grids of 200 s, the rechosen
