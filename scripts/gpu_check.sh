@@ -1571,8 +1571,9 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     fi
     ;;
   gemm_s52_plan)
-    # (Named gemm_s56 until session 57, when session 56's gemm_s56 above had long shadowed it: renamed so each label
-    # runs what it says.) Issue 6, session 52's plan in one call: c3c9273 on a GPU (the GPU tests of the B^T route and of hgemm handed both,
+    # (Named gemm_s56 until session 57: session 56's gemm_s56 above, matched first, had left this body dead since
+    # 4679f43; tests/test_gpu_check_script.py now refuses a repeated label.) Issue 6, session 52's plan in one call:
+    # c3c9273 on a GPU (the GPU tests of the B^T route and of hgemm handed both,
     # then the host cost per path, interleaved rows), then on an H200 gemm_s54 (~390 s); elsewhere it stops (~60 s).
     python3 -m cudaopt.gemm.build | tail -1
     bt_tests_and_host_cost
