@@ -1088,7 +1088,8 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # is unpacked first so its passes continue where they stopped (bench_gemm resumes from shapes.jsonl; session 43:
     # server mode over all 1,000 shapes takes ~430 s, more than one call holds beside call timing).
     python3 -m cudaopt.gemm.build | tail -1
-    T=src/cudaopt/gemm/tuned_h200.json; mkdir -p "$OUT/modes"
+    # GEMM_MODES_TABLE: another table (session 58 read tuned_h100.json on an H100 this way, by a sed in the call's copy).
+    T=${GEMM_MODES_TABLE:-src/cudaopt/gemm/tuned_h200.json}; mkdir -p "$OUT/modes"
     [ -n "${GEMM_MODES_RESUME:-}" ] && tar xzf "$GEMM_MODES_RESUME" -C "$OUT"
     for spec in "offline call grid ${GEMM_CALL_BUDGET_S:-110}" "server gpu ${GEMM_SERVER_SHAPES:-sample:300:0} ${GEMM_SERVER_BUDGET_S:-130}"; do
       set -- $spec; D="$OUT/modes/${1}_$2"
