@@ -1081,14 +1081,15 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     ;;
   gemm_modes_table)
     # Issue 6 (session 32): call timing (host time of one Python call) over the grid and server mode (an idle gap before
-    # each call, GPU time) on the shipped table, each within its budget (GEMM_CALL_BUDGET_S over the grid in grid order,
+    # each call, GPU time) on the shipped table, each within its budget (GEMM_CALL_BUDGET_S over the grid,
     # GEMM_SERVER_BUDGET_S over GEMM_SERVER_SHAPES), then each summary regenerated over what was timed. A device call
     # returns eight files: the summaries and the "all" rows print here, everything else is in modes.tgz.
     # GEMM_MODES picks the passes ("call server" by default); GEMM_MODES_RESUME, the modes.tgz an earlier call returned,
     # is unpacked first so its passes continue where they stopped (bench_gemm resumes from shapes.jsonl; session 43:
     # server mode over all 1,000 shapes takes ~430 s, more than one call holds beside call timing).
     python3 -m cudaopt.gemm.build | tail -1
-    # GEMM_MODES_TABLE: another table (session 58 read tuned_h100.json on an H100 this way, by a sed in the call's copy).
+    # GEMM_MODES_TABLE reads another table, e.g. tuned_h100.json on an H100 (session 58 did that by a sed in the call's
+    # copy, before this variable). A GEMM_MODES_RESUME archive must be of the same table: bench_gemm's resume does not check.
     T=${GEMM_MODES_TABLE:-src/cudaopt/gemm/tuned_h200.json}; mkdir -p "$OUT/modes"
     [ -n "${GEMM_MODES_RESUME:-}" ] && tar xzf "$GEMM_MODES_RESUME" -C "$OUT"
     for spec in "offline call grid ${GEMM_CALL_BUDGET_S:-110}" "server gpu ${GEMM_SERVER_SHAPES:-sample:300:0} ${GEMM_SERVER_BUDGET_S:-130}"; do
