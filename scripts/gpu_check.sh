@@ -1089,7 +1089,8 @@ print(','.join(s for r in rows if int(r['m']) >= 2048 and int(r['n']) >= 2048
     # server mode over all 1,000 shapes takes ~430 s, more than one call holds beside call timing).
     python3 -m cudaopt.gemm.build | tail -1
     # GEMM_MODES_TABLE reads another table, e.g. tuned_h100.json on an H100 (session 58 did that by a sed in the call's
-    # copy, before this variable). A GEMM_MODES_RESUME archive must be of the same table: bench_gemm's resume does not check.
+    # copy, before this variable). A GEMM_MODES_RESUME archive of another table is measured afresh (session 59: records
+    # carry the table's fingerprint; archives from before then carry none, so they are never taken back).
     T=${GEMM_MODES_TABLE:-src/cudaopt/gemm/tuned_h200.json}; mkdir -p "$OUT/modes"
     [ -n "${GEMM_MODES_RESUME:-}" ] && tar xzf "$GEMM_MODES_RESUME" -C "$OUT"
     for spec in "offline call grid ${GEMM_CALL_BUDGET_S:-110}" "server gpu ${GEMM_SERVER_SHAPES:-sample:300:0} ${GEMM_SERVER_BUDGET_S:-130}"; do

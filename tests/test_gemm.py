@@ -477,7 +477,47 @@ def test_run_bench_killed_then_resumed(tmp_path, no_gpu):
     said = []
     res = bench.run_bench(SHAPES5, out_dir=tmp_path, resume=False, log=said.append)
     assert calls == [0, 1, 2, 3, 4] and len(bench.load_log(tmp_path / bench.SHAPE_LOG)) == 5  # log started afresh
-    assert f"table: {dispatch.DEFAULT_TABLE} (tuned on NVIDIA H200)" in said  # (no GPU here: the H200's, by default)
+    want = f"table: {dispatch.DEFAULT_TABLE} (tuned on NVIDIA H200; fingerprint {dispatch.table_digest()})"
+    assert want in said  # (no GPU here: the H200's, by default)
+
+
+def test_a_resumed_run_never_mixes_two_tables(tmp_path, no_gpu):
+    """(session 59) every record carries its table's fingerprint; a run resumed with another table measures the
+    logged shapes afresh, a run resumed with the same table takes its own records back, and a summary of an old log
+    that mixes tables (records from before fingerprints) says so in summary.md."""
+    h200, h100 = dispatch.DEFAULT_TABLE, dispatch.DEFAULT_TABLE.parent / "tuned_h100.json"
+    d200, d100 = dispatch.table_digest(str(h200)), dispatch.table_digest(str(h100))
+    assert len({d200, d100}) == 2 and len(d200) == 12 and dispatch.table_digest(str(tmp_path / "no.json")) == "none"
+    calls = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, kill_at=2))
+    with pytest.raises(_Killed):
+        bench.run_bench(SHAPES5, out_dir=tmp_path, table_path=str(h200), log=lambda s: None)
+    assert calls == [0, 1] and {r["table"] for r in bench.load_log(tmp_path / bench.SHAPE_LOG).values()} == {d200}
+    calls.clear()
+    said = []
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls, kill_at=3))
+    with pytest.raises(_Killed):
+        bench.run_bench(SHAPES5, out_dir=tmp_path, table_path=str(h100), log=said.append)
+    assert calls == [0, 1, 2]  # the H200 table's two shapes are not taken for the H100 table's
+    assert "2 logged shapes were measured with another table: measuring them afresh" in said
+    calls.clear()
+    no_gpu.setattr(bench, "_bench_shape", _fake_bench(calls))
+    res = bench.run_bench(SHAPES5, out_dir=tmp_path, table_path=str(h100), log=lambda s: None)
+    assert calls == [3, 4] and res.tables == (d100,) and len(res.times["ours"]) == 5  # its own three come back
+    bench.write_outputs(res, tmp_path, "t")
+    assert f"table fingerprint: {d100}" in (tmp_path / "summary.md").read_text()
+    # a log written before session 59: records without a fingerprint, beside new ones; nothing left to run
+    old = tmp_path / "old"
+    for i, s in enumerate(SHAPES5):
+        rec = bench.shape_record(i, s, "offline", "gpu", times={"ours": 1.0, "torch": 2.0}, check={"correct": True},
+                                 protocol=bench.run_protocol(0, "gpu"), table=d100 if i < 2 else None)
+        bench.append_record(old / bench.SHAPE_LOG, rec)
+    calls.clear()
+    res = bench.run_bench(SHAPES5, out_dir=old, log=lambda s: None)
+    assert calls == [] and res.tables == ("", d100)
+    bench.write_outputs(res, old, "t")
+    assert f"WARNING: these shapes were measured with 2 different tables (unrecorded, {d100})" in (
+        old / "summary.md").read_text()
 
 
 def test_run_bench_shuffled_order_is_seeded_covers_every_shape_and_resumes(tmp_path, no_gpu):

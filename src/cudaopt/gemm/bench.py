@@ -242,6 +242,9 @@ class BenchResult:
     build: tuple[str, ...] = ()  # a diagnostic kernel library's defines (CUDAOPT_GEMM_DEFINES); () the shipped one
     protocol: dict = field(default_factory=dict)  # (session 53) run_protocol: its seed, the L2 flush; {} the old default
     timing: str = "gpu"  # the run's timing ("gpu" or "call"): whether the L2 flush applies to it at all
+    # (session 59) the fingerprints (dispatch.table_digest) of the tables the summarised shapes were measured with:
+    # one, unless a log written before session 59 is summarised without a run ("" for records that carry none)
+    tables: tuple[str, ...] = ()
 
 
 # --- bookkeeping: per-shape log, resume, shards (pure, no GPU) ------------------------------------
@@ -275,12 +278,13 @@ def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[s
                  check: dict | None = None, error: str | None = None, fatal: bool = False,
                  seconds: float = 0.0, paired: dict[str, float] | None = None, build: tuple[str, ...] = (),
                  paired_hi: dict[str, float] | None = None, rounds: dict[str, list[float]] | None = None,
-                 protocol: dict | None = None) -> dict:
+                 protocol: dict | None = None, table: str | None = None) -> dict:
     """One log line: a shape's times (every candidate, null = did not run), its within-round paired
     ratios (gpu timing) and check, or its error. `finished_at` (Unix seconds, session 29) lines a shape up with
     the card's clock samples of the same run (gpu_check.sh gemm_table_grid's clocks.csv). `build` (session 37): the
     defines of a diagnostic kernel library (CUDAOPT_GEMM_DEFINES), absent for the shipped one. `protocol` (session 52):
-    how the run timed where not the default (its seed, the L2 flush), absent for the default."""
+    how the run timed where not the default (its seed, the L2 flush), absent for the default. `table` (session 59): the
+    fingerprint of the dispatch table the shape was measured with (dispatch.table_digest)."""
     m, n, k = shape
     rec = {"m": m, "n": n, "k": k, "index": index, "mode": mode, "timing": timing,
            "status": "failed" if error is not None else "ok", "seconds": round(seconds, 3),
@@ -289,6 +293,8 @@ def shape_record(index: int, shape: Shape, mode: str, timing: str, times: dict[s
         rec["build"] = list(build)
     if protocol:
         rec["protocol"] = dict(protocol)
+    if table:
+        rec["table"] = table
     if error is not None:
         rec.update(error=error, fatal=fatal)
     else:
@@ -343,14 +349,17 @@ def load_log(path: Path) -> dict[Shape, dict]:
 
 
 def usable_records(records: dict[Shape, dict], shapes: list[Shape], mode: str, timing: str,
-                   build: tuple[str, ...] = (), protocol: dict | None = None) -> dict[Shape, dict]:
+                   build: tuple[str, ...] = (), protocol: dict | None = None,
+                   table: str | None = None) -> dict[Shape, dict]:
     """The records for shapes in this run's list, measured with the same mode and timing, of the same kernel
-    library (a resumed run of another build measures its shapes afresh rather than mixing two builds' times) and
-    the same protocol (seed, L2 flush)."""
+    library (a resumed run of another build measures its shapes afresh rather than mixing two builds' times), the
+    same protocol (seed, L2 flush) and, where `table` is given, the same dispatch table (its table_digest; a record
+    without one, from before session 59, does not match)."""
     wanted = set(shapes)
     return {s: r for s, r in records.items()
             if s in wanted and r.get("mode", mode) == mode and r.get("timing", timing) == timing
-            and tuple(r.get("build", ())) == tuple(build) and (r.get("protocol") or {}) == (protocol or {})}
+            and tuple(r.get("build", ())) == tuple(build) and (r.get("protocol") or {}) == (protocol or {})
+            and (table is None or r.get("table") == table)}
 
 
 def run_protocol(seed: int, timing: str) -> dict:
@@ -640,10 +649,7 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     if order == "shuffled":  # (the whole list, then the logged ones out: a resumed run keeps the first run's order)
         random.Random(f"order:{seed}").shuffle(picked)
     todo = [i for i in picked if shapes[i] not in records]
-    if records:
-        log(f"resuming from {log_path}: {len(picked) - len(todo)} of {len(picked)} shapes already done")
-    skipped: list[Shape] = []
-    aborted = ""
+    table = None  # (session 59) the table's fingerprint, known once there is something to measure
     if todo:
         if table_path is None:  # the shipped table of this GPU, as hgemm's first call would take it
             import torch
@@ -651,9 +657,21 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
             from cudaopt.gemm import _table_for_device
 
             _table_for_device(torch)
-        from cudaopt.gemm.dispatch import table_device, table_path as in_use
+        from cudaopt.gemm.dispatch import table_device, table_digest, table_path as in_use
 
-        log(f"table: {in_use(table_path)} (tuned on {table_device(table_path) or 'an unnamed GPU'})")
+        table = table_digest(table_path)
+        log(f"table: {in_use(table_path)} (tuned on {table_device(table_path) or 'an unnamed GPU'}; "
+            f"fingerprint {table})")
+        other = [s for s, r in records.items() if r.get("table") != table]
+        if other:  # measured with another table (or before records named theirs): measured afresh, never mixed
+            log(f"{len(other)} logged shapes were measured with another table: measuring them afresh")
+            records = {s: r for s, r in records.items() if r.get("table") == table}
+            todo = [i for i in picked if shapes[i] not in records]
+    if records:
+        log(f"resuming from {log_path}: {len(picked) - len(todo)} of {len(picked)} shapes already done")
+    skipped: list[Shape] = []
+    aborted = ""
+    if todo:
         env = BenchEnv(load_table(table_path), mode, timing, _gpu_setup(seed, with_blas, log), check, rounds, seed)
     for pos, idx in enumerate(todo):
         shape = shapes[idx]
@@ -671,13 +689,13 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
             rec = shape_record(idx, shape, mode, timing, times=t, check=chk, seconds=time.perf_counter() - t0,
                                paired=paired_ratios(per_round), build=kernel_build,
                                paired_hi=paired_upper_bounds(per_round),
-                               rounds=per_round, protocol=protocol)
+                               rounds=per_round, protocol=protocol, table=table)
             log(_shape_line(pos + 1, len(todo), idx, shape, t, chk, env.with_blas))
         else:
             _release()  # the traceback held the shape's inputs
             fatal = not cuda_usable()
             rec = shape_record(idx, shape, mode, timing, error=err, fatal=fatal, seconds=time.perf_counter() - t0,
-                               build=kernel_build, protocol=protocol)
+                               build=kernel_build, protocol=protocol, table=table)
             log(f"[{pos + 1}/{len(todo)}] #{idx} {'x'.join(map(str, shape))} FAILED: {err}")
         records[shape] = rec
         if log_path is not None:
@@ -690,8 +708,9 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
     if todo:
         _release()
     if log_path is not None:  # the log is the record: it also holds other shards' shapes
-        records.update(usable_records(load_log(log_path), shapes, mode, timing, kernel_build, protocol))
+        records.update(usable_records(load_log(log_path), shapes, mode, timing, kernel_build, protocol, table))
     res = result_from_records(records)
+    res.tables = tuple(sorted({r.get("table", "") for r in records.values()}))
     res.skipped, res.aborted, res.build = skipped, aborted, kernel_build
     res.protocol, res.timing = dict(protocol), timing
     res.remaining = sum(1 for s in set(shapes) if s not in records)
@@ -728,6 +747,11 @@ def write_outputs(res: BenchResult, out_dir: Path, title: str) -> None:
         md += [f"handed both layouts, reading the column-major copy: {sum(map(bool, both))}/{len(both)} correct (all "
                "checks)", ""]
     md += [protocol_line(res.protocol, gpu=res.timing == "gpu"), ""]
+    if len(res.tables) > 1:  # (session 59) only a log from before records named their table can get here
+        md += [f"WARNING: these shapes were measured with {len(res.tables)} different tables "
+               f"({', '.join(t or 'unrecorded' for t in res.tables)}); rerun without resume to read one table", ""]
+    elif res.tables and res.tables[0]:
+        md += [f"table fingerprint: {res.tables[0]}", ""]
     if res.build:  # its own line, and in the title's reach: these are not the shipped kernels
         md += [f"kernel library: a diagnostic build, CUDAOPT_GEMM_DEFINES = {' '.join(res.build)} (not the shipped "
                "kernels)", ""]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import math
 import os
@@ -135,6 +136,15 @@ def load_table(path: str | None = None) -> dict[Shape, Choice]:
     if not p.exists():
         return {}
     return parse_table(_table_json(str(p)))
+
+
+def table_digest(path: str | None = None) -> str:
+    """A short fingerprint of a table's bytes (default `table_path()`): bench records carry it, so a resumed run
+    never mixes times measured with two tables. "none" when the table is missing (the dispatcher's defaults)."""
+    p = table_path(path)
+    if not p.exists():
+        return "none"
+    return hashlib.sha256(p.read_bytes()).hexdigest()[:12]
 
 
 def table_device(path: str | None = None) -> str | None:
