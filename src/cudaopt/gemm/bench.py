@@ -662,10 +662,10 @@ def run_bench(shapes: list[Shape], mode: str = "offline", timing: str = "gpu", t
         table = table_digest(table_path)
         log(f"table: {in_use(table_path)} (tuned on {table_device(table_path) or 'an unnamed GPU'}; "
             f"fingerprint {table})")
-        other = [s for s, r in records.items() if r.get("table") != table]
-        if other:  # measured with another table (or before records named theirs): measured afresh, never mixed
-            log(f"{len(other)} logged shapes were measured with another table: measuring them afresh")
-            records = {s: r for s, r in records.items() if r.get("table") == table}
+        same = usable_records(records, shapes, mode, timing, kernel_build, protocol, table)
+        if len(same) < len(records):  # measured with another table (or before records named theirs): afresh, not mixed
+            log(f"{len(records) - len(same)} logged shapes were measured with another table: measuring them afresh")
+            records = same
             todo = [i for i in picked if shapes[i] not in records]
     if records:
         log(f"resuming from {log_path}: {len(picked) - len(todo)} of {len(picked)} shapes already done")
