@@ -97,3 +97,21 @@ def test_knowledge_store_feeds_the_search_prompts(tmp_path):
 def test_train_grpo_refuses_a_bad_vllm_mode_before_loading_anything():
     p = cli("train", "grpo", "no-such-model", "--vllm", "fast")
     assert p.returncode == 2 and "colocate" in p.stdout + p.stderr
+
+
+def test_every_command_has_a_one_line_summary():
+    """`cudaopt --help` lists each command by the first paragraph of its help; a paragraph that wraps in the source
+    keeps its hard line breaks there, so the summary is one line and the details follow a blank line."""
+    import typer.main
+
+    from cudaopt.cli import app
+
+    def walk(group, prefix=""):
+        for name, cmd in group.commands.items():
+            yield prefix + name, cmd
+            if hasattr(cmd, "commands"):
+                yield from walk(cmd, prefix + name + " ")
+
+    wrapped = [name for name, cmd in walk(typer.main.get_command(app))
+               if "\n" in (cmd.help or "").strip().split("\n\n")[0]]
+    assert not wrapped, f"commands whose summary spans lines: {wrapped}"

@@ -167,7 +167,8 @@ def optimize_cmd(
     report_only: bool = typer.Option(False, help="With --suite: evaluate nothing; write the report and plot of the stored run again "
                                      "(after a run was killed before it could)."),
 ) -> None:
-    """Search for a faster kernel (evolutionary, frozen model) and write the best kernel and a report.
+    """Search for a faster kernel (evolutionary, frozen model); write the best kernel and a report.
+
     Ctrl-C or SIGTERM (e.g. from `timeout`) stops it cleanly: what was evaluated is stored, the report is
     written, and --resume continues."""
     from cudaopt.evaluate import EvalOptions
@@ -253,8 +254,9 @@ def bench_gemm_cmd(
     seed: int = typer.Option(0, min=0, help="Seeds the shuffled order, the inputs and each shape's round orders: "
                              "grids meant as independent readings take different seeds (a resumed run keeps its own)."),
 ) -> None:
-    """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid. gpu timing clears L2 before
-    every timed replay (CUDAOPT_GEMM_L2_FLUSH=0: it does not, as before session 53)."""
+    """CUDA-L2: our HGEMM family vs torch.matmul, cuBLAS and cuBLASLt over a shape grid.
+
+    gpu timing clears L2 before every timed replay (CUDAOPT_GEMM_L2_FLUSH=0: it does not, as before session 53)."""
     from cudaopt.gemm.cli import bench_gemm, check_args
 
     try:
@@ -341,8 +343,10 @@ def gemm_table_from_grids_cmd(
                                          "written as the new table's device where it is not the table's: hgemm takes "
                                          "a shipped table by it."),
 ) -> None:
-    """Move shapes between ours, torch.matmul and cuBLASLt's autotuned algorithm where every grid agrees (no GPU): a
-    candidate table for a fresh grid. With --bt, the B^T route instead; with --both, the layout read when handed both."""
+    """A candidate table from grids already run (no GPU), to judge on a fresh grid.
+
+    Moves shapes between ours, torch.matmul and cuBLASLt's autotuned algorithm where every grid agrees. With --bt, the
+    B^T route instead; with --both, the layout read when handed both."""
     import json
 
     from cudaopt.gemm.grid_choice import (
@@ -416,10 +420,12 @@ def gemm_table_for_gpu_cmd(
     verify: int = typer.Option(2, help="Then time the moved shapes under the base table and the proposal alternately, "
                                "this many times, and send back any move that reads slower (0: keep every move)."),
 ) -> None:
-    """A kernel table for this GPU: the shipped table's grid run here --grids times, then each shape moved between ours,
-    torch.matmul and cuBLASLt's algorithms where every grid agrees (as gemm-table-from-grids), and its B^T route
-    rechosen the same way (as gemm-table-from-grids --bt), each move then checked on its own shape against the base
-    table's choice (--verify), labelled with this GPU."""
+    """A kernel table for this GPU, rechosen from grids run here.
+
+    The shipped table's grid is run here --grids times, then each shape moved between ours, torch.matmul and
+    cuBLASLt's algorithms where every grid agrees (as gemm-table-from-grids), and its B^T route rechosen the same way
+    (as gemm-table-from-grids --bt), each move then checked on its own shape against the base table's choice
+    (--verify), labelled with this GPU."""
     from cudaopt.gemm.cli import check_table_for_gpu_args, table_for_gpu
 
     try:
@@ -471,9 +477,10 @@ def gemm_table_on_grids_cmd(
     bt: bool = typer.Option(False, "--bt", help="Read the B^T route against cuBLASLt autotuned TN instead (grids run "
                             "with CUDAOPT_GEMM_BENCH_BT=1)."),
 ) -> None:
-    """Read a candidate table on grids already run (no GPU): per grid, its floor count and mean against cuBLASLt
-    autotuned max (--bt: the B^T route against cuBLASLt autotuned TN) beside the grid's own dispatcher, from the columns
-    each grid timed."""
+    """Read a candidate table on grids already run (no GPU).
+
+    Per grid: its floor count and mean against cuBLASLt autotuned max (--bt: the B^T route against cuBLASLt autotuned
+    TN) beside the grid's own dispatcher, from the columns each grid timed."""
     import json
 
     from cudaopt.gemm.grid_choice import GridError, load_grid, read_table, read_table_bt, table_data
