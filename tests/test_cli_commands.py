@@ -115,3 +115,16 @@ def test_every_command_has_a_one_line_summary():
     wrapped = [name for name, cmd in walk(typer.main.get_command(app))
                if "\n" in (cmd.help or "").strip().split("\n\n")[0]]
     assert not wrapped, f"commands whose summary spans lines: {wrapped}"
+
+
+def test_eval_names_a_missing_file_before_looking_at_the_device(tmp_path):
+    # The default --device cuda: on a machine without a GPU the missing file is still what is reported.
+    p = cli("eval", str(tmp_path / "ref.py"), str(tmp_path / "cand.py"))
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "ref.py: no such file" in err, err
+    p = cli("eval", "ref.py", str(tmp_path / "cand.py"))  # a bare name: a file, or a built-in task
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "ref.py: no such file, nor a built-in task" in err, err
+    p = cli("eval", "softmax_rows.py", str(tmp_path / "cand.py"))
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "cand.py: no such file" in err, err

@@ -51,20 +51,25 @@ def eval_cmd(
     """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
     from cudaopt.evaluate import EvalOptions, evaluate
     from cudaopt.evaluate.summary import print_result
-    from cudaopt.tasks.loader import TaskError
+    from cudaopt.tasks.loader import TaskError, resolve_task
 
-    if device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            _usage_error("no CUDA device here; pass --device cpu (candidates in C++ or PyTorch) or run on a GPU machine")
+    # The inputs first: a wrong path is reported the same on every machine, before the device is looked at.
+    try:
+        resolve_task(reference)
+    except TaskError as e:
+        _usage_error(str(e))
+    if not candidate.exists():
+        _usage_error(f"{candidate}: no such file; give the path of a candidate file defining ModelNew")
     try:
         options = EvalOptions(device=device, trials=trials, baseline=baseline, budget_s=budget_s, size=size, strict=strict,
                               kernel_check=kernel_check, fresh_inputs=fresh_inputs, kernel_check_helper=kernel_check_helper)
     except ValueError as e:
         _usage_error(str(e))
-    if not candidate.exists():
-        _usage_error(f"{candidate}: no such file; give the path of a candidate file defining ModelNew")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            _usage_error("no CUDA device here; pass --device cpu (candidates in C++ or PyTorch) or run on a GPU machine")
     try:
         with console.status(f"evaluating {candidate.name} on {device} ...", spinner="dots"):
             result = evaluate(reference, candidate, options)

@@ -109,7 +109,13 @@ def find_builtin(name: str) -> Task:
 def resolve_task(spec: str | Path) -> Task:
     """A path, source text, or the name of a built-in task."""
     if isinstance(spec, str) and "\n" not in spec and not Path(spec).exists() and re.fullmatch(r"[\w.-]+", spec):
-        return find_builtin(spec.removesuffix(".py"))
+        try:
+            return find_builtin(spec.removesuffix(".py"))
+        except TaskError:
+            if spec.endswith(".py"):  # meant as a file: say so, not only that no built-in task has its name
+                raise TaskError(f"{spec}: no such file, nor a built-in task of that name; give a KernelBench-format "
+                                "task file or a name from `cudaopt tasks list`") from None
+            raise
     return load_task(spec)
 
 
