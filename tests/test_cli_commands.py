@@ -128,3 +128,21 @@ def test_eval_names_a_missing_file_before_looking_at_the_device(tmp_path):
     p = cli("eval", "softmax_rows.py", str(tmp_path / "cand.py"))
     err = " ".join(p.stderr.split())
     assert p.returncode == 2 and "cand.py: no such file" in err, err
+
+
+def test_reading_commands_refuse_a_missing_database_without_making_one(tmp_path):
+    missing = tmp_path / "none.sqlite"
+    for args in (("train", "export", str(missing), str(tmp_path / "sft.jsonl")),
+                 ("train", "sft", "some-model", str(missing)),
+                 ("techniques", str(missing))):
+        p = cli(*args)
+        err = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "no such database file" in err and "Traceback" not in p.stderr, (args, err)
+    assert not missing.exists() and not (tmp_path / "sft.jsonl").exists()
+    p = cli("train", "sft", "some-model", str(tmp_path / "none.jsonl"))
+    assert p.returncode == 2 and "none.jsonl: no such file" in " ".join(p.stderr.split())
+
+
+def test_profile_answers_missing_files_in_one_line(tmp_path):
+    p = cli("profile", "softmax_rows", str(tmp_path / "cand.py"))
+    assert p.returncode == 2 and "cand.py: no such file" in " ".join(p.stderr.split()) and "Traceback" not in p.stderr

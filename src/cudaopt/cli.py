@@ -539,7 +539,10 @@ def train_export(
     """Export successful candidates as SFT pairs (one-shot prompt -> answer), for training elsewhere."""
     from cudaopt.train import export_sft
 
-    console.print(f"wrote {export_sft(db, out, holdout=holdout)}")
+    try:
+        console.print(f"wrote {export_sft(db, out, holdout=holdout)}")
+    except FileNotFoundError as e:
+        _usage_error(str(e))
 
 
 @train_app.command("sft")
@@ -555,7 +558,10 @@ def train_sft_cmd(
     """Stage 1: supervised fine-tuning on successful candidates."""
     from cudaopt.train import train_sft
 
-    res = train_sft(model, data, out, lora=lora, epochs=epochs, holdout=holdout, resume=resume)
+    try:
+        res = train_sft(model, data, out, lora=lora, epochs=epochs, holdout=holdout, resume=resume)
+    except FileNotFoundError as e:  # the data (a missing model is the hub library's own error, with its advice)
+        _usage_error(str(e))
     console.print_json(json.dumps(res.to_dict(), default=str))
 
 
@@ -641,9 +647,15 @@ def profile_cmd(
 ) -> None:
     """Nsight Compute metrics of the candidate's own kernels (or the reason there are none) + ptxas resources."""
     from cudaopt.profile import format_profile, profile_candidate
-    from cudaopt.tasks.loader import resolve_task
+    from cudaopt.tasks.loader import TaskError, resolve_task
 
-    report = profile_candidate(resolve_task(reference), candidate, device=device, ncu=not no_ncu)
+    try:
+        task = resolve_task(reference)
+    except TaskError as e:
+        _usage_error(str(e))
+    if not candidate.exists():
+        _usage_error(f"{candidate}: no such file; give the path of a candidate file defining ModelNew")
+    report = profile_candidate(task, candidate, device=device, ncu=not no_ncu)
     console.print(f"ncu: {report.ncu_status}" + (f" ({report.ncu_reason})" if report.ncu_reason else ""))
     console.print(f"ptxas: {report.ptxas_status}" + (f" ({report.ptxas_reason})" if report.ptxas_reason else ""))
     text = format_profile(report)

@@ -323,11 +323,9 @@ def analyze(kernels: Sequence[KernelRow], *, source: str = "", within_task: bool
 
 def analyze_db(db_url: str | Path, *, levels: Sequence[int] | None = None, within_task: bool = True,
                bootstrap: int = 2000, seed: int = 0) -> TechniqueAnalysis:
-    from cudaopt.db.store import database_url
+    from cudaopt.db.store import existing_database
 
-    if "://" not in str(db_url) and not Path(db_url).is_file():
-        raise FileNotFoundError(f"{db_url}: no such database file; give a run's SQLite file or a SQLAlchemy URL")
-    url = database_url(db_url)
+    url = existing_database(db_url)
     return analyze(load_kernels(url, levels=levels), source=_display_url(url), within_task=within_task,
                    bootstrap=bootstrap, seed=seed)
 

@@ -41,6 +41,14 @@ def database_url(url_or_path: str | Path) -> str:
     return f"sqlite:///{p}"
 
 
+def existing_database(url_or_path: str | Path) -> str:
+    """database_url for a database that is read, not made: a path that is no file raises FileNotFoundError
+    (opening it would create an empty database and read nothing from it)."""
+    if "://" not in str(url_or_path) and not Path(url_or_path).expanduser().is_file():
+        raise FileNotFoundError(f"{url_or_path}: no such database file; give a run's SQLite file or a SQLAlchemy URL")
+    return database_url(url_or_path)
+
+
 @dataclass(frozen=True)
 class RunInfo:
     id: int

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 from sqlalchemy import select
 
 from cudaopt.db.models import TaskRow
-from cudaopt.db.store import CandidateRecord, ExemplarDB, source_hash
+from cudaopt.db.store import CandidateRecord, ExemplarDB, existing_database, source_hash
 from cudaopt.prompts.builder import PromptBuilder
 from cudaopt.prompts.parser import CODE_SECTION, parse_response
 from cudaopt.tasks.loader import Task
@@ -94,7 +94,7 @@ def export_sft(db_url: str | Path, out_jsonl: str | Path, *, holdout: HoldoutSpe
     held-out tasks left out. Returns the JSONL path; the split goes next to it as <name>.split.json."""
     from cudaopt.train.holdout import write_split
 
-    with ExemplarDB(db_url) as db:
+    with ExemplarDB(existing_database(db_url)) as db:
         rows, split = sft_rows(db, holdout=holdout, tasks=tasks, seed=seed,
                                builder=PromptBuilder(Path(template_dir) if template_dir else None))
     out = write_jsonl(rows, out_jsonl)

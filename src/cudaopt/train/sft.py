@@ -77,11 +77,11 @@ def _rows_from(data_or_db: Any, holdout: HoldoutSpec, tasks: Sequence[str] | Non
             exported = json.loads(sidecar.read_text())
             return rows, Split(tuple(exported["train"]), tuple(exported["held_out"]))
     else:
-        from cudaopt.db.store import ExemplarDB
+        from cudaopt.db.store import ExemplarDB, existing_database
         from cudaopt.prompts.builder import PromptBuilder
         from cudaopt.train.data import sft_rows
 
-        with ExemplarDB(data_or_db) as db:
+        with ExemplarDB(existing_database(data_or_db)) as db:
             return sft_rows(db, holdout=holdout, tasks=tasks, seed=seed,
                             builder=PromptBuilder(Path(template_dir) if template_dir else None))
     # Rows from a file or a list: the held-out rule still applies to any row naming its task.
