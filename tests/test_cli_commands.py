@@ -28,6 +28,8 @@ def test_train_export_writes_pairs(tmp_path):
 
 def test_usage_errors_exit_2(tmp_path):
     assert cli("optimize", "no_such_task", "--device", "cpu").returncode == 2
+    p = cli("optimize", "no_such_task")  # the default --device cuda: the task is what is wrong, on any machine
+    assert p.returncode == 2 and "no built-in task named" in " ".join(p.stderr.split())
     assert cli("optimize", "--device", "cpu").returncode == 2  # neither a task nor --suite
     assert cli("serve", "--host", "0.0.0.0", "--device", "cpu").returncode == 2  # off loopback without a key
     assert cli("tasks", "list", str(tmp_path / "nothing")).returncode == 2

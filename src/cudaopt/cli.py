@@ -187,6 +187,13 @@ def optimize_cmd(
             EvalOptions(device=d)
     except (ValueError, IndexError) as e:
         _usage_error(str(e) or "give a device: cpu, cuda or cuda:N")
+    if reference is not None and not suite:  # a wrong task is reported the same on every machine, before the device
+        from cudaopt.tasks.loader import resolve_task
+
+        try:
+            resolve_task(reference)
+        except TaskError as e:
+            _usage_error(str(e))
     if device.startswith("cuda"):
         import torch
 
