@@ -148,3 +148,19 @@ def test_reading_commands_refuse_a_missing_database_without_making_one(tmp_path)
 def test_profile_answers_missing_files_in_one_line(tmp_path):
     p = cli("profile", "softmax_rows", str(tmp_path / "cand.py"))
     assert p.returncode == 2 and "cand.py: no such file" in " ".join(p.stderr.split()) and "Traceback" not in p.stderr
+
+
+def test_a_bad_model_spec_or_task_path_is_one_line_from_any_command(tmp_path):
+    for args in (("collect", "--llm", "foo", "--device", "cpu", "--out", str(tmp_path / "c")),
+                 ("ablation", "--llm", "foo", "--device", "cpu", "--out", str(tmp_path / "a")),
+                 ("train", "self", "some-model", "--device", "cpu", "--tasks", str(tmp_path / "none.py"))):
+        p = cli(*args)
+        assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.startswith("error: "), (args, p.stderr)
+    p = cli("collect", "--llm", "foo", "--device", "cpu", "--out", str(tmp_path / "c"))
+    assert "http(s)://HOST/v1[#MODEL]" in p.stderr  # the message's brackets are text, not console markup
+
+
+def test_knowledge_add_checks_every_folder_before_making_the_store(tmp_path):
+    p = cli("knowledge", "add", str(tmp_path / "store"), str(tmp_path), str(tmp_path / "none"))
+    assert p.returncode == 2 and "none: not a folder" in " ".join(p.stderr.split())
+    assert not (tmp_path / "store").exists()

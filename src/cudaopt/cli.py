@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Write, verify and time CUDA kernels for PyTorch modules.")
@@ -23,7 +24,7 @@ err = Console(stderr=True, soft_wrap=True)  # an error is one line, however long
 
 
 def _usage_error(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}")
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)  # escaped: '[#MODEL]' is text, not markup
     raise typer.Exit(2)
 
 
@@ -515,7 +516,7 @@ def gemm_table_on_grids_cmd(
 
 @app.command("serve")
 def serve_cmd(
-    port: int = typer.Option(8000, help="Port to listen on."),
+    port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0: any free port)."),
     host: str = typer.Option("127.0.0.1", help="Address to bind; anything but loopback needs --api-key."),
     device: str = typer.Option("cuda", "--device", help="cpu | cpu*N | cuda (every GPU) | cuda:0,cuda:1"),
     api_key: Optional[str] = typer.Option(None, envvar="CUDAOPT_API_KEY", help="Key clients send (X-API-Key or Bearer)."),
@@ -708,10 +709,11 @@ def knowledge_add(
     """Index the text files of FOLDERS into STORE (changed files are re-read, unchanged ones skipped)."""
     from cudaopt.retrieval import KnowledgeStore
 
-    ks = KnowledgeStore(store)
-    for folder in folders:
+    for folder in folders:  # all checked before the store is made
         if not folder.is_dir():
             _usage_error(f"{folder}: not a folder; give folders of text files")
+    ks = KnowledgeStore(store)
+    for folder in folders:
         r = ks.add_folder(folder)
         console.print(f"{folder}: {r.added} files added, {r.unchanged} unchanged, {r.skipped} skipped, {r.passages} passages")
 
@@ -739,9 +741,18 @@ def _need_cuda() -> None:
         _usage_error("this command needs a CUDA GPU (sm_90: an H200 or H100 for the shipped tables); run it on a machine with one")
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app()
+def main() -> None:
+    """The console entry point: the app, with a bad task or model spec that a command did not catch itself answered
+    in one line (exit 2) instead of a traceback."""
+    from cudaopt.llm.base import LLMError
+    from cudaopt.tasks.loader import TaskError
+
+    try:
+        app()
+    except (TaskError, LLMError) as e:
+        err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+        sys.exit(2)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    app()
+if __name__ == "__main__":
+    main()
