@@ -863,10 +863,12 @@ def test_bad_shard_is_a_usage_error():
     with pytest.raises(ValueError, match="shard"):
         tune_gemm(shapes="64x64x64", shard="x")
     for args in (["bench-gemm", "--shard", "3/2"], ["tune-gemm", "--shard", "1/0"], ["bench-gemm", "--mode", "batch"],
-                 ["tune-gemm-fallbacks", "--ours-back", "--table", "/nonexistent/tuned.json"]):
+                 ["tune-gemm-fallbacks", "--ours-back", "--table", "/nonexistent/tuned.json"],
+                 ["bench-gemm", "--table", "/nonexistent/tuned.json"]):
         p = subprocess.run([sys.executable, "-m", "cudaopt.cli", *args], capture_output=True, text=True, timeout=120,
                            check=False)
         assert p.returncode == 2 and "error:" in p.stderr and "Traceback" not in p.stderr, p.stderr
+        assert "needs a CUDA GPU" not in p.stderr, p.stderr  # what is wrong with the arguments, on any machine
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gemm.py"
     p = subprocess.run([sys.executable, str(script), "grid", "offline", "gpu", "/nonexistent", "--shard", "3/2"],
                        capture_output=True, text=True, timeout=120, check=False)

@@ -276,6 +276,8 @@ def bench_gemm_cmd(
         check_args(shapes, mode, timing, shard, budget_s, rounds, order)
     except ValueError as e:
         _usage_error(str(e))
+    if table is not None and not Path(table).is_file():
+        _usage_error(f"no table at {table}: give a tuned table's path with --table (or leave it out for the shipped one)")
     _need_cuda()
     path = bench_gemm(shapes=shapes, mode=mode, timing=timing, out_dir=out, table=table, rounds=rounds,
                       budget_s=budget_s, resume=resume, shard=shard, order=order, seed=seed)
