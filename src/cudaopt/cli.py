@@ -28,6 +28,20 @@ def _usage_error(message: str) -> None:
     raise typer.Exit(2)
 
 
+def _task_and_candidate(reference: str, candidate: Path):
+    """The reference task, read once, and a check that the candidate file exists: a wrong path is reported the same
+    on every machine, so callers do this before they look at the device."""
+    from cudaopt.tasks.loader import TaskError, resolve_task
+
+    try:
+        task = resolve_task(reference)
+    except TaskError as e:
+        _usage_error(str(e))
+    if not candidate.exists():
+        _usage_error(f"{candidate}: no such file; give the path of a candidate file defining ModelNew")
+    return task
+
+
 @app.command("eval")
 def eval_cmd(
     reference: str = typer.Argument(..., help="Reference task: a KernelBench-format file, or a built-in task name."),
@@ -52,15 +66,9 @@ def eval_cmd(
     """Is CANDIDATE correct, is it honestly faster than REFERENCE, and by how much."""
     from cudaopt.evaluate import EvalOptions, evaluate
     from cudaopt.evaluate.summary import print_result
-    from cudaopt.tasks.loader import TaskError, resolve_task
+    from cudaopt.tasks.loader import TaskError
 
-    # The inputs first: a wrong path is reported the same on every machine, before the device is looked at.
-    try:
-        resolve_task(reference)
-    except TaskError as e:
-        _usage_error(str(e))
-    if not candidate.exists():
-        _usage_error(f"{candidate}: no such file; give the path of a candidate file defining ModelNew")
+    task = _task_and_candidate(reference, candidate)
     try:
         options = EvalOptions(device=device, trials=trials, baseline=baseline, budget_s=budget_s, size=size, strict=strict,
                               kernel_check=kernel_check, fresh_inputs=fresh_inputs, kernel_check_helper=kernel_check_helper)
@@ -73,16 +81,15 @@ def eval_cmd(
             _usage_error("no CUDA device here; pass --device cpu (candidates in C++ or PyTorch) or run on a GPU machine")
     try:
         with console.status(f"evaluating {candidate.name} on {device} ...", spinner="dots"):
-            result = evaluate(reference, candidate, options)
+            result = evaluate(task, candidate, options)
     except TaskError as e:
         _usage_error(str(e))
     payload = result.to_dict()
     if profile:
         from cudaopt.profile import format_profile, profile_candidate
-        from cudaopt.tasks.loader import resolve_task
 
         with console.status("profiling ...", spinner="dots"):
-            report = profile_candidate(resolve_task(reference), candidate, device=options.device, size=size)
+            report = profile_candidate(task, candidate, device=options.device, size=size)
         payload["profile"] = report.to_dict()
     if json_path is not None:
         text = json.dumps(payload, indent=2)
@@ -657,14 +664,8 @@ def profile_cmd(
 ) -> None:
     """Nsight Compute metrics of the candidate's own kernels (or the reason there are none) + ptxas resources."""
     from cudaopt.profile import format_profile, profile_candidate
-    from cudaopt.tasks.loader import TaskError, resolve_task
 
-    try:
-        task = resolve_task(reference)
-    except TaskError as e:
-        _usage_error(str(e))
-    if not candidate.exists():
-        _usage_error(f"{candidate}: no such file; give the path of a candidate file defining ModelNew")
+    task = _task_and_candidate(reference, candidate)
     report = profile_candidate(task, candidate, device=device, ncu=not no_ncu)
     console.print(f"ncu: {report.ncu_status}" + (f" ({report.ncu_reason})" if report.ncu_reason else ""))
     console.print(f"ptxas: {report.ptxas_status}" + (f" ({report.ptxas_reason})" if report.ptxas_reason else ""))
