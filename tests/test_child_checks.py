@@ -24,3 +24,34 @@ NAN, INF = float("nan"), float("inf")
 ])
 def test_same(a, b, want):
     assert _same(a, b) is want
+
+
+# -- torch's shared settings (the reference is timed in the candidate's process) ----------------------------
+
+def test_shared_settings_see_a_setter_call_and_name_it():
+    from cudaopt.evaluate.sandbox import describe_settings, settings_changed, shared_settings
+
+    before = shared_settings()
+    assert {"num_threads", "grad_enabled", "cudnn.enabled", "sdp_backends"} <= set(before)
+    n = torch.get_num_threads()
+    other = 1 if n != 1 else 2
+    torch.set_num_threads(other)
+    try:
+        diff = settings_changed(before, shared_settings())
+    finally:
+        torch.set_num_threads(n)
+    assert diff == {"num_threads": (n, other)}
+    assert describe_settings(diff) == f"num_threads {n} -> {other}"
+    assert settings_changed(before, shared_settings()) == {}
+
+
+def test_grad_mode_compares_only_within_one_context():
+    from cudaopt.evaluate.sandbox import CONTEXT_SETTINGS, settings_changed, shared_settings
+
+    outside = shared_settings()
+    with torch.no_grad():
+        inside = shared_settings()
+        # the harness's own no_grad is not a change when compared with a reading taken outside it ...
+        assert settings_changed(outside, inside, CONTEXT_SETTINGS) == {}
+        torch.set_grad_enabled(True)  # ... but grad mode switched back on inside the block is one
+        assert settings_changed(inside, shared_settings()) == {"grad_enabled": (False, True)}

@@ -37,11 +37,15 @@ from cudaopt.evaluate.inputs import (
 from cudaopt.evaluate.profiling import Profiled
 from cudaopt.evaluate.sandbox import (
     Sandbox,
+    CONTEXT_SETTINGS,
     TamperWatch,
     child_pids,
+    describe_settings,
     new_threads,
     precision_flags,
     set_precision,
+    settings_changed,
+    shared_settings,
     thread_ids,
 )
 from cudaopt.evaluate.stats import balanced_orders, estimate, needs_verification
@@ -217,6 +221,8 @@ class _Worker:
         self.send("device_name", torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else _cpu_name())
         self.precision = precision_flags()
         self.send("precision", self.precision)  # what both sides run under, reported with the result
+        self.settings = shared_settings()  # the rest of what both sides run under (thread pools, backends)
+        self.settings_reported = False
         self.scratch = tempfile.mkdtemp(prefix="cudaopt-scratch-")
         cache = self.opt["cache_dir"]
         ext_dir = os.path.join(cache, "extensions", self.opt["source_hash"])
@@ -274,6 +280,8 @@ class _Worker:
         changed = self.tamper.changed()
         if changed:
             self.finding("timer_tamper", f"candidate replaced functions the harness relies on ({where})", ", ".join(changed[:6]))
+        # Outside the harness's own no_grad blocks only the context-free settings compare with setup's.
+        self.check_settings(self.settings, where, CONTEXT_SETTINGS)
         now = precision_flags()
         if now != self.precision:
             diff = {k: v for k, v in now.items() if self.precision.get(k) != v}
@@ -292,6 +300,17 @@ class _Worker:
         if kids:
             self.finding("process_escape", f"candidate left child processes running ({where})", str(kids[:5]))
         self.flush_sandbox()
+
+    def check_settings(self, before: dict, where: str, skip: frozenset = frozenset(), now: dict | None = None) -> None:
+        """A shared setting changed since `before`: the reference ran (or would run) under other settings
+        than the ones it was measured for. Blocking: whatever the policy, the timing is not of the task."""
+        if self.settings_reported:
+            return
+        diff = settings_changed(before, shared_settings() if now is None else now, skip)
+        if diff:
+            self.settings_reported = True
+            self.finding("timer_tamper", f"candidate changed torch settings the reference shares ({where})",
+                         describe_settings(diff), blocking=True)
 
     # -- stages
     def compile(self) -> None:
@@ -571,6 +590,9 @@ class _Worker:
                      for s in range(N_TIMING_SETS)]
         clock = clock_mod.DeviceClock(dev, head_start_us=opt.get("head_start_us", 0.0)) if dev.type == "cuda" else clock_mod.HostClock()
         with torch.no_grad():
+            # read in this block, so that grad mode compares too: a candidate that leaves autograd on after
+            # its call makes the reference, timed next under the same no_grad, record a graph
+            settled = shared_settings()
             base = self._baseline()
             for _ in range(WARMUP_CALLS):
                 for x in self.sets:
@@ -619,8 +641,12 @@ class _Worker:
                 del out, copy
                 ev[side].append(t.event_us)
                 dv[side].append(t.device_us)
+                # Read after both sides' calls (one code path), judged after the candidate's: a setting it
+                # left changed (threads, backends, grad mode) is what the reference's next call runs under.
+                now = shared_settings()
                 if side == "cand":
                     self.report_threads(started, "candidate threads still running after a timed call: their work is outside the window")
+                    self.check_settings(settled, "after a timed call", now=now)
             t_start = time.perf_counter()
 
             ref_kinds = [type(o) for o in flatten_outputs(self.call_reference(base, self.sets[0]))]

@@ -216,6 +216,58 @@ def precision_flags() -> dict:
     return flags
 
 
+# torch's process-wide settings that decide how fast the reference runs. The reference is timed in the
+# candidate's process, so a candidate that changes one (a call such as set_num_threads, which no
+# assignment shows) makes the reference slower without touching any clock: on a 2-core CPU, one intra-op
+# thread outside the candidate's own calls read 1.72x for an honest addmm (session 61). Precision flags
+# are precision_flags' business.
+_SHARED_SETTINGS = {
+    "num_threads": lambda: torch.get_num_threads(),
+    "num_interop_threads": lambda: torch.get_num_interop_threads(),
+    "grad_enabled": lambda: torch.is_grad_enabled(),
+    "inference_mode": lambda: torch.is_inference_mode_enabled(),
+    "anomaly_detection": lambda: torch.is_anomaly_enabled(),
+    "deterministic_algorithms": lambda: (torch.are_deterministic_algorithms_enabled(),
+                                         torch.is_deterministic_algorithms_warn_only_enabled()),
+    "default_dtype": lambda: torch.get_default_dtype(),
+    "autocast": lambda: (torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")),
+    "cudnn.enabled": lambda: torch.backends.cudnn.enabled,
+    "cudnn.benchmark": lambda: (torch.backends.cudnn.benchmark, torch.backends.cudnn.benchmark_limit),
+    "mkldnn.enabled": lambda: torch.backends.mkldnn.enabled,
+    "nnpack.enabled": lambda: torch._C._get_nnpack_enabled(),
+    "opt_einsum": lambda: (torch.backends.opt_einsum.enabled, torch.backends.opt_einsum.strategy),
+    "sdp_backends": lambda: (torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled(),
+                             torch.backends.cuda.math_sdp_enabled(), torch.backends.cuda.cudnn_sdp_enabled()),
+    "preferred_blas_library": lambda: str(torch.backends.cuda.preferred_blas_library()),
+    "preferred_linalg_library": lambda: str(torch.backends.cuda.preferred_linalg_library()),
+    "cuda.matmul.allow_fp16_accumulation": lambda: torch.backends.cuda.matmul.allow_fp16_accumulation,
+}
+# What a `with torch.no_grad()` in the harness itself changes: compared only between readings taken in
+# the same context (before and after calls inside one block), never against the setup reading.
+CONTEXT_SETTINGS = frozenset({"grad_enabled", "inference_mode"})
+
+
+def shared_settings() -> dict:
+    """The current value of each shared setting this torch can report (one it cannot is left out)."""
+    out = {}
+    for name, read in _SHARED_SETTINGS.items():
+        try:
+            out[name] = read()
+        except (AttributeError, RuntimeError, TypeError):  # not in this torch build
+            continue
+    return out
+
+
+def settings_changed(before: dict, now: dict, skip: frozenset = frozenset()) -> dict:
+    """{name: (before, now)} for each shared setting that differs, `skip` left out."""
+    return {k: (before.get(k), now.get(k)) for k in sorted(set(before) | set(now))
+            if k not in skip and before.get(k) != now.get(k)}
+
+
+def describe_settings(diff: dict) -> str:
+    return ", ".join(f"{k} {a} -> {b}" for k, (a, b) in diff.items())
+
+
 def set_precision(allow_tf32: bool) -> dict:
     """Fix the global precision flags for both sides; returns what was set (reported in the result)."""
     torch.backends.cuda.matmul.allow_tf32 = allow_tf32
