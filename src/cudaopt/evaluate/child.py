@@ -309,7 +309,7 @@ class _Worker:
         diff = settings_changed(before, shared_settings() if now is None else now, skip)
         if diff:
             self.settings_reported = True
-            self.finding("timer_tamper", f"candidate changed torch settings the reference shares ({where})",
+            self.finding("timer_tamper", f"candidate changed process-wide settings the reference shares ({where})",
                          describe_settings(diff), blocking=True)
 
     # -- stages

@@ -7,6 +7,7 @@ own compilation of baselines is not mistaken for the candidate's.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import re
@@ -216,7 +217,7 @@ def precision_flags() -> dict:
     return flags
 
 
-# torch's process-wide settings that decide how fast the reference runs. The reference is timed in the
+# The process-wide settings (torch's, the collector's, the CPU affinity) that decide how fast the reference runs. The reference is timed in the
 # candidate's process, so a candidate that changes one (a call such as set_num_threads, which no
 # assignment shows) makes the reference slower without touching any clock: on a 2-core CPU, one intra-op
 # thread outside the candidate's own calls read 1.72x for an honest addmm (session 61). Precision flags
@@ -241,6 +242,20 @@ _SHARED_SETTINGS = {
     "preferred_blas_library": lambda: str(torch.backends.cuda.preferred_blas_library()),
     "preferred_linalg_library": lambda: str(torch.backends.cuda.preferred_linalg_library()),
     "cuda.matmul.allow_fp16_accumulation": lambda: torch.backends.cuda.matmul.allow_fp16_accumulation,
+    "mha_fastpath": lambda: torch.backends.mha.get_fastpath_enabled(),
+    "default_device": lambda: str(torch.get_default_device()),
+    # Per-op overhead on every torch call: a profiler left recording, a torch-function or dispatch mode left
+    # on the stack (torch's own FlopCounterMode needs no __torch_function__ in the candidate's source).
+    "profiler": lambda: torch._C._autograd._profiler_enabled(),
+    "torch_function_modes": lambda: torch._C._len_torch_function_stack(),
+    "torch_dispatch_modes": lambda: torch._C._len_torch_dispatch_stack(),
+    # Python's collector (a threshold of 1 collects on nearly every allocation; the side that makes more
+    # Python objects pays more) and the CPUs the process may run on.
+    "gc": lambda: (gc.isenabled(), gc.get_threshold()),
+    "cpu_affinity": lambda: tuple(sorted(os.sched_getaffinity(0))),
+    # CUDA's, read only once CUDA is up (the defaults otherwise, so that a candidate's first CUDA call is no change)
+    "cuda_sync_debug_mode": lambda: torch.cuda.get_sync_debug_mode() if torch.cuda.is_initialized() else 0,
+    "cuda_current_stream": lambda: torch.cuda.current_stream().cuda_stream if torch.cuda.is_initialized() else 0,
 }
 # What a `with torch.no_grad()` in the harness itself changes: compared only between readings taken in
 # the same context (before and after calls inside one block), never against the setup reading.
@@ -253,7 +268,7 @@ def shared_settings() -> dict:
     for name, read in _SHARED_SETTINGS.items():
         try:
             out[name] = read()
-        except (AttributeError, RuntimeError, TypeError):  # not in this torch build
+        except (AttributeError, RuntimeError, TypeError, OSError):  # not in this torch build, or this OS
             continue
     return out
 
