@@ -1745,6 +1745,24 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # After an evaluator change (session 21: f7179d5's message order): the GPU red team and the GPU evaluator tests.
     evaluator_gpu_tests 300
     ;;
+  settings_check)
+    # Session 61: the shared-settings check (threads, grad mode, backends, mode stacks, collector, affinity,
+    # CUDA sync mode and stream) on a GPU: the red team and evaluator tests, the torch.compile proposer (Inductor
+    # and Triton run in the worker, so a setting they leave changed would reject every compiled candidate),
+    # then an A/A over five tasks. Any card.
+    evaluator_gpu_tests 300
+    for t in elu softmax_rows; do compile_check "$t" "$OUT/compile_check/$t" 90; done
+    timeout 150 python benchmarks/aa_check.py --device cuda --only softmax_rows elu layernorm_gelu matmul_square conv2d_3x3 \
+        --trials 3 --budget-s 1 --out "$OUT/aa.json" 2>&1 | tail -4
+    ;;
+  h200_modes_else_settings)
+    # Session 61: the H200's pending call on an H200; on any other card the settings check, so that a call
+    # which finds an H100 is not spent for nothing.
+    case "$(gpu_name)" in
+      *H200*) bash "$0" gemm_modes_h200 ;;
+      *) echo "not an H200 ($(gpu_name)): the settings check instead"; bash "$0" settings_check ;;
+    esac
+    ;;
   gemm_uncond)
     # Issue 6, plan for session 17: the UNCOND cluster configs (48: 40 issuing its wgmmas unconditionally;
     # 49: the 64 x 128 pair sharing B). Their GPU tests (bitwise equal to their twins), 48 against 40 and
