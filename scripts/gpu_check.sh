@@ -1751,7 +1751,7 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     # and Triton run in the worker, so a setting they leave changed would reject every compiled candidate),
     # then an A/A over five tasks. Any card.
     evaluator_gpu_tests 300
-    timeout 200 python scripts/eval_proposals.py elu softmax_rows layernorm_gelu --proposers compile cuda_graph --device cuda 2>&1 \
+    timeout 200 python scripts/eval_proposals.py elu softmax_rows layernorm_gelu --proposers compile cuda-graph --device cuda 2>&1 \
         | grep -v "^ " | tail -8
     timeout 150 python benchmarks/aa_check.py --device cuda --only softmax_rows elu layernorm_gelu matmul_square conv2d_3x3 \
         --trials 3 --budget-s 1 --out "$OUT/aa.json" 2>&1 | tail -4
