@@ -249,6 +249,8 @@ _SHARED_SETTINGS = {
     "profiler": lambda: torch._C._autograd._profiler_enabled(),
     "torch_function_modes": lambda: torch._C._len_torch_function_stack(),
     "torch_dispatch_modes": lambda: torch._C._len_torch_dispatch_stack(),
+    # hooks every nn.Module runs, the reference's included (one that redid their work read 3.96x, session 61)
+    "module_global_hooks": lambda: tuple(len(getattr(torch.nn.modules.module, name)) for name in _GLOBAL_HOOKS),
     # Python's collector (a threshold of 1 collects on nearly every allocation; the side that makes more
     # Python objects pays more) and the CPUs the process may run on.
     "gc": lambda: (gc.isenabled(), gc.get_threshold()),
@@ -257,6 +259,9 @@ _SHARED_SETTINGS = {
     "cuda_sync_debug_mode": lambda: torch.cuda.get_sync_debug_mode() if torch.cuda.is_initialized() else 0,
     "cuda_current_stream": lambda: torch.cuda.current_stream().cuda_stream if torch.cuda.is_initialized() else 0,
 }
+_GLOBAL_HOOKS = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_pre_hooks", "_global_backward_hooks",
+                 "_global_module_registration_hooks", "_global_parameter_registration_hooks",
+                 "_global_buffer_registration_hooks")
 # What a `with torch.no_grad()` in the harness itself changes: compared only between readings taken in
 # the same context (before and after calls inside one block), never against the setup reading.
 CONTEXT_SETTINGS = frozenset({"grad_enabled", "inference_mode"})

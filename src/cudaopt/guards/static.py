@@ -77,6 +77,7 @@ _CALLS: dict[str, tuple[str, str]] = {
     "sys.monitoring.": ("timer_tamper", "uses sys.monitoring to watch or alter the harness"),
     "unittest.mock.": ("timer_tamper", "uses mock patching, which can replace the harness's functions"),
     "torch.library.": ("timer_tamper", "registers operator implementations that the reference would also use"),
+
     "importlib.reload": ("timer_tamper", "reloads a module the harness relies on"),
     "os.putenv": ("timer_tamper", "changes the environment the harness and the reference run in"),
     # reading what it must not read
@@ -198,6 +199,12 @@ _CALLS: dict[str, tuple[str, str]] = {
     "torch.overrides.": ("lazy_output", "intercepts torch functions"),
     "contextlib.suppress": ("exception_fallback", "silences exceptions, hiding a failing fast path"),
 }
+# Dotted call targets matched by how their name starts (families of functions, not module prefixes).
+_CALL_PREFIXES: dict[str, tuple[str, str]] = {
+    "torch._C._dispatch_": ("timer_tamper", "changes the operator dispatcher, which the reference's ops also go through"),
+    # hooks on every nn.Module: the reference's modules run them too (a hook that redid their work read 3.96x)
+    "torch.nn.modules.module.register_module_": ("timer_tamper", "installs a hook on every nn.Module, the reference's among them"),
+}
 # Method names checked on any object: (category, why).
 _METHODS: dict[str, tuple[str, str]] = {
     "data_ptr": ("result_cache", "reads a buffer address; answers keyed on it go stale when contents change"),
@@ -258,6 +265,9 @@ _EMBEDDED: list[tuple[re.Pattern, str, str, bool, bool]] = [
          "embedded code reads the caching allocator's blocks (the harness's outputs among them)", False, False),
         (r"^\s*(?:extern\s+\"C\"\s+)?(?:__host__\s+)?(?:cudaError_t|CUresult)\s+(?:cuda|cu)[A-Z]\w*\s*\([^;]*$",
          "timer_tamper", "embedded code defines a CUDA API function (symbol interposition on the harness's clock)", False, False),
+        (r"\bTORCH_LIBRARY_(?:IMPL|FRAGMENT)\s*\(\s*(?:aten|prim|prims|_)\s*,|\btorch::Library\s*\(|\bc10::Dispatcher\b|\bDispatcher::singleton\b"
+         r"|\bRegisterOperators\b",
+         "timer_tamper", "embedded code registers kernels for torch's own operators (the reference's ops would run them)", False, False),
         (r"\bcudaAccessPolicyWindow\b|\baccessPolicyWindow\b|\bcudaLimitPersistingL2CacheSize\b|\bcudaAccessPropertyPersisting\b|\bcudaCtxResetPersistingL2Cache\b",
          "cache_state", "embedded code sets an L2 persistence window that carries data between timed rounds", False, False),
         (r"\bstatic\s+(?:torch::Tensor|at::Tensor|std::(?:unordered_)?map)\b", "result_cache", "embedded code keeps tensors or tables between calls", False, False),
@@ -857,7 +867,7 @@ class _Scanner(ast.NodeVisitor):
         # called `signal` is not the signal module); bare builtins such as id() always count.
         if d and "." in d and not imported and d.split(".")[0] not in self._imported_roots():
             return
-        hit = self._matches(d, _CALLS)
+        hit = self._matches(d, _CALLS) or next((v for k, v in _CALL_PREFIXES.items() if d and d.startswith(k)), None)
         if hit and not (d in ("id", "hash") and (self.func is None or imported)):
             if d in ("id", "hash") and (d in self.aliases):
                 return
