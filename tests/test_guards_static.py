@@ -138,6 +138,7 @@ ATTACKS = {
         "lib = torch._C._dispatch_library('IMPL', 'aten', '')\n",
         '_c = r"""\nTORCH_LIBRARY_IMPL(aten, CUDA, m) { m.impl("relu", slow_relu); }\n"""\n',
         '_c = r"""\nTORCH_LIBRARY_IMPL(_, CPU, m) { m.fallback(torch::CppFunction::makeFallthrough()); }\n"""\n',
+        '_c = r"""\n#define NS aten\nTORCH_LIBRARY_IMPL(NS, CUDA, m) { m.impl("relu", slow_relu); }\n"""\n',
     ],
     "reference_peek": [
         "import gc\nobjs = gc.get_objects()\n",

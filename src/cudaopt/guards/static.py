@@ -265,8 +265,7 @@ _EMBEDDED: list[tuple[re.Pattern, str, str, bool, bool]] = [
          "embedded code reads the caching allocator's blocks (the harness's outputs among them)", False, False),
         (r"^\s*(?:extern\s+\"C\"\s+)?(?:__host__\s+)?(?:cudaError_t|CUresult)\s+(?:cuda|cu)[A-Z]\w*\s*\([^;]*$",
          "timer_tamper", "embedded code defines a CUDA API function (symbol interposition on the harness's clock)", False, False),
-        (r"\bTORCH_LIBRARY_(?:IMPL|FRAGMENT)\s*\(\s*(?:aten|prim|prims|_)\s*,|\btorch::Library\s*\(|\bc10::Dispatcher\b|\bDispatcher::singleton\b"
-         r"|\bRegisterOperators\b",
+        (r"\btorch::Library\s*\(|\bc10::Dispatcher\b|\bDispatcher::singleton\b|\bRegisterOperators\b",
          "timer_tamper", "embedded code registers kernels for torch's own operators (the reference's ops would run them)", False, False),
         (r"\bcudaAccessPolicyWindow\b|\baccessPolicyWindow\b|\bcudaLimitPersistingL2CacheSize\b|\bcudaAccessPropertyPersisting\b|\bcudaCtxResetPersistingL2Cache\b",
          "cache_state", "embedded code sets an L2 persistence window that carries data between timed rounds", False, False),
@@ -953,6 +952,14 @@ class _Scanner(ast.NodeVisitor):
 
     def _scan_code_text(self, text: str) -> None:
         code = _strip_c_comments(text)
+        # Kernels for operators of a namespace this file does not declare (aten, the catch-all `_`, or a
+        # macro standing for one) replace what the reference's ops run; the candidate's own are fine.
+        declared = set(_LIBRARY_DEF_RE.findall(_strip_c_comments(self.source)))
+        for m in _LIBRARY_IMPL_RE.finditer(code):
+            if m.group(1) not in declared:
+                self.add("timer_tamper", "embedded code registers kernels for torch's own operators (the reference's ops would run them)",
+                         m.group(0).strip())
+                break
         for pattern, category, why, hint, fp32_only in _EMBEDDED:
             if fp32_only and not self.task_fp32:
                 continue
@@ -976,6 +983,8 @@ def _imported_module_names(scanner: _Scanner) -> set[str]:
     return set(scanner.aliases.values())
 
 
+_LIBRARY_DEF_RE = re.compile(r"\bTORCH_LIBRARY\s*\(\s*(\w+)\s*,")
+_LIBRARY_IMPL_RE = re.compile(r"\bTORCH_LIBRARY_(?:IMPL|FRAGMENT)\s*\(\s*(\w+)\s*,[^)]*\)")
 _C_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
