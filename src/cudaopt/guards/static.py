@@ -205,6 +205,16 @@ _CALL_PREFIXES: dict[str, tuple[str, str]] = {
     # hooks on every nn.Module: the reference's modules run them too (a hook that redid their work read 3.96x)
     "torch.nn.modules.module.register_module_": ("timer_tamper", "installs a hook on every nn.Module, the reference's among them"),
 }
+# Calls that empty or reshape the caching allocator. Inside a function other than __init__ (a forward, or
+# a helper it calls) they leave the reference's next allocations to cudaMalloc while the candidate's
+# come from what it kept; once at import or construction they bias nothing. (Not measured on a GPU.)
+_ALLOCATOR_CALLS: dict[str, tuple[str, str]] = {
+    name: ("timer_tamper", "empties or reconfigures the caching allocator between calls (the reference's next "
+                           "allocations then go to cudaMalloc)")
+    for name in ("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch._C._cuda_emptyCache",
+                 "torch.cuda.memory._set_allocator_settings", "torch._C._cuda_cudaCachingAllocator_set_allocator_settings",
+                 "torch.cuda.set_per_process_memory_fraction", "torch.cuda.memory.set_per_process_memory_fraction")
+}
 # Method names checked on any object: (category, why).
 _METHODS: dict[str, tuple[str, str]] = {
     "data_ptr": ("result_cache", "reads a buffer address; answers keyed on it go stale when contents change"),
@@ -867,6 +877,8 @@ class _Scanner(ast.NodeVisitor):
         if d and "." in d and not imported and d.split(".")[0] not in self._imported_roots():
             return
         hit = self._matches(d, _CALLS) or next((v for k, v in _CALL_PREFIXES.items() if d and d.startswith(k)), None)
+        if not hit and d in _ALLOCATOR_CALLS and self.func is not None and self.func.node.name != "__init__":
+            hit = _ALLOCATOR_CALLS[d]
         if hit and not (d in ("id", "hash") and (self.func is None or imported)):
             if d in ("id", "hash") and (d in self.aliases):
                 return
