@@ -217,11 +217,14 @@ def precision_flags() -> dict:
     return flags
 
 
-# The process-wide settings (torch's, the collector's, the CPU affinity) that decide how fast the reference runs. The reference is timed in the
-# candidate's process, so a candidate that changes one (a call such as set_num_threads, which no
-# assignment shows) makes the reference slower without touching any clock: on a 2-core CPU, one intra-op
-# thread outside the candidate's own calls read 1.72x for an honest addmm (session 61). Precision flags
-# are precision_flags' business.
+# The process-wide settings (torch's, the collector's, the CPU affinity) that decide how fast the reference
+# runs. The reference is timed in the candidate's process, so a candidate that changes one (a call such as
+# set_num_threads, which no assignment shows) makes the reference slower without touching any clock: on a
+# 2-core CPU, one intra-op thread outside the candidate's own calls read 1.72x for an honest addmm
+# (session 61). Precision flags are precision_flags' business.
+_GLOBAL_HOOKS = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_pre_hooks", "_global_backward_hooks",
+                 "_global_module_registration_hooks", "_global_parameter_registration_hooks",
+                 "_global_buffer_registration_hooks")
 _SHARED_SETTINGS = {
     "num_threads": lambda: torch.get_num_threads(),
     "num_interop_threads": lambda: torch.get_num_interop_threads(),
@@ -259,9 +262,6 @@ _SHARED_SETTINGS = {
     "cuda_sync_debug_mode": lambda: torch.cuda.get_sync_debug_mode() if torch.cuda.is_initialized() else 0,
     "cuda_current_stream": lambda: torch.cuda.current_stream().cuda_stream if torch.cuda.is_initialized() else 0,
 }
-_GLOBAL_HOOKS = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_pre_hooks", "_global_backward_hooks",
-                 "_global_module_registration_hooks", "_global_parameter_registration_hooks",
-                 "_global_buffer_registration_hooks")
 # What a `with torch.no_grad()` in the harness itself changes: compared only between readings taken in
 # the same context (before and after calls inside one block), never against the setup reading.
 CONTEXT_SETTINGS = frozenset({"grad_enabled", "inference_mode"})

@@ -77,7 +77,6 @@ _CALLS: dict[str, tuple[str, str]] = {
     "sys.monitoring.": ("timer_tamper", "uses sys.monitoring to watch or alter the harness"),
     "unittest.mock.": ("timer_tamper", "uses mock patching, which can replace the harness's functions"),
     "torch.library.": ("timer_tamper", "registers operator implementations that the reference would also use"),
-
     "importlib.reload": ("timer_tamper", "reloads a module the harness relies on"),
     "os.putenv": ("timer_tamper", "changes the environment the harness and the reference run in"),
     # reading what it must not read
@@ -253,6 +252,7 @@ _IMPORTS: dict[str, tuple[str, str]] = {
     "mmap": ("reference_peek", "imports mmap (other processes' memory)"),
 }
 
+_OPERATOR_OVERRIDE = "embedded code registers kernels for torch's own operators (the reference's ops would run them)"
 # Regular expressions over embedded C++/CUDA: (pattern, category, why, hint?, only when the task is fp32?)
 _EMBEDDED: list[tuple[re.Pattern, str, str, bool, bool]] = [
     (re.compile(p), c, w, h, f)
@@ -276,7 +276,7 @@ _EMBEDDED: list[tuple[re.Pattern, str, str, bool, bool]] = [
         (r"^\s*(?:extern\s+\"C\"\s+)?(?:__host__\s+)?(?:cudaError_t|CUresult)\s+(?:cuda|cu)[A-Z]\w*\s*\([^;]*$",
          "timer_tamper", "embedded code defines a CUDA API function (symbol interposition on the harness's clock)", False, False),
         (r"\btorch::Library\s*\(|\bc10::Dispatcher\b|\bDispatcher::singleton\b|\bRegisterOperators\b",
-         "timer_tamper", "embedded code registers kernels for torch's own operators (the reference's ops would run them)", False, False),
+         "timer_tamper", _OPERATOR_OVERRIDE, False, False),
         (r"\bcudaAccessPolicyWindow\b|\baccessPolicyWindow\b|\bcudaLimitPersistingL2CacheSize\b|\bcudaAccessPropertyPersisting\b|\bcudaCtxResetPersistingL2Cache\b",
          "cache_state", "embedded code sets an L2 persistence window that carries data between timed rounds", False, False),
         (r"\bstatic\s+(?:torch::Tensor|at::Tensor|std::(?:unordered_)?map)\b", "result_cache", "embedded code keeps tensors or tables between calls", False, False),
@@ -362,6 +362,8 @@ class _Scanner(ast.NodeVisitor):
                  aliases: dict | None = None, prefix: str = ""):
         self.source = source
         self.lines = source.splitlines()
+        # operator namespaces the file declares itself (TORCH_LIBRARY), read once for every embedded string
+        self.declared_libraries = set(_LIBRARY_DEF_RE.findall(_strip_c_comments(source)))
         self.device = device
         self.task_fp32 = task_fp32
         self.size_names = size_names
@@ -966,11 +968,9 @@ class _Scanner(ast.NodeVisitor):
         code = _strip_c_comments(text)
         # Kernels for operators of a namespace this file does not declare (aten, the catch-all `_`, or a
         # macro standing for one) replace what the reference's ops run; the candidate's own are fine.
-        declared = set(_LIBRARY_DEF_RE.findall(_strip_c_comments(self.source)))
         for m in _LIBRARY_IMPL_RE.finditer(code):
-            if m.group(1) not in declared:
-                self.add("timer_tamper", "embedded code registers kernels for torch's own operators (the reference's ops would run them)",
-                         m.group(0).strip())
+            if m.group(1) not in self.declared_libraries:
+                self.add("timer_tamper", _OPERATOR_OVERRIDE, m.group(0).strip())
                 break
         for pattern, category, why, hint, fp32_only in _EMBEDDED:
             if fp32_only and not self.task_fp32:
