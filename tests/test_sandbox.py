@@ -4,6 +4,8 @@ import subprocess
 import sys
 import textwrap
 
+import torch
+
 
 def _run_fresh(code: str) -> str:
     """Run `code` in a fresh interpreter (the audit hook must not stay in this one); its stdout, stripped."""
@@ -189,3 +191,62 @@ def test_torch_compile_reading_its_own_tracebacks_is_not_a_peek(tmp_path):
         """
     )
     assert out == "0 1 ['reference_peek']"
+
+
+def test_api_watch_names_replaced_torch_functions_and_nothing_benign():
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    from cudaopt.evaluate.sandbox import ApiWatch
+
+    watch = ApiWatch()
+    assert watch.changed() == []
+    forward, linear = nn.Linear.forward, F.linear
+
+    class AlwaysEqual:  # must not pass for the original through ==
+        def __eq__(self, other):
+            return True
+
+        def __call__(self, *a, **k):
+            return None
+
+    try:
+        type.__setattr__(nn.Linear, "forward", lambda self, x: forward(self, x))
+        F.linear = AlwaysEqual()
+        assert sorted(watch.changed()) == ["torch.nn.Linear.forward", "torch.nn.functional.linear"]
+    finally:
+        nn.Linear.forward, F.linear = forward, linear
+    assert watch.changed() == []
+    # a name added to a class that hides an inherited one is a replacement; a new helper name is not
+    nn.ReLU.__call__ = lambda *a: None
+    try:
+        assert watch.changed() == ["torch.nn.ReLU.__call__"]
+    finally:
+        del nn.ReLU.__call__
+    nn.ReLU.cudaopt_test_helper = lambda *a: None
+    try:
+        assert watch.changed() == []
+    finally:
+        del nn.ReLU.cudaopt_test_helper
+    # torch._VF serves its functions through __getattr__: a name set on it hides one
+    torch._VF.dropout = lambda *a: None
+    try:
+        assert watch.changed() == ["torch._VF.dropout"]
+    finally:
+        del torch._VF.dropout
+    assert watch.changed() == []
+
+
+def test_api_watch_excuses_what_torch_replaces_itself():
+    import torch.nn as nn
+
+    from cudaopt.evaluate.sandbox import ApiWatch
+
+    watch = ApiWatch()
+    init, seed = nn.Module.__init__, torch.manual_seed
+    try:  # Dynamo wraps these on its first compile; the timed calls run neither
+        nn.Module.__init__ = lambda self, *a, **k: init(self, *a, **k)
+        torch.manual_seed = lambda s: seed(s)
+        assert watch.changed() == []
+    finally:
+        nn.Module.__init__, torch.manual_seed = init, seed

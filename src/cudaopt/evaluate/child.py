@@ -38,6 +38,7 @@ from cudaopt.evaluate.profiling import Profiled
 from cudaopt.evaluate.sandbox import (
     Sandbox,
     CONTEXT_SETTINGS,
+    ApiWatch,
     TamperWatch,
     child_pids,
     describe_settings,
@@ -252,6 +253,9 @@ class _Worker:
         self.tamper = TamperWatch()
         self.ref = _load_reference(self.ref_source, self.opt["size"], "worker")
         self._wrap_reference_forward()
+        # after the reference's import (what it imported is watched too), before the candidate's
+        self.api = ApiWatch()
+        self.api_reported = False
 
     def _wrap_reference_forward(self) -> None:
         """Count calls of the reference's forward, so a candidate that runs it is seen (reference_inherit)."""
@@ -282,6 +286,7 @@ class _Worker:
             self.finding("timer_tamper", f"candidate replaced functions the harness relies on ({where})", ", ".join(changed[:6]))
         # Outside the harness's own no_grad blocks only the context-free settings compare with setup's.
         self.check_settings(self.settings, where, CONTEXT_SETTINGS)
+        self.check_api(where)
         now = precision_flags()
         if now != self.precision:
             diff = {k: v for k, v in now.items() if self.precision.get(k) != v}
@@ -311,6 +316,17 @@ class _Worker:
             self.settings_reported = True
             self.finding("timer_tamper", f"candidate changed process-wide settings the reference shares ({where})",
                          describe_settings(diff), blocking=True)
+
+    def check_api(self, where: str) -> None:
+        """A function or class both sides run through (torch's, torch.nn's, a Tensor method) was replaced:
+        the reference runs the candidate's version. Blocking, as a changed setting is."""
+        if self.api_reported:
+            return
+        changed = self.api.changed()
+        if changed:
+            self.api_reported = True
+            self.finding("timer_tamper", f"candidate replaced torch functions the reference runs through ({where})",
+                         ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else ""), blocking=True)
 
     # -- stages
     def compile(self) -> None:
@@ -647,6 +663,7 @@ class _Worker:
                 if side == "cand":
                     self.report_threads(started, "candidate threads still running after a timed call: their work is outside the window")
                     self.check_settings(settled, "after a timed call", now=now)
+                    self.check_api("after a timed call")
             t_start = time.perf_counter()
 
             ref_kinds = [type(o) for o in flatten_outputs(self.call_reference(base, self.sets[0]))]
