@@ -45,6 +45,25 @@ def test_shared_settings_see_a_setter_call_and_name_it():
     assert settings_changed(before, shared_settings()) == {}
 
 
+def test_a_collector_callback_left_behind_is_a_change():
+    import gc
+
+    from cudaopt.evaluate.sandbox import settings_changed, shared_settings
+
+    before = shared_settings()
+    n = len(gc.callbacks)
+
+    def callback(phase, info):
+        return None
+
+    gc.callbacks.append(callback)
+    try:
+        assert settings_changed(before, shared_settings()) == {"gc_callbacks": (n, n + 1)}
+    finally:
+        gc.callbacks.remove(callback)
+    assert settings_changed(before, shared_settings()) == {}
+
+
 def test_grad_mode_compares_only_within_one_context():
     from cudaopt.evaluate.sandbox import CONTEXT_SETTINGS, settings_changed, shared_settings
 

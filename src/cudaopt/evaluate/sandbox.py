@@ -334,6 +334,9 @@ _SHARED_SETTINGS = {
     # Python's collector (a threshold of 1 collects on nearly every allocation; the side that makes more
     # Python objects pays more) and the CPUs the process may run on.
     "gc": lambda: (gc.isenabled(), gc.get_threshold()),
+    # a callback Python runs at every collection, the reference's included (session 62; not measured: the
+    # same move as a global module hook, one level down)
+    "gc_callbacks": lambda: len(gc.callbacks),
     "cpu_affinity": lambda: tuple(sorted(os.sched_getaffinity(0))),
     # CUDA's, read only once CUDA is up (the defaults otherwise, so that a candidate's first CUDA call is no change)
     "cuda_sync_debug_mode": lambda: torch.cuda.get_sync_debug_mode() if torch.cuda.is_initialized() else 0,
