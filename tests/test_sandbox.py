@@ -235,6 +235,21 @@ def test_api_watch_names_replaced_torch_functions_and_nothing_benign():
     finally:
         del torch._VF.dropout
     assert watch.changed() == []
+    # a module a torch module calls through, swapped for a look-alike
+    import importlib
+    import types
+
+    import torch.nn.modules.linear as linear_module
+
+    real = linear_module.F
+    linear_module.F = types.SimpleNamespace(linear=real.linear)
+    try:
+        assert watch.changed() == ["torch.nn.modules.linear.F"]
+    finally:
+        linear_module.F = real
+    importlib.import_module("torch.utils.cpp_extension")  # a submodule imported late is no change
+
+    assert watch.changed() == []
 
 
 def test_api_watch_excuses_what_torch_replaces_itself():

@@ -269,7 +269,7 @@ class ApiWatch:
         for (label, owner, shadows), snap, found in zip(self.spaces, self.snapshot, self.found):
             now = vars(owner)
             out += [f"{label}.{k}" for k, v in snap.items()
-                    if now.get(k) is not v and (label, k) not in _API_REPLACED_BY_TORCH and not isinstance(v, type(sys))]
+                    if now.get(k) is not v and (label, k) not in _API_REPLACED_BY_TORCH]
             if shadows:
                 out += [f"{label}.{k}" for k in now.keys() - snap.keys()
                         if k in found and k not in _API_BOOKKEEPING and _api_callable(now[k])]
@@ -279,7 +279,8 @@ class ApiWatch:
 
 
 def _api_callable(v) -> bool:
-    return callable(v) or isinstance(v, (staticmethod, classmethod, property))
+    # a module too: `F` in torch.nn.modules.linear, swapped for an object whose `linear` is slower
+    return callable(v) or isinstance(v, (staticmethod, classmethod, property, type(sys)))
 
 
 def precision_flags() -> dict:
