@@ -231,12 +231,10 @@ def _api_spaces() -> list[tuple[str, object, bool]]:
     spaces = [(n, sys.modules[n], False) for n in mods if n in sys.modules]
     if "torch._VF" in sys.modules:
         spaces.append(("torch._VF", sys.modules["torch._VF"], True))
-    classes = {torch.Tensor, torch._C.TensorBase, torch.nn.Parameter, torch.autograd.Function}
-    classes |= {c for c in vars(torch.nn).values() if isinstance(c, type) and issubclass(c, torch.nn.Module)}
-    spaces += sorted(((f"{c.__module__.replace('torch.nn.modules.', 'torch.nn.').split('.', 2)[0]}.nn.{c.__name__}"
-                       if issubclass(c, torch.nn.Module) else f"{c.__module__}.{c.__qualname__}"), c, True)
-                     for c in classes)
-    return spaces
+    classes = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
+               "torch.nn.Parameter": torch.nn.Parameter, "torch.autograd.Function": torch.autograd.Function}
+    classes |= {f"torch.nn.{name}": c for name, c in vars(torch.nn).items() if isinstance(c, type) and issubclass(c, torch.nn.Module)}
+    return spaces + [(label, c, True) for label, c in sorted(classes.items())]
 
 
 class ApiWatch:
