@@ -248,7 +248,6 @@ def test_api_watch_names_replaced_torch_functions_and_nothing_benign():
     finally:
         linear_module.F = real
     importlib.import_module("torch.utils.cpp_extension")  # a submodule imported late is no change
-
     assert watch.changed() == []
 
 

@@ -246,26 +246,25 @@ class ApiWatch:
 
     def __init__(self) -> None:
         self.spaces = _api_spaces()
-        self.snapshot = [{k: v for k, v in vars(o).items() if _api_callable(v)} for _, o, _ in self.spaces]
+        self.namespaces = [vars(o) for _, o, _ in self.spaces]  # live views: read once, compared at every check
+        self.snapshot = [{k: v for k, v in ns.items() if _api_callable(v)} for ns in self.namespaces]
         # what a lookup finds now (torch._VF serves its functions through __getattr__ from .vf)
         self.found = [frozenset(dir(o)) | frozenset(dir(getattr(o, "vf", None))) if shadows else frozenset()
                       for _, o, shadows in self.spaces]
         self._quick_baseline()
 
     def _quick_baseline(self) -> None:
-        self.values = [tuple(vars(o).values()) for _, o, _ in self.spaces]
+        self.values = [tuple(ns.values()) for ns in self.namespaces]
 
     def _unmoved(self) -> bool:
         # identity, never ==: an object whose __eq__ says True to everything must not pass for the original
-        return all(len(v) == len(vars(o)) and all(map(operator.is_, v, vars(o).values()))
-                   for (_, o, _), v in zip(self.spaces, self.values))
+        return all(len(v) == len(ns) and all(map(operator.is_, v, ns.values())) for ns, v in zip(self.namespaces, self.values))
 
     def changed(self) -> list[str]:
         if self._unmoved():
             return []
         out = []
-        for (label, owner, shadows), snap, found in zip(self.spaces, self.snapshot, self.found):
-            now = vars(owner)
+        for (label, _, shadows), now, snap, found in zip(self.spaces, self.namespaces, self.snapshot, self.found):
             out += [f"{label}.{k}" for k, v in snap.items()
                     if now.get(k) is not v and (label, k) not in _API_REPLACED_BY_TORCH]
             if shadows:
