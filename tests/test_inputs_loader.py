@@ -3,7 +3,7 @@ import textwrap
 import pytest
 import torch
 
-from cudaopt.evaluate.inputs import TRANSFORMS, copy_into, make_inputs, trial_plan
+from cudaopt.evaluate.inputs import TRANSFORMS, copy_into, describe_signature_change, input_signature, make_inputs, trial_plan
 from cudaopt.tasks.loader import (
     TaskError,
     apply_size,
@@ -61,6 +61,51 @@ def test_copy_into_keeps_addresses():
     res = copy_into(old, new)
     assert res[0].data_ptr() == old[0].data_ptr() and torch.equal(res[0], torch.ones(3))
     assert res[1] == 6
+
+
+class _Sub(torch.Tensor):
+    pass
+
+
+def _retyped(x):
+    x.__class__ = _Sub
+
+
+def _restrided(x):  # same values, column-major: `set_` onto a transposed copy
+    t = x.t().contiguous().t()
+    x.set_(t.untyped_storage(), 0, t.shape, t.stride())
+
+
+@pytest.mark.parametrize("change, what", [
+    (_retyped, "class"),
+    (_restrided, "strides"),
+    (lambda x: setattr(x, "sum", lambda *a, **k: None), "attributes"),  # shadows Tensor.sum on this object
+    (lambda x: x.requires_grad_(True), "requires_grad"),
+    (lambda x: x.set_(x.clone()), "storage"),
+    pytest.param(lambda x: x.rename_("rows", "cols"), "names", marks=pytest.mark.skipif(
+        not hasattr(torch.Tensor, "rename_"), reason="this torch has no named tensors")),
+])
+def test_input_signature_sees_what_a_value_compare_cannot(change, what):
+    """Each change keeps every value bit for bit (input_mutation's compare passes) but alters what the
+    reference, handed the same tensor object next, runs on."""
+    x = torch.randn(6, 4)
+    values = x.detach().clone()
+    before = input_signature([x, 3])
+    assert input_signature([x, 3]) == before  # reading it changes nothing
+    change(x)
+    assert torch.equal(x.detach(), values)
+    after = input_signature([x, 3])
+    assert after != before
+    assert what in describe_signature_change(before, after)
+
+
+def test_input_signature_ignores_new_values_and_sees_a_swapped_object():
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    before = input_signature([x, [y]])
+    x.copy_(torch.randn(4, 4))  # the harness's own copy_into of a round's values
+    assert input_signature([x, [y]]) == before
+    assert input_signature([x, [y.clone()]]) != before  # an element of a nested list replaced
+    assert "object" in describe_signature_change(before, input_signature([x.clone(), [y]]))
 
 
 def test_loader_errors_are_one_line(tmp_path):

@@ -28,6 +28,8 @@ from cudaopt.evaluate.compare import flatten_outputs
 from cudaopt.evaluate.inputs import (
     N_TIMING_SETS,
     copy_into,
+    describe_signature_change,
+    input_signature,
     make_init_inputs,
     make_inputs,
     seed_generators,
@@ -256,6 +258,7 @@ class _Worker:
         # after the reference's import (what it imported is watched too), before the candidate's
         self.api = ApiWatch()
         self.api_reported = False
+        self.inputs_reported = False  # an input changed beyond its values: reported once
 
     def _wrap_reference_forward(self) -> None:
         """Count calls of the reference's forward, so a candidate that runs it is seen (reference_inherit)."""
@@ -327,6 +330,19 @@ class _Worker:
             self.api_reported = True
             self.finding("timer_tamper", f"candidate replaced torch functions the reference runs through ({where})",
                          ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else ""), blocking=True)
+
+    def check_inputs(self, before: tuple, inputs, where: str) -> None:
+        """An input tensor's class, layout, storage or attributes changed under candidate code. In a timed round
+        both sides get the same tensor objects, so the reference would run on what the candidate made of them (a
+        subclass whose torch-function hook redoes each op, other strides, a method shadowed by an attribute).
+        Blocking: the reference was not timed on the task's inputs."""
+        if self.inputs_reported:
+            return
+        after = input_signature(inputs)
+        if after != before:
+            self.inputs_reported = True
+            self.finding("input_mutation", f"candidate changed its input tensors beyond their values ({where}); "
+                         "the reference runs on the same tensors", describe_signature_change(before, after), blocking=True)
 
     # -- stages
     def compile(self) -> None:
@@ -500,6 +516,7 @@ class _Worker:
                 if i == 0:
                     self.send("first_call_start",)
                 before = thread_ids()
+                shape_before = input_signature(inputs)
                 out = self.call_candidate(inputs)
                 _sync(self.device)
                 if i == 0:
@@ -514,6 +531,7 @@ class _Worker:
                         self.check_threads(before, "candidate started threads that are still running after the call: their work is outside any timing window")
                     self.check_output_object(out, inputs)
                 with self.guard_time.part("input_mutation"):
+                    self.check_inputs(shape_before, inputs, f"trial {i}")
                     for a, b in zip(inputs, pristine):
                         if isinstance(a, torch.Tensor):
                             pending.append((_differs(a, b), "input_mutation", "candidate wrote into its inputs",
@@ -604,6 +622,8 @@ class _Worker:
         draw_info: dict = {}  # whether get_inputs() fell back to the CPU (read from the first set's draw)
         self.sets = [make_inputs(self.ref, timing_seed(s, opt["seed"]), "plain", dev, draw_info if s == 0 else None)
                      for s in range(N_TIMING_SETS)]
+        # What each standing set is beyond its values (both sides get these objects): checked before every call.
+        set_sigs = [input_signature(xs) for xs in self.sets]
         clock = clock_mod.DeviceClock(dev, head_start_us=opt.get("head_start_us", 0.0)) if dev.type == "cuda" else clock_mod.HostClock()
         with torch.no_grad():
             # read in this block, so that grad mode compares too: a candidate that leaves autograd on after
@@ -611,10 +631,11 @@ class _Worker:
             settled = shared_settings()
             base = self._baseline()
             for _ in range(WARMUP_CALLS):
-                for x in self.sets:
+                for k, x in enumerate(self.sets):
                     base(*x)
                     before = thread_ids()
                     self.call_candidate(x)
+                    self.check_inputs(set_sigs[k], x, "a warm-up call")
                     # the first call in this process (a re-measurement has no correctness trials) may start
                     # a library's pools, as trial 0 may: exempt, like trial 0
                     if self.cand_calls > 1:
@@ -637,6 +658,8 @@ class _Worker:
                 t for m in (base, self.cand_model) if isinstance(m, torch.nn.Module) for t in (*m.parameters(), *m.buffers())])
 
             def side_call(side: str, slot: int, x) -> None:
+                # before either side's call: only candidate code can have changed them since the harness made them
+                self.check_inputs(set_sigs[slot], x, "before a timed call")
                 before = thread_ids()
                 model, guard = models[side], guards[side]
                 out, t = clock.time(lambda: self._invoke(model, x, guard), lazy)

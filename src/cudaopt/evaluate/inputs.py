@@ -142,3 +142,51 @@ def copy_into(dst: list, src: list) -> list:
 
 def make_init_inputs(module) -> list:
     return list(module.get_init_inputs())
+
+
+def input_signature(inputs, _depth: int = 0) -> tuple:
+    """What the harness made each input as, beyond its values: the object, its class, layout and storage, its
+    instance attributes. Both sides of a timed round get the same tensor objects, so a candidate that turns an
+    input into a subclass with a torch-function hook, gives it other strides (`set_`), or sets an attribute that
+    shadows a Tensor method would make the reference, timed next on them, run slower. Values are input_mutation's
+    bitwise check; this is the rest."""
+    sig = []
+    for x in inputs:
+        entry: tuple = (id(x), type(x))
+        if isinstance(x, torch.Tensor):
+            entry += _tensor_signature(x)
+        elif isinstance(x, (list, tuple)) and _depth < 2:
+            entry += (input_signature(x, _depth + 1),)
+        elif isinstance(x, dict) and _depth < 2:
+            entry += (tuple(x), input_signature(list(x.values()), _depth + 1))
+        sig.append(entry)
+    return tuple(sig)
+
+
+def _tensor_signature(x: torch.Tensor) -> tuple:
+    fields = (lambda: x.shape, x.stride, x.storage_offset, lambda: x.dtype, lambda: x.device, lambda: x.requires_grad,
+              lambda: x.untyped_storage().data_ptr(),
+              lambda: tuple((k, id(v)) for k, v in (getattr(x, "__dict__", None) or {}).items()),
+              # dimension names (`rename_`; gone from newer torch), lazy conjugate and negative bits
+              lambda: (getattr(x, "names", None), x.is_conj(), x.is_neg()))
+    sig = []
+    for read in fields:
+        try:
+            sig.append(read())
+        except Exception as e:  # a field made unreadable (a subclass without storage, say) reads as what raised
+            sig.append(("unreadable", type(e).__name__, str(e)[:80]))
+    return tuple(sig)
+
+
+def describe_signature_change(before: tuple, after: tuple) -> str:
+    """Which input changed and how, in a few words (the finding's evidence)."""
+    if len(before) != len(after):
+        return f"{len(before)} inputs became {len(after)}"
+    tensor_fields = ("object", "class", "shape", "strides", "storage offset", "dtype", "device", "requires_grad",
+                     "storage", "attributes", "names or conjugate bits")
+    for i, (b, a) in enumerate(zip(before, after)):
+        if b != a:
+            fields = tensor_fields if len(a) == len(tensor_fields) == len(b) else ("object", "class", "contents", "contents")
+            what = [fields[j] for j in range(min(len(a), len(b), len(fields))) if a[j] != b[j]] or ["contents"]
+            return f"input {i}: {', '.join(what)} changed (now a {getattr(a[1], '__name__', '?')})"
+    return "unchanged"
