@@ -516,7 +516,7 @@ class _Worker:
                 if i == 0:
                     self.send("first_call_start",)
                 before = thread_ids()
-                shape_before = input_signature(inputs)
+                sig_before = input_signature(inputs)
                 out = self.call_candidate(inputs)
                 _sync(self.device)
                 if i == 0:
@@ -531,7 +531,7 @@ class _Worker:
                         self.check_threads(before, "candidate started threads that are still running after the call: their work is outside any timing window")
                     self.check_output_object(out, inputs)
                 with self.guard_time.part("input_mutation"):
-                    self.check_inputs(shape_before, inputs, f"trial {i}")
+                    self.check_inputs(sig_before, inputs, f"trial {i}")
                     for a, b in zip(inputs, pristine):
                         if isinstance(a, torch.Tensor):
                             pending.append((_differs(a, b), "input_mutation", "candidate wrote into its inputs",

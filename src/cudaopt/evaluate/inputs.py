@@ -163,16 +163,26 @@ def input_signature(inputs, _depth: int = 0) -> tuple:
     return tuple(sig)
 
 
+# What a tensor input is beyond its values, field by field: one table read by the signature and named in the evidence.
+_TENSOR_FIELDS = (
+    ("shape", lambda x: x.shape),
+    ("strides", lambda x: x.stride()),
+    ("storage offset", lambda x: x.storage_offset()),
+    ("dtype", lambda x: x.dtype),
+    ("device", lambda x: x.device),
+    ("requires_grad", lambda x: x.requires_grad),
+    ("storage", lambda x: x.untyped_storage().data_ptr()),
+    ("attributes", lambda x: tuple((k, id(v)) for k, v in (getattr(x, "__dict__", None) or {}).items())),
+    # dimension names (`rename_`; gone from newer torch), lazy conjugate and negative bits
+    ("names or conjugate bits", lambda x: (getattr(x, "names", None), x.is_conj(), x.is_neg())),
+)
+
+
 def _tensor_signature(x: torch.Tensor) -> tuple:
-    fields = (lambda: x.shape, x.stride, x.storage_offset, lambda: x.dtype, lambda: x.device, lambda: x.requires_grad,
-              lambda: x.untyped_storage().data_ptr(),
-              lambda: tuple((k, id(v)) for k, v in (getattr(x, "__dict__", None) or {}).items()),
-              # dimension names (`rename_`; gone from newer torch), lazy conjugate and negative bits
-              lambda: (getattr(x, "names", None), x.is_conj(), x.is_neg()))
     sig = []
-    for read in fields:
+    for _, read in _TENSOR_FIELDS:
         try:
-            sig.append(read())
+            sig.append(read(x))
         except Exception as e:  # a field made unreadable (a subclass without storage, say) reads as what raised
             sig.append(("unreadable", type(e).__name__, str(e)[:80]))
     return tuple(sig)
@@ -182,8 +192,7 @@ def describe_signature_change(before: tuple, after: tuple) -> str:
     """Which input changed and how, in a few words (the finding's evidence)."""
     if len(before) != len(after):
         return f"{len(before)} inputs became {len(after)}"
-    tensor_fields = ("object", "class", "shape", "strides", "storage offset", "dtype", "device", "requires_grad",
-                     "storage", "attributes", "names or conjugate bits")
+    tensor_fields = ("object", "class") + tuple(name for name, _ in _TENSOR_FIELDS)
     for i, (b, a) in enumerate(zip(before, after)):
         if b != a:
             fields = tensor_fields if len(a) == len(tensor_fields) == len(b) else ("object", "class", "contents", "contents")
