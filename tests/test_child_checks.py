@@ -74,3 +74,37 @@ def test_grad_mode_compares_only_within_one_context():
         assert settings_changed(outside, inside, CONTEXT_SETTINGS) == {}
         torch.set_grad_enabled(True)  # ... but grad mode switched back on inside the block is one
         assert settings_changed(inside, shared_settings()) == {"grad_enabled": (False, True)}
+
+
+def test_the_window_runs_with_automatic_collection_off_and_restores_it():
+    """Inside a timing window Python's collector is off, whatever the candidate left pending; after it the
+    collector is as it was before the window, also when the call raised or switched it back on itself."""
+    import gc
+
+    from cudaopt.evaluate.clock import HostClock
+
+    clock = HostClock()
+    seen = []
+    assert gc.isenabled()
+    out, t = clock.time(lambda: seen.append(gc.isenabled()) or 7, lambda out: None)
+    assert (out, seen) == (7, [False]) and gc.isenabled() and t.event_us >= 0
+
+    def enables_and_raises():
+        gc.enable()
+        raise RuntimeError("candidate failed")
+
+    with pytest.raises(RuntimeError):
+        clock.time(enables_and_raises, lambda out: None)
+    assert gc.isenabled()
+    gc.disable()  # a collector already off before the window stays off after it
+    try:
+        clock.time(gc.enable, lambda out: None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_context_settings_are_none_without_a_gpu():
+    from cudaopt.evaluate.child import _context_settings
+
+    assert _context_settings(torch.device("cpu")) is None

@@ -92,3 +92,38 @@ def test_poisoning_stops_growing_the_cache_and_poisons_the_next_output():
         assert torch.isnan(out).all(), "an output-sized allocation after poisoning was not poisoned"
         del out
     assert torch.cuda.memory_reserved() == reserved and keep.sum().item() == 1000
+
+
+@pytest.mark.gpu
+def test_context_settings_reader_sees_each_change():
+    """The reader of the CUDA context's device-wide settings reads all three on this GPU, and sees each one a
+    candidate's native code could change (set here through the driver, then put back)."""
+    import ctypes
+
+    import torch
+
+    from cudaopt.evaluate.child import _context_settings, _cuda_driver
+
+    dev = torch.device("cuda")
+    before = _context_settings(dev)
+    assert set(before) == {"cache_config", "sched_flags", "l2_fetch_granularity"}, before
+    lib = _cuda_driver()
+    word = ctypes.c_uint(0)
+    assert lib.cuCtxGetFlags(ctypes.byref(word)) == 0
+    others = word.value & ~0x07  # the flag bits that are not the scheduling mode, kept as they are
+    setters = {
+        "cache_config": (lambda v: lib.cuCtxSetCacheConfig(v), 1 if before["cache_config"] != 1 else 2),
+        # cuCtxSetFlags takes the whole flag word; only its scheduling bits are changed here
+        "sched_flags": (lambda v: lib.cuCtxSetFlags(ctypes.c_uint(others | v)), 4 if before["sched_flags"] != 4 else 1),
+        "l2_fetch_granularity": (lambda v: lib.cuCtxSetLimit(5, ctypes.c_size_t(v)),
+                                 32 if before["l2_fetch_granularity"] != 32 else 64),
+    }
+    for name, (set_to, value) in setters.items():
+        assert set_to(value) == 0, f"the driver refused to set {name}"
+        try:
+            now = _context_settings(dev)
+            assert now[name] == value and {k: v for k, v in now.items() if k != name} == {
+                k: v for k, v in before.items() if k != name}, (name, before, now)
+        finally:
+            assert set_to(before[name]) == 0
+    assert _context_settings(dev) == before

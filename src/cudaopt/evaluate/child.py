@@ -241,6 +241,7 @@ class _Worker:
             sys.modules["torch._inductor.config"].compile_threads = 1
         self.l2_persist = _persisting_l2_limit(self.device)
         self.l2_window = _access_policy_bytes(self.device)
+        self.context = _context_settings(self.device)
         self.poison_note_sent = False
         self.poison_memset = None  # the driver's memset once it proved itself here; False: fill_ (see fill_poison)
         self.cand_calls = 0  # the candidate's calls in this process (the first may start library pools)
@@ -259,6 +260,7 @@ class _Worker:
         self.api = ApiWatch()
         self.api_reported = False
         self.inputs_reported = False  # an input changed beyond its values: reported once
+        self.context_reported = False  # a CUDA context setting changed: reported once
 
     def _wrap_reference_forward(self) -> None:
         """Count calls of the reference's forward, so a candidate that runs it is seen (reference_inherit)."""
@@ -304,6 +306,13 @@ class _Worker:
         if window is not None and self.l2_window is not None and window != self.l2_window:
             self.finding("cache_state", f"candidate set an L2 access-policy window on the harness's stream ({where})",
                          f"{self.l2_window} -> {window} bytes", blocking=True)
+        context = _context_settings(self.device)
+        if context is not None and self.context is not None and not self.context_reported:
+            diff = {k: (self.context[k], v) for k, v in context.items() if k in self.context and self.context[k] != v}
+            if diff:
+                self.context_reported = True
+                self.finding("timer_tamper", f"candidate changed CUDA context settings the reference shares ({where})",
+                             ", ".join(f"{k} {a} -> {b}" for k, (a, b) in diff.items()), blocking=True)
         kids = child_pids()
         if kids:
             self.finding("process_escape", f"candidate left child processes running ({where})", str(kids[:5]))
@@ -1037,6 +1046,38 @@ def _persisting_l2_limit(device) -> int | None:
     if lib.cuCtxGetLimit(ctypes.byref(value), 0x06) != 0:
         return None
     return int(value.value)
+
+
+# The CUDA context's other device-wide settings that change how fast the reference's kernels run, read through the
+# driver (native code can set them under any name): the L1/shared split preferred for every kernel without its own
+# (cuCtxSetCacheConfig), how a host thread waits for the device (the scheduling bits of cuCtxSetFlags: blocking
+# sync slows a reference that synchronises inside its forward) and the L2 fetch granularity (cuCtxSetLimit).
+# The stack, heap and printf limits are left out: they cost memory, not time, and the driver raises the stack
+# size by itself for a kernel that needs more.
+_CU_CTX_SCHED_MASK = 0x07
+_CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 0x05
+
+
+def _context_settings(device) -> dict | None:
+    """{setting: value} for each of the settings above that the driver reports for the current context; None
+    without a GPU or a driver. Compared between two readings only, like the persisting limit."""
+    if device.type != "cuda":
+        return None
+    import ctypes
+
+    torch.empty(1, device=device)  # the primary context exists and is current on this thread
+    lib = _cuda_driver()
+    if lib is None:
+        return None
+    out = {}
+    value, size = ctypes.c_uint(0), ctypes.c_size_t(0)
+    if lib.cuCtxGetCacheConfig(ctypes.byref(value)) == 0:
+        out["cache_config"] = int(value.value)
+    if lib.cuCtxGetFlags(ctypes.byref(value)) == 0:
+        out["sched_flags"] = int(value.value) & _CU_CTX_SCHED_MASK
+    if lib.cuCtxGetLimit(ctypes.byref(size), _CU_LIMIT_MAX_L2_FETCH_GRANULARITY) == 0:
+        out["l2_fetch_granularity"] = int(size.value)
+    return out
 
 
 def _access_policy_bytes(device) -> int | None:

@@ -7,12 +7,30 @@ candidate). Device windows use raw `_CudaEventBase` events, whose methods live i
 
 from __future__ import annotations
 
+import gc
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
 _perf_counter_ns = time.perf_counter_ns  # captured: later rebinding of time.* does not reach us
+_gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
+
+
+@contextmanager
+def _no_collection():
+    """Python's automatic collection is off inside every window (as timeit does), on again after it. A full
+    collection costs tens of ms; where it falls is decided by allocation counts the candidate can steer
+    (pending objects, generation counts), so it could be made to land in the reference's window. Off in both
+    windows, it falls in the harness's code between them, for either side. The state is restored to what it
+    was before the window, whatever the call did to it (a change outside windows is the settings check's)."""
+    was = _gc_isenabled()
+    _gc_disable()
+    try:
+        yield
+    finally:
+        (_gc_enable if was else _gc_disable)()
 
 
 @dataclass
@@ -29,10 +47,11 @@ class HostClock:
         self.flush = lambda: None
 
     def time(self, fn, check) -> tuple[object, CallTime]:
-        t0 = _perf_counter_ns()
-        out = fn()
-        verdict = check(out)
-        t1 = _perf_counter_ns()
+        with _no_collection():
+            t0 = _perf_counter_ns()
+            out = fn()
+            verdict = check(out)
+            t1 = _perf_counter_ns()
         us = (t1 - t0) / 1e3
         return out, CallTime(us, us, verdict)
 
@@ -61,12 +80,13 @@ class DeviceClock:
         self._sync()
         if self._spin_cycles:  # the start event fires when the spin ends, with the call's kernels queued
             self._spin(self._spin_cycles)
-        start.record(self.stream)
-        out = fn()
-        verdict = check(out)
-        end.record(self.stream)
-        self._sync()  # waits for every stream of the device, whoever launched the work
-        end_dev.record(self.stream)
+        with _no_collection():
+            start.record(self.stream)
+            out = fn()
+            verdict = check(out)
+            end.record(self.stream)
+            self._sync()  # waits for every stream of the device, whoever launched the work
+            end_dev.record(self.stream)
         end_dev.synchronize()
         return out, CallTime(start.elapsed_time(end) * 1e3, start.elapsed_time(end_dev) * 1e3, verdict)
 
