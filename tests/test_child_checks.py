@@ -108,3 +108,22 @@ def test_context_settings_are_none_without_a_gpu():
     from cudaopt.evaluate.child import _context_settings
 
     assert _context_settings(torch.device("cpu")) is None
+
+
+@pytest.mark.parametrize("before, now, want", [
+    (None, (10, 0), None),  # no reading (the CPU): nothing to judge
+    ((10, 0), (10, 0), None),
+    ((10, 0), (4106, 0), "4096 bytes released to the driver"),  # emptied by choice
+    ((10, 0), (4106, 1), None),  # freed to retry a failed cudaMalloc: memory pressure
+    ((10, 2), (0, 0), "the allocator's accumulated counters were reset"),  # a reset hides a release
+])
+def test_allocator_release_is_judged_from_the_counters(before, now, want):
+    from cudaopt.evaluate.child import allocator_release
+
+    assert allocator_release(before, now) == want
+
+
+def test_allocator_counters_are_none_on_the_cpu():
+    from cudaopt.evaluate.child import _allocator_counters
+
+    assert _allocator_counters(torch.device("cpu")) is None

@@ -261,6 +261,7 @@ class _Worker:
         self.api_reported = False
         self.inputs_reported = False  # an input changed beyond its values: reported once
         self.context_reported = False  # a CUDA context setting changed: reported once
+        self.allocator_reported = False  # the caching allocator emptied in a timed call: reported once
 
     def _wrap_reference_forward(self) -> None:
         """Count calls of the reference's forward, so a candidate that runs it is seen (reference_inherit)."""
@@ -663,6 +664,7 @@ class _Worker:
 
             # Memory the poisoning below must never write: the standing input buffers and both models'
             # weights (an output that aliases one is output_alias's business, not a reason to corrupt it).
+            alloc_prev = [_allocator_counters(dev)]  # the allocator's counters after the last call, whichever side's
             keep_out = self._storage_ranges([t for xs in self.sets for t in xs] + [
                 t for m in (base, self.cand_model) if isinstance(m, torch.nn.Module) for t in (*m.parameters(), *m.buffers())])
 
@@ -671,7 +673,21 @@ class _Worker:
                 self.check_inputs(set_sigs[slot], x, "before a timed call")
                 before = thread_ids()
                 model, guard = models[side], guards[side]
+                # The caching allocator handed memory back to the driver: the next call, whichever side's, gets
+                # its memory from cudaMalloc (synchronising, tens of us each) instead of a warm cache. Inside the
+                # reference's window that is the task's own doing; inside the candidate's window, or between
+                # windows (where only the harness, which never empties it, and candidate code left behind such as
+                # a finaliser can run), it is the candidate's.
+                pre = _allocator_counters(dev)
+                released = allocator_release(alloc_prev[0], pre)
                 out, t = clock.time(lambda: self._invoke(model, x, guard), lazy)
+                alloc_prev[0] = _allocator_counters(dev)
+                if side == "cand" and released is None:
+                    released = allocator_release(pre, alloc_prev[0])
+                if released and not self.allocator_reported:
+                    self.allocator_reported = True
+                    self.finding("timer_tamper", "candidate code emptied the caching allocator during the timed rounds; the "
+                                 "reference's next allocations go to cudaMalloc", released, blocking=True)
                 started = new_threads(before)
                 if side == "cand" and t.check:  # before anything touches the output (a lazy one may fail to)
                     self.finding("lazy_output", "timed output is not a plain materialised tensor", t.check)
@@ -1078,6 +1094,39 @@ def _context_settings(device) -> dict | None:
     if lib.cuCtxGetLimit(ctypes.byref(size), _CU_LIMIT_MAX_L2_FETCH_GRANULARITY) == 0:
         out["l2_fetch_granularity"] = int(size.value)
     return out
+
+
+# Captured at the worker's import, before any candidate code: the allocator's own counters (a candidate could
+# rebind torch.cuda.memory_stats, a Python function, to hide a release).
+_cuda_memory_stats = getattr(torch._C, "_cuda_memoryStats", None)
+
+
+def _allocator_counters(device) -> tuple[int, int] | None:
+    """(bytes the caching allocator has handed back to the driver so far, its out-of-memory retries) for the
+    device; None on the CPU or where torch does not report them. Memory goes back to the driver only when
+    something empties the cache (torch.cuda.empty_cache, or its C++ form, which no name in the source needs
+    to show) or when an allocation fails and the allocator frees its cache to retry (counted as a retry)."""
+    if device.type != "cuda" or _cuda_memory_stats is None:
+        return None
+    try:
+        stats = _cuda_memory_stats(device.index if device.index is not None else torch.cuda.current_device())
+        return int(stats["reserved_bytes"]["all"]["freed"]), int(stats["num_alloc_retries"])
+    except (KeyError, TypeError, RuntimeError):
+        return None
+
+
+def allocator_release(before: tuple[int, int] | None, now: tuple[int, int] | None) -> str | None:
+    """What candidate-side code did to the caching allocator between two readings, as evidence, or None:
+    memory handed back to the driver other than by an out-of-memory retry (pressure, not a choice), or the
+    accumulated counters reset (torch.cuda.reset_accumulated_memory_stats would hide a release). None
+    where either reading is missing."""
+    if before is None or now is None:
+        return None
+    if now[0] < before[0] or now[1] < before[1]:
+        return "the allocator's accumulated counters were reset"
+    if now[1] == before[1] and now[0] > before[0]:
+        return f"{now[0] - before[0]} bytes released to the driver"
+    return None
 
 
 def _access_policy_bytes(device) -> int | None:
