@@ -127,3 +127,22 @@ def test_context_settings_reader_sees_each_change():
         finally:
             assert set_to(before[name]) == 0
     assert _context_settings(dev) == before
+
+
+@pytest.mark.gpu
+def test_allocator_counters_see_an_emptied_cache():
+    """The allocator's counters read on this GPU (the nested layout of torch._C._cuda_memoryStats is what the
+    reader expects), and emptying a cache that holds a freed block is seen as a release."""
+    import torch
+
+    from cudaopt.evaluate.child import _allocator_counters, allocator_release
+
+    dev = torch.device("cuda")
+    block = torch.empty(64 << 20, dtype=torch.uint8, device=dev)
+    del block  # back to the cache, not to the driver
+    before = _allocator_counters(dev)
+    assert before is not None, "torch reports no allocator counters here: the timed-round check is off"
+    assert allocator_release(before, _allocator_counters(dev)) is None
+    torch.cuda.empty_cache()
+    seen = allocator_release(before, _allocator_counters(dev))  # other tests' cached blocks may go back too
+    assert seen is not None and seen.endswith(" bytes released to the driver") and int(seen.split()[0]) >= 64 << 20, seen
