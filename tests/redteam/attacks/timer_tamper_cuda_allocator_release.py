@@ -1,7 +1,9 @@
 # cudaopt-redteam: category=timer_tamper task=wide_row_mean device=cuda expect=rejected layer=dynamic
 """Slow the reference through the caching allocator both sides share: after launching its kernel into an
 output taken from the warm cache, the candidate empties the cache from C++ (no Python name the static layer
-reads), so the reference's next output comes from cudaMalloc. Only the allocator's counters tell."""
+reads), so the reference's next allocations come from cudaMalloc. Only the allocator's counters tell. (At
+the red team's small size the reference's blocks may share segments with live tensors, which the allocator
+cannot hand back; the scratch block makes sure there is a whole segment to release.)"""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -26,7 +28,11 @@ __global__ void row_mean_kernel(const float* __restrict__ x, float* out, int col
 torch::Tensor row_mean(torch::Tensor x) {
     auto out = torch::empty({x.size(0)}, x.options());
     auto stream = at::cuda::getCurrentCUDAStream();
-    row_mean_kernel<<<x.size(0), 256, 0, stream>>>(x.data_ptr<float>(), out.data_ptr<float>(), x.size(1));
+    {
+        // a scratch block of its own (a workspace, say), so that at any size there is a whole segment to hand back
+        auto scratch = torch::empty({32 << 20}, x.options().dtype(torch::kUInt8));
+        row_mean_kernel<<<x.size(0), 256, 0, stream>>>(x.data_ptr<float>(), out.data_ptr<float>(), x.size(1));
+    }
     c10::cuda::CUDACachingAllocator::emptyCache();
     return out;
 }
