@@ -1047,15 +1047,21 @@ def memset_blocks(blobs: list, stream: int, memset) -> bool:
     return True
 
 
+def _context_driver(device):
+    """The driver, with the device's primary context existing and current on this thread; None on the CPU or
+    without a driver."""
+    if device.type != "cuda":
+        return None
+    torch.empty(1, device=device)
+    return _cuda_driver()
+
+
 def _persisting_l2_limit(device) -> int | None:
     """CU_LIMIT_PERSISTING_L2_CACHE_SIZE of the current context: a candidate that reserves L2 for its own
     data changes it. None where it cannot be read (no GPU, no driver, no current context)."""
-    if device.type != "cuda":
-        return None
     import ctypes
 
-    torch.empty(1, device=device)  # the primary context exists and is current on this thread
-    lib = _cuda_driver()
+    lib = _context_driver(device)
     if lib is None:
         return None
     value = ctypes.c_size_t(0)
@@ -1077,12 +1083,9 @@ _CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 0x05
 def _context_settings(device) -> dict | None:
     """{setting: value} for each of the settings above that the driver reports for the current context; None
     without a GPU or a driver. Compared between two readings only, like the persisting limit."""
-    if device.type != "cuda":
-        return None
     import ctypes
 
-    torch.empty(1, device=device)  # the primary context exists and is current on this thread
-    lib = _cuda_driver()
+    lib = _context_driver(device)
     if lib is None:
         return None
     out = {}
