@@ -1756,6 +1756,17 @@ open('/tmp/tfg/base.json', 'w').write(json.dumps(table_data(table_path())))"
     timeout 150 python benchmarks/aa_check.py --device cuda --only softmax_rows elu layernorm_gelu matmul_square conv2d_3x3 \
         --trials 3 --budget-s 1 --out "$OUT/aa.json" 2>&1 | tail -4
     ;;
+  aa_gc_ab)
+    # Session 64: the A/A over the whole suite twice, as committed (automatic GC off inside both timing windows) and
+    # with the collector left on (clock.py patched on the device only, put back after), to see
+    # whether the GC-off windows moved the A/A (session 64's five-task A/A read raw mean 1.0062). Any card; ~300 s.
+    timeout "${AA_PASS_S:-150}" python benchmarks/aa_check.py --device cuda --trials 3 --budget-s 1 --out "$OUT/aa_gc_off.json" 2>&1 | tail -3
+    cp src/cudaopt/evaluate/clock.py /tmp/clock.py.committed
+    sed -i 's/^    _gc_disable()$/    pass  # collector left on: the A\/B pass of aa_gc_ab/' src/cudaopt/evaluate/clock.py
+    grep -q "A/B pass of aa_gc_ab" src/cudaopt/evaluate/clock.py || { echo "aa_gc_ab: the patch did not apply"; exit 1; }
+    timeout "${AA_PASS_S:-150}" python benchmarks/aa_check.py --device cuda --trials 3 --budget-s 1 --out "$OUT/aa_gc_on.json" 2>&1 | tail -3
+    cp /tmp/clock.py.committed src/cudaopt/evaluate/clock.py  # (the device's git HEAD may be older than the tree)
+    ;;
   h200_modes_else_settings)
     # Session 61: the H200's pending call on an H200; on any other card the settings check, so that a call
     # which finds an H100 is not spent for nothing.
