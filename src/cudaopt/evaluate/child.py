@@ -313,7 +313,7 @@ class _Worker:
             if diff:
                 self.context_reported = True
                 self.finding("timer_tamper", f"candidate changed CUDA context settings the reference shares ({where})",
-                             ", ".join(f"{k} {a} -> {b}" for k, (a, b) in diff.items()), blocking=True)
+                             describe_settings(diff), blocking=True)
         kids = child_pids()
         if kids:
             self.finding("process_escape", f"candidate left child processes running ({where})", str(kids[:5]))
@@ -664,11 +664,12 @@ class _Worker:
 
             # Memory the poisoning below must never write: the standing input buffers and both models'
             # weights (an output that aliases one is output_alias's business, not a reason to corrupt it).
-            alloc_prev = [_allocator_counters(dev)]  # the allocator's counters after the last call, whichever side's
+            alloc_prev = _allocator_counters(dev)  # the allocator's counters after the last call, whichever side's
             keep_out = self._storage_ranges([t for xs in self.sets for t in xs] + [
                 t for m in (base, self.cand_model) if isinstance(m, torch.nn.Module) for t in (*m.parameters(), *m.buffers())])
 
             def side_call(side: str, slot: int, x) -> None:
+                nonlocal alloc_prev
                 # before either side's call: only candidate code can have changed them since the harness made them
                 self.check_inputs(set_sigs[slot], x, "before a timed call")
                 before = thread_ids()
@@ -679,11 +680,11 @@ class _Worker:
                 # windows (where only the harness, which never empties it, and candidate code left behind such as
                 # a finaliser can run), it is the candidate's.
                 pre = _allocator_counters(dev)
-                released = allocator_release(alloc_prev[0], pre)
+                released = allocator_release(alloc_prev, pre)
                 out, t = clock.time(lambda: self._invoke(model, x, guard), lazy)
-                alloc_prev[0] = _allocator_counters(dev)
+                alloc_prev = _allocator_counters(dev)
                 if side == "cand" and released is None:
-                    released = allocator_release(pre, alloc_prev[0])
+                    released = allocator_release(pre, alloc_prev)
                 if released and not self.allocator_reported:
                     self.allocator_reported = True
                     self.finding("timer_tamper", "candidate code emptied the caching allocator during the timed rounds; the "
